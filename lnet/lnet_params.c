@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lnet.ko's parameter table. Only C can place entries in the __param
+ * section, so the names, permissions and descriptions are declared here;
+ * parsing and validation are done in Rust (lnet/params.rs, with the rules
+ * in lnet-core). Names and modes are Lustre's.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+int lnet_param_set(const char *val, const struct kernel_param *kp);
+int lnet_param_get(char *buffer, const struct kernel_param *kp);
+
+static const struct kernel_param_ops lnet_param_ops = {
+	.set = lnet_param_set,
+	.get = lnet_param_get,
+};
+
+#define LNET_PARAM(name, mode, desc)                          \
+	module_param_cb(name, &lnet_param_ops, NULL, mode);   \
+	MODULE_PARM_DESC(name, desc)
+
+/* Network configuration strings, parsed when NIs are configured. */
+static char *ip2nets = "";
+module_param(ip2nets, charp, 0444);
+MODULE_PARM_DESC(ip2nets, "LNET network <- IP table");
+
+static char *networks = "";
+module_param(networks, charp, 0444);
+MODULE_PARM_DESC(networks, "local networks");
+
+static char *routes = "";
+module_param(routes, charp, 0444);
+MODULE_PARM_DESC(routes, "routes to non-local networks");
+
+LNET_PARAM(rnet_htable_size, 0444, "size of remote network hash table");
+LNET_PARAM(use_tcp_bonding, 0444, "use_tcp_bonding parameter has been removed");
+LNET_PARAM(lnet_numa_range, 0444,
+	   "NUMA range to consider during Multi-Rail selection");
+LNET_PARAM(lnet_health_sensitivity, 0644,
+	   "Value to decrement the health value by on error");
+LNET_PARAM(lnet_recovery_interval, 0644,
+	   "DEPRECATED - Interval to recover unhealthy interfaces in seconds");
+LNET_PARAM(lnet_recovery_limit, 0644,
+	   "How long to attempt recovery of unhealthy peer interfaces in seconds. Set to 0 to allow indefinite recovery");
+LNET_PARAM(lnet_max_recovery_ping_interval, 0644,
+	   "The max interval between LNet recovery pings, in seconds");
+LNET_PARAM(lnet_interfaces_max, 0644,
+	   "Maximum number of interfaces in a node.");
+LNET_PARAM(lnet_peer_discovery_disabled, 0644,
+	   "Set to 1 to disable peer discovery on this node.");
+LNET_PARAM(lnet_drop_asym_route, 0644,
+	   "Set to 1 to drop asymmetrical route messages.");
+LNET_PARAM(lnet_transaction_timeout, 0644,
+	   "Maximum number of seconds to wait for a peer response.");
+LNET_PARAM(lnet_retry_count, 0644,
+	   "Maximum number of times to retry transmitting a message");
+LNET_PARAM(lnet_response_tracking, 0644,
+	   "(0|1|2|3) LNet Internal Only|GET Reply only|PUT ACK only|Full Tracking (default)");
+LNET_PARAM(lock_prim_nid, 0444,
+	   "Whether nid passed down by Lustre is locked as primary");

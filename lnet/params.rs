@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! lnet.ko's numeric parameters: their live values, and the `.set`/`.get`
+//! callbacks that /sys/module/lnet/parameters and insmod reach through
+//! lnet_params.c. The rules themselves are lnet-core's.
+
+use crate::kapi::param::{self, PageWriter};
+use crate::lnet_core::params::{self as rules, Param, Tunables};
+use core::fmt::Write;
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering::Relaxed};
+use kernel::bindings::kernel_param;
+use kernel::ffi::{c_char, c_int};
+use kernel::prelude::*;
+
+/// The live values, one atomic per field so readers on any path can load
+/// them without a lock. Writers are serialised by the kernel: insmod parses
+/// arguments on one thread before the module runs, and sysfs holds the
+/// module's `kernel_param_lock` around every write (lnetctl's writes will
+/// take the same lock).
+struct Live {
+    health_sensitivity: AtomicU32,
+    recovery_interval: AtomicU32,
+    recovery_limit: AtomicU32,
+    max_recovery_ping_interval: AtomicU32,
+    interfaces_max: AtomicI32,
+    peer_discovery_disabled: AtomicU32,
+    drop_asym_route: AtomicU32,
+    transaction_timeout: AtomicU32,
+    retry_count: AtomicU32,
+    response_tracking: AtomicU32,
+    numa_range: AtomicU32,
+    lock_prim_nid: AtomicI32,
+    rnet_htable_size: AtomicI32,
+    use_tcp_bonding: AtomicI32,
+    lnd_timeout: AtomicU32,
+    max_recovery_ping_count: AtomicU32,
+}
+
+const D: Tunables = Tunables::DEFAULT;
+
+static LIVE: Live = Live {
+    health_sensitivity: AtomicU32::new(D.health_sensitivity),
+    recovery_interval: AtomicU32::new(D.recovery_interval),
+    recovery_limit: AtomicU32::new(D.recovery_limit),
+    max_recovery_ping_interval: AtomicU32::new(D.max_recovery_ping_interval),
+    interfaces_max: AtomicI32::new(D.interfaces_max),
+    peer_discovery_disabled: AtomicU32::new(D.peer_discovery_disabled),
+    drop_asym_route: AtomicU32::new(D.drop_asym_route),
+    transaction_timeout: AtomicU32::new(D.transaction_timeout),
+    retry_count: AtomicU32::new(D.retry_count),
+    response_tracking: AtomicU32::new(D.response_tracking),
+    numa_range: AtomicU32::new(D.numa_range),
+    lock_prim_nid: AtomicI32::new(D.lock_prim_nid),
+    rnet_htable_size: AtomicI32::new(D.rnet_htable_size),
+    use_tcp_bonding: AtomicI32::new(D.use_tcp_bonding),
+    lnd_timeout: AtomicU32::new(D.lnd_timeout),
+    max_recovery_ping_count: AtomicU32::new(D.max_recovery_ping_count),
+};
+
+/// The current values.
+pub(crate) fn snapshot() -> Tunables {
+    let l = &LIVE;
+    Tunables {
+        health_sensitivity: l.health_sensitivity.load(Relaxed),
+        recovery_interval: l.recovery_interval.load(Relaxed),
+        recovery_limit: l.recovery_limit.load(Relaxed),
+        max_recovery_ping_interval: l.max_recovery_ping_interval.load(Relaxed),
+        interfaces_max: l.interfaces_max.load(Relaxed),
+        peer_discovery_disabled: l.peer_discovery_disabled.load(Relaxed),
+        drop_asym_route: l.drop_asym_route.load(Relaxed),
+        transaction_timeout: l.transaction_timeout.load(Relaxed),
+        retry_count: l.retry_count.load(Relaxed),
+        response_tracking: l.response_tracking.load(Relaxed),
+        numa_range: l.numa_range.load(Relaxed),
+        lock_prim_nid: l.lock_prim_nid.load(Relaxed),
+        rnet_htable_size: l.rnet_htable_size.load(Relaxed),
+        use_tcp_bonding: l.use_tcp_bonding.load(Relaxed),
+        lnd_timeout: l.lnd_timeout.load(Relaxed),
+        max_recovery_ping_count: l.max_recovery_ping_count.load(Relaxed),
+    }
+}
+
+fn publish(t: &Tunables) {
+    let l = &LIVE;
+    l.health_sensitivity.store(t.health_sensitivity, Relaxed);
+    l.recovery_interval.store(t.recovery_interval, Relaxed);
+    l.recovery_limit.store(t.recovery_limit, Relaxed);
+    l.max_recovery_ping_interval
+        .store(t.max_recovery_ping_interval, Relaxed);
+    l.interfaces_max.store(t.interfaces_max, Relaxed);
+    l.peer_discovery_disabled
+        .store(t.peer_discovery_disabled, Relaxed);
+    l.drop_asym_route.store(t.drop_asym_route, Relaxed);
+    l.transaction_timeout.store(t.transaction_timeout, Relaxed);
+    l.retry_count.store(t.retry_count, Relaxed);
+    l.response_tracking.store(t.response_tracking, Relaxed);
+    l.numa_range.store(t.numa_range, Relaxed);
+    l.lock_prim_nid.store(t.lock_prim_nid, Relaxed);
+    l.rnet_htable_size.store(t.rnet_htable_size, Relaxed);
+    l.use_tcp_bonding.store(t.use_tcp_bonding, Relaxed);
+    l.lnd_timeout.store(t.lnd_timeout, Relaxed);
+    l.max_recovery_ping_count
+        .store(t.max_recovery_ping_count, Relaxed);
+}
+
+/// The derived LND timeout, for the read-only debugfs file Lustre also has.
+pub(crate) fn lnd_timeout_cell() -> &'static AtomicU32 {
+    &LIVE.lnd_timeout
+}
+
+/// `kernel_param_ops.set` for every numeric lnet parameter.
+///
+/// # Safety
+///
+/// Called only by the kernel's parameter code, with its own arguments.
+#[no_mangle]
+unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param) -> c_int {
+    // SAFETY: the kernel passes a registered parameter and a NUL-terminated
+    // value (or null), valid for this call.
+    let req = unsafe { param::set_request(val, kp) };
+    let Some(p) = Param::from_name(req.name) else {
+        pr_err!("no rule for parameter {:?}\n", BStr(req.name));
+        return -(rules::EINVAL);
+    };
+    match rules::set(&snapshot(), p, req.value) {
+        Ok(change) => {
+            publish(&change.tunables);
+            if let Some(notice) = change.notice {
+                pr_warn!("{}\n", notice);
+            }
+            0
+        }
+        Err(e) => {
+            pr_err!("{}\n", e);
+            -e.errno()
+        }
+    }
+}
+
+/// `kernel_param_ops.get` for every numeric lnet parameter.
+///
+/// # Safety
+///
+/// Called only by the kernel's parameter code, with a page-sized buffer.
+#[no_mangle]
+unsafe extern "C" fn lnet_param_get(buf: *mut c_char, kp: *const kernel_param) -> c_int {
+    // SAFETY: the kernel passes a registered parameter, valid for this call.
+    let name = unsafe { param::param_name(kp) };
+    let Some(p) = Param::from_name(name) else {
+        return -(rules::EINVAL);
+    };
+    // SAFETY: `.get` is handed a PAGE_SIZE buffer owned by the caller.
+    let mut out = unsafe { PageWriter::new(buf) };
+    if writeln!(out, "{}", p.value(&snapshot())).is_err() {
+        return -(rules::EINVAL);
+    }
+    c_int::try_from(out.len()).unwrap_or(0)
+}
+
+/// Shows raw parameter names in messages without assuming UTF-8.
+struct BStr<'a>(&'a [u8]);
+
+impl core::fmt::Debug for BStr<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for &b in self.0 {
+            if b.is_ascii_graphic() {
+                f.write_char(char::from(b))?;
+            } else {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        Ok(())
+    }
+}

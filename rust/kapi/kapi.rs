@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! kapi: the kernel interfaces lnet-rs needs that the 6.12 kernel crate does
+//! not offer, as our own bindgen output and small safe types over it.
+//!
+//! Each module includes this tree with `#[path]`; it is the one place with
+//! non-trivial `unsafe`.
+
+pub mod bindings;
+pub mod debugfs;
+pub mod param;

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Module parameters. Only C can place entries in the `__param` section, so
+//! each module registers its parameters in a small C file with one shared
+//! `kernel_param_ops` whose `.set` and `.get` are Rust functions; this file
+//! turns the raw callback arguments into safe values.
+
+use core::fmt;
+use kernel::bindings::kernel_param;
+use kernel::ffi::c_char;
+use kernel::str::CStr;
+
+/// What a `.set` callback was asked to do.
+pub struct SetRequest<'a> {
+    /// The parameter's name, e.g. `lnet_retry_count`.
+    pub name: &'a [u8],
+    /// The text written; `None` when insmod named the parameter alone.
+    pub value: Option<&'a [u8]>,
+}
+
+/// Reads the arguments of a `kernel_param_ops.set` callback.
+///
+/// # Safety
+///
+/// `val` is null or a NUL-terminated string and `kp` points to a registered
+/// `kernel_param`; both stay valid for `'a` (the duration of the callback).
+pub unsafe fn set_request<'a>(val: *const c_char, kp: *const kernel_param) -> SetRequest<'a> {
+    // SAFETY: guaranteed by the caller.
+    let name = unsafe { param_name(kp) };
+    let value = if val.is_null() {
+        None
+    } else {
+        // SAFETY: non-null and NUL-terminated per the caller's contract.
+        Some(unsafe { CStr::from_char_ptr(val) }.as_bytes())
+    };
+    SetRequest { name, value }
+}
+
+/// The name of a registered parameter.
+///
+/// # Safety
+///
+/// `kp` points to a registered `kernel_param`, valid for `'a`.
+pub unsafe fn param_name<'a>(kp: *const kernel_param) -> &'a [u8] {
+    // SAFETY: a registered parameter has a non-null, NUL-terminated name in
+    // the module's read-only data.
+    unsafe { CStr::from_char_ptr((*kp).name) }.as_bytes()
+}
+
+/// Formats into the page a `kernel_param_ops.get` callback fills, keeping
+/// the last byte for the NUL sysfs does not need but `show` callers expect.
+pub struct PageWriter<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+/// Size of the buffer handed to `.get`.
+pub const PAGE_BUF_LEN: usize = 4096;
+
+impl<'a> PageWriter<'a> {
+    /// Wraps the buffer of a `.get` callback.
+    ///
+    /// # Safety
+    ///
+    /// `buf` points to `PAGE_BUF_LEN` writable bytes, valid and not otherwise
+    /// accessed for `'a`.
+    pub unsafe fn new(buf: *mut c_char) -> Self {
+        // SAFETY: guaranteed by the caller.
+        let buf = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), PAGE_BUF_LEN) };
+        PageWriter { buf, len: 0 }
+    }
+
+    /// Bytes written so far, the return value of `.get`.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl fmt::Write for PageWriter<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
+        // Keep one byte for the terminating NUL.
+        let dst = self
+            .buf
+            .get_mut(self.len..end)
+            .filter(|_| end < self.buf.len())
+            .ok_or(fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        if let Some(nul) = self.buf.get_mut(end) {
+            *nul = 0;
+        }
+        self.len = end;
+        Ok(())
+    }
+}

@@ -1,0 +1,11 @@
+//! LNet policy that needs no kernel: parameter rules, and (as the project
+//! grows) health arithmetic, failure classification, selection ranking and
+//! wire codecs.
+//!
+//! The crate is `no_std` and has no panicking paths. It is compiled into the
+//! kernel modules as a module (`#[path]`) and tested on the host with cargo.
+#![no_std]
+#![forbid(unsafe_code)]
+
+pub mod kstrto;
+pub mod params;

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds everything on a fresh machine and runs the lab demo, showing the
+# VMs' consoles as they run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+
+bash scripts/setup.sh
+bash scripts/build-kernel.sh
+make -s
+python3 tests/lab/lab.py --follow --kernel-filter 'lnet|rxe|LNet' demo

@@ -1,0 +1,22 @@
+# Sourced by the project's scripts: toolchain paths and the lab kernel's
+# cache location, keyed by kernel package version, config and toolchain.
+# shellcheck shell=bash
+export PATH="$HOME/.cargo/bin:$PATH"
+LNET_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LNET_CACHE=${LNET_CACHE:-$HOME/.cache/lnet-rs}
+export LLVM=-19
+
+lnet_kernel_key() {
+	{
+		dpkg-query -W -f='${Version}\n' linux-source-6.12
+		cat "$LNET_TOP/kernel/lab.config"
+		rustc -V
+		bindgen --version 2>/dev/null | head -n 1
+		clang-19 --version | head -n 1
+	} | sha256sum | cut -c1-16
+}
+
+# The lab kernel's build tree (also the KDIR for out-of-tree modules).
+lnet_kdir() {
+	echo "$LNET_CACHE/kernel-$(lnet_kernel_key)/linux"
+}

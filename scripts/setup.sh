@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything the build, the lab and the tests need on a fresh
+# Debian bookworm machine. Idempotent: a second run installs nothing.
+set -euo pipefail
+
+APT_PKGS=(
+	linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev
+	bc bison flex libelf-dev libssl-dev cpio kmod make xz-utils
+	qemu-system-x86 busybox-static iproute2 python3
+)
+
+missing=()
+for p in "${APT_PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
+	echo "setup: adding rust-src"
+	rustup component add rust-src
+fi
+for c in rustfmt clippy; do
+	rustup component list --installed 2>/dev/null | grep -q "^$c" || rustup component add "$c"
+done
+if ! command -v bindgen >/dev/null 2>&1; then
+	echo "setup: installing bindgen-cli"
+	cargo install --locked bindgen-cli
+fi
+echo "setup: toolchain ready"

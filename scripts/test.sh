@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every test: host tests of the no_std core, lint and format checks,
+# the module build, and every lab scenario in VMs. Sets up whatever a fresh
+# machine lacks first (scripts/setup.sh, scripts/build-kernel.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+
+bash scripts/setup.sh
+bash scripts/build-kernel.sh
+
+echo "== host: format, lint, unit and property tests"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -q -- -D warnings
+cargo test --workspace -q 2>&1 | tee /tmp/lnet-host-tests.log | grep -E '^test result|FAILED|panicked' || true
+grep -q 'FAILED\|panicked' /tmp/lnet-host-tests.log && { echo "host tests failed"; exit 1; }
+
+echo "== modules: build against $(lnet_kdir) (warnings are errors, clippy on)"
+make -s CLIPPY=1 KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
+
+echo "== lab: scenarios in VMs"
+python3 tests/lab/lab.py "$@"

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The lnet-rs lab: boots the lab kernel under qemu (TCG) as N VMs with M
+virtio NICs each, NIC k of one VM joined to NIC k of the other by
+`-netdev socket` over UDP on 127.0.0.1, runs scenarios (tests/vm/*.sh)
+inside them and judges each console.
+
+A scenario fails when it exits non-zero in any VM it ran in, when a VM does
+not finish in time, or when any console shows a kernel BUG, WARNING, KASAN,
+lockdep, kmemleak or panic report, or a module that will not unload.
+
+Scenarios declare their lab in a header line, `# lab: vms=2 nics=2`;
+scenarios with the same lab share one boot.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+TOP = Path(__file__).resolve().parents[2]
+TESTS = TOP / "tests" / "vm"
+
+# Kernel report lines (timestamped printk output) that fail a run.
+SPLAT = re.compile(
+    r"^\[\s*\d+\.\d+\]\s.*("
+    r"BUG:|WARNING:|KASAN|UBSAN|Oops|Kernel panic|general protection fault|"
+    r"possible circular locking|possible recursive locking|"
+    r"inconsistent lock state|lock held when returning|"
+    r"suspicious RCU usage|INFO: task .* blocked|"
+    r"rust_panic|panicked at|unreferenced object|"
+    r"Call Trace:|kmemleak:.*leak)"
+)
+# Userspace markers: a leak report from lib.sh and explicit failures.
+LAB_FAIL = re.compile(r"^(LAB-FAIL|LAB-LEAK)")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def kdir():
+    env = os.environ.get("KDIR")
+    if env:
+        return Path(env)
+    out = subprocess.check_output(["bash", str(TOP / "scripts" / "kdir.sh")], text=True)
+    return Path(out.strip())
+
+
+def kernel_release(kd):
+    return subprocess.check_output(
+        ["make", "-s", "-C", str(kd), "LLVM=-19", "kernelrelease"], text=True
+    ).strip()
+
+
+def shared_libs(binary):
+    """Libraries a dynamic binary loads, with the dynamic loader."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    libs = []
+    for line in out.splitlines():
+        m = re.search(r"(/\S+)", line.split("=>")[-1])
+        if m and os.path.exists(m.group(1)):
+            libs.append(m.group(1))
+    return libs
+
+
+def copy_in(root, src, dst=None):
+    dst = root / (dst or src).lstrip("/")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(os.path.realpath(src), dst)
+    return dst
+
+
+def build_initramfs(kd, work):
+    """One initramfs for every VM: busybox, ip/tc/rdma and their libraries,
+    the modules under /lib/modules/<release>/extra (with depmod), the
+    scenarios and their helpers."""
+    root = work / "root"
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc", "lab/tests", "root"):
+        (root / d).mkdir(parents=True, exist_ok=True)
+    copy_in(root, "/bin/busybox")
+    for tool in ("ip", "tc", "rdma"):
+        path = shutil.which(tool, path="/usr/sbin:/usr/bin:/sbin:/bin")
+        if not path:
+            sys.exit(f"lab: {tool} not found: run scripts/setup.sh")
+        copy_in(root, path, f"/usr/sbin/{tool}")
+        for lib in shared_libs(path):
+            copy_in(root, lib)
+    (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\nlnetuser:x:1000:1000::/tmp:/bin/sh\n")
+    (root / "etc/group").write_text("root:x:0:\nlnetuser:x:1000:\n")
+
+    release = kernel_release(kd)
+    extra = root / "lib/modules" / release / "extra"
+    extra.mkdir(parents=True)
+    kos = sorted(p for p in TOP.glob("*/*.ko"))
+    kos += sorted(p for p in (TOP / "tests").glob("**/*.ko"))
+    if not kos:
+        sys.exit("lab: no modules built: run make first")
+    for ko in kos:
+        shutil.copy2(ko, extra / ko.name)
+    for f in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
+        if (kd / f).exists():
+            shutil.copy2(kd / f, root / "lib/modules" / release / f)
+    subprocess.run(["depmod", "-b", str(root), release], check=True)
+
+    shutil.copy2(TOP / "tests/lab/init", root / "init")
+    os.chmod(root / "init", 0o755)
+    shutil.copy2(TESTS / "lib.sh", root / "lab/lib.sh")
+    for t in TESTS.glob("*.sh"):
+        if t.name != "lib.sh":
+            shutil.copy2(t, root / "lab/tests" / t.name)
+
+    cpio = work / "initramfs.cpio"
+    with open(cpio, "wb") as out:
+        files = subprocess.run(["find", "."], cwd=root, capture_output=True, check=True).stdout
+        subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files, stdout=out, check=True)
+    return cpio
+
+
+def free_udp_ports(n):
+    """n distinct free UDP ports on 127.0.0.1 (bound and released)."""
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def parse_header(path):
+    lab = {"vms": 1, "nics": 2, "timeout": 240}
+    for line in path.read_text().splitlines()[:10]:
+        m = re.match(r"#\s*lab:\s*(.*)", line)
+        if m:
+            for kv in m.group(1).split():
+                k, _, v = kv.partition("=")
+                lab[k] = int(v)
+    return lab
+
+
+class Boot:
+    """One boot of a lab: nvms VMs with nics NICs, running `scenarios`."""
+
+    def __init__(self, kd, initrd, work, nvms, nics, scenarios, timeout, mem="768M"):
+        if nvms > 2:
+            raise ValueError("the lab joins NICs pairwise: at most 2 VMs")
+        self.kd, self.initrd, self.work = kd, initrd, work
+        self.nvms, self.nics, self.scenarios = nvms, nics, scenarios
+        self.timeout, self.mem = timeout, mem
+        self.procs, self.consoles = [], []
+
+    def qemu_cmd(self, vm, ports):
+        cmd = [
+            "qemu-system-x86_64", "-machine", "pc", "-cpu", "max", "-m", self.mem, "-smp", "1",
+            "-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
+            "-kernel", str(self.kd / "arch/x86/boot/bzImage"), "-initrd", str(self.initrd),
+            "-serial", f"file:{self.consoles[vm]}",
+            "-append", " ".join([
+                "console=ttyS0", "panic=-1", "oops=panic", "printk.time=1",
+                f"lab.vm={vm}", f"lab.nvms={self.nvms}", f"lab.nics={self.nics}",
+                "lab.run=" + ",".join(self.scenarios),
+            ]),
+        ]
+        for nic in range(self.nics):
+            mac = f"52:54:00:00:{vm:02x}:{nic:02x}"
+            cmd += ["-device", f"virtio-net-pci,netdev=n{nic},mac={mac}"]
+            if self.nvms == 2:
+                mine, theirs = ports[nic][vm], ports[nic][1 - vm]
+                cmd += ["-netdev", f"socket,id=n{nic},udp=127.0.0.1:{theirs},localaddr=127.0.0.1:{mine}"]
+            else:
+                # A qemu hub with one port: the NIC comes up, nothing leaves.
+                cmd += ["-netdev", f"hubport,id=n{nic},hubid={nic}"]
+        return cmd
+
+    def follow(self, stop, kernel_filter):
+        """Prints console lines as they arrive, prefixed with the VM."""
+        pos = [0] * self.nvms
+        partial = [""] * self.nvms
+        while True:
+            finished = stop.is_set()
+            for vm, path in enumerate(self.consoles):
+                try:
+                    with open(path, errors="replace") as f:
+                        f.seek(pos[vm])
+                        chunk = f.read()
+                        pos[vm] = f.tell()
+                except FileNotFoundError:
+                    continue
+                lines = (partial[vm] + chunk).split("\n")
+                partial[vm] = lines.pop()
+                for line in lines:
+                    line = line.rstrip("\r")
+                    is_kernel = re.match(r"^\[\s*\d+\.\d+\]", line)
+                    if is_kernel and kernel_filter and not kernel_filter.search(line) and not SPLAT.search(line):
+                        continue
+                    print(f"vm{vm}| {line}", flush=True)
+            if finished:
+                return
+            time.sleep(0.2)
+
+    def run(self, follow=False, kernel_filter=None):
+        flat = free_udp_ports(2 * self.nics)
+        ports = [flat[2 * i: 2 * i + 2] for i in range(self.nics)]
+        self.consoles = [self.work / f"console-vm{vm}.log" for vm in range(self.nvms)]
+        start = time.monotonic()
+        stop = threading.Event()
+        follower = None
+        try:
+            for vm in range(self.nvms):
+                self.consoles[vm].write_text("")
+                self.procs.append(subprocess.Popen(
+                    self.qemu_cmd(vm, ports), stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL, stderr=open(self.work / f"qemu-vm{vm}.err", "w")))
+            if follow:
+                follower = threading.Thread(target=self.follow, args=(stop, kernel_filter))
+                follower.start()
+            deadline = start + self.timeout
+            while time.monotonic() < deadline and any(p.poll() is None for p in self.procs):
+                time.sleep(0.2)
+            timed_out = any(p.poll() is None for p in self.procs)
+        finally:
+            for p in self.procs:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+            stop.set()
+            if follower:
+                follower.join()
+        self.elapsed = time.monotonic() - start
+        self.timed_out = timed_out
+        return [c.read_text(errors="replace") for c in self.consoles]
+
+
+def judge(scenarios, consoles, timed_out):
+    """Per-scenario verdicts from the consoles: {name: [reasons]}."""
+    verdict = {s: [] for s in scenarios}
+    for vm, text in enumerate(consoles):
+        current = None
+        ended = set()
+        done = False
+        for line in text.splitlines():
+            line = line.rstrip("\r")
+            m = re.match(r"LAB-BEGIN (\S+)", line)
+            if m:
+                current = m.group(1)
+                continue
+            m = re.match(r"LAB-END (\S+) rc=(\d+)", line)
+            if m:
+                ended.add(m.group(1))
+                if m.group(2) != "0":
+                    verdict.setdefault(m.group(1), []).append(f"vm{vm}: exit status {m.group(2)}")
+                current = None
+                continue
+            if line.startswith("LAB-DONE"):
+                done = True
+            bad = SPLAT.search(line) or LAB_FAIL.search(line)
+            if bad:
+                # A report outside any scenario (boot, final leak scan)
+                # fails the last one that ran.
+                who = current or (scenarios[-1] if scenarios else "boot")
+                verdict.setdefault(who, []).append(f"vm{vm}: {line.strip()}")
+        for s in scenarios:
+            if s not in ended:
+                verdict[s].append(f"vm{vm}: did not finish" + (" (time limit)" if timed_out else ""))
+        if not done and ended >= set(scenarios):
+            verdict[scenarios[-1]].append(f"vm{vm}: VM did not reach the end" + (" (time limit)" if timed_out else ""))
+    return verdict
+
+
+def boot_time(text):
+    m = re.search(r"LAB-BOOTED vm=\d+ uptime=([\d.]+)", text)
+    return float(m.group(1)) if m else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("scenarios", nargs="*", help="scenario names (tests/vm/NAME.sh); default: all")
+    ap.add_argument("--out", default=str(TOP / "lab-out"), help="consoles and initramfs go here")
+    ap.add_argument("--show", action="store_true", help="print each console when done")
+    ap.add_argument("--follow", action="store_true", help="print consoles live, prefixed by VM")
+    ap.add_argument("--kernel-filter", default=None,
+                    help="with --follow: show only kernel lines matching this regex (and any splat)")
+    args = ap.parse_args()
+
+    names = args.scenarios or sorted(p.stem for p in TESTS.glob("*.sh") if p.name != "lib.sh")
+    groups = {}
+    for n in names:
+        path = TESTS / f"{n}.sh"
+        if not path.exists():
+            sys.exit(f"lab: no scenario {path}")
+        lab = parse_header(path)
+        key = (lab["vms"], lab["nics"])
+        g = groups.setdefault(key, {"names": [], "timeout": 60})
+        g["names"].append(n)
+        g["timeout"] += lab["timeout"]
+
+    kd = kdir()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    initrd = build_initramfs(kd, out)
+
+    passed = failed = 0
+    for (nvms, nics), g in sorted(groups.items()):
+        work = out / f"boot-{nvms}vm-{nics}nic"
+        work.mkdir(exist_ok=True)
+        log(f"lab: booting {nvms} VM(s) x {nics} NIC(s) for: {' '.join(g['names'])}")
+        boot = Boot(kd, initrd, work, nvms, nics, g["names"], g["timeout"])
+        kfilter = re.compile(args.kernel_filter) if args.kernel_filter else None
+        consoles = boot.run(follow=args.follow, kernel_filter=kfilter)
+        times = [boot_time(c) for c in consoles]
+        log(f"lab: boot took {boot.elapsed:.1f}s wall; guest boot to init: "
+            + ", ".join(f"vm{i} {t:.1f}s" if t is not None else f"vm{i} ?" for i, t in enumerate(times)))
+        if args.show:
+            for vm, c in enumerate(consoles):
+                log(f"----- console vm{vm} -----\n{c}")
+        for name, reasons in judge(g["names"], consoles, boot.timed_out).items():
+            if reasons:
+                failed += 1
+                log(f"FAIL {name}")
+                for r in reasons[:20]:
+                    log(f"    {r}")
+                log(f"    consoles: {work}")
+            else:
+                passed += 1
+                log(f"ok   {name}")
+    log(f"lab: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

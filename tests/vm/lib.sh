@@ -1,0 +1,91 @@
+# Helpers for lab scenarios (sourced inside the VM by /init).
+# A scenario is a shell script run with `set -e` in a subshell; any failing
+# command or `lab_fail` fails it. LAB_VM is this VM's index (0-based),
+# LAB_NVMS the number of VMs, LAB_NICS the NICs per VM.
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+MODDIR=/lib/modules/$(uname -r)/extra
+
+lab_fail() {
+	echo "LAB-FAIL: $*"
+	exit 1
+}
+
+lab_log() {
+	echo "lab: $*"
+}
+
+# Address of NIC $2 (0-based) on VM $1.
+lab_addr() {
+	echo "10.$(($2 + 1)).0.$(($1 + 1))"
+}
+
+# The other VM of a two-VM lab.
+lab_peer() {
+	echo $((1 - LAB_VM))
+}
+
+# Runs a command that must fail; prints what it said.
+lab_must_fail() {
+	if "$@" 2>/tmp/lab_err; then
+		lab_fail "succeeded but should have failed: $*"
+	fi
+	lab_log "refused as expected: $* ($(cat /tmp/lab_err))"
+}
+
+lab_expect_eq() {
+	[ "$1" = "$2" ] || lab_fail "${3:-value}: expected '$2', got '$1'"
+}
+
+# Scans for leaks now and prints any report (the harness fails on it).
+lab_kmemleak_scan() {
+	[ -w "$KMEMLEAK" ] || return 0
+	echo scan >"$KMEMLEAK"
+	if [ -s "$KMEMLEAK" ]; then
+		echo "LAB-LEAK after $*:"
+		cat "$KMEMLEAK"
+		echo clear >"$KMEMLEAK"
+	fi
+}
+
+# Unloads a module; one that will not unload fails the scenario.
+lab_rmmod() {
+	rmmod "$1" || lab_fail "module $1 will not unload"
+	if grep -q "^$1 " /proc/modules; then
+		lab_fail "module $1 still loaded after rmmod"
+	fi
+	lab_kmemleak_scan "rmmod $1"
+}
+
+# kmemleak only reports objects older than 5 s: wait that out once at the
+# end of the boot and scan twice so leaks from the last scenario are seen.
+lab_final_leak_check() {
+	[ -w "$KMEMLEAK" ] || return 0
+	grep -q . /proc/modules 2>/dev/null && {
+		echo "LAB-FAIL: modules still loaded at the end:"
+		cat /proc/modules
+	}
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	lab_kmemleak_scan "the last scenario"
+}
+
+# Waits until the other VMs answer pings on every NIC.
+lab_wait_peers() {
+	v=0
+	while [ "$v" -lt "$LAB_NVMS" ]; do
+		if [ "$v" != "$LAB_VM" ]; then
+			n=0
+			while [ "$n" -lt "$LAB_NICS" ]; do
+				a=$(lab_addr "$v" "$n")
+				tries=0
+				until ping -c 1 -W 1 "$a" >/dev/null 2>&1; do
+					tries=$((tries + 1))
+					[ "$tries" -lt 60 ] || lab_fail "vm$v not reachable at $a"
+				done
+				n=$((n + 1))
+			done
+		fi
+		v=$((v + 1))
+	done
+}

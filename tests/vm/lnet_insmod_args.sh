@@ -1,0 +1,38 @@
+# lab: vms=2 nics=2 timeout=60
+# Parameters given at load time go through the same validation: a bad one
+# refuses the load with a clear message, good ones take effect.
+P=/sys/module/lnet/parameters
+
+bad_load() {
+	dmesg -c >/dev/null
+	if modprobe lnet "$@" 2>/tmp/err; then
+		lab_fail "lnet loaded with bad arguments: $*"
+	fi
+	grep -q '^lnet ' /proc/modules && lab_fail "lnet loaded after refusing $*"
+	msg=$(dmesg | grep 'lnet:' | head -n 2 | tr '\n' '|')
+	[ -n "$msg" ] || lab_fail "no message in dmesg for: $*"
+	lab_log "load refused for '$*': $msg"
+}
+
+bad_load lnet_health_sensitivity=1001
+dmesg | grep -q "Invalid health value. Maximum: 1000 value = 1001" || lab_fail "sensitivity message"
+bad_load lnet_transaction_timeout=abc
+dmesg | grep -q "Invalid module parameter value for 'lnet_transaction_timeout': not a number" || lab_fail "nan message"
+bad_load lnet_retry_count=151
+dmesg | grep -q "Has to be smaller than lnet_transaction_timeout (150)" || lab_fail "retry message"
+bad_load lnet_retry_count
+dmesg | grep -q "'lnet_retry_count': no value given" || lab_fail "missing value message"
+bad_load lnet_response_tracking=9
+bad_load lnet_numa_range=-1
+bad_load lnet_transaction_timeout=2
+
+# Order matters as it does for Lustre: the timeout first, then the count.
+modprobe lnet lnet_transaction_timeout=61 lnet_retry_count=3 lnet_numa_range=5 lock_prim_nid=0 \
+	networks="tcp(eth0,eth1)" || lab_fail "valid arguments refused"
+lab_expect_eq "$(cat $P/lnet_transaction_timeout)" 61 transaction_timeout
+lab_expect_eq "$(cat $P/lnet_retry_count)" 3 retry_count
+lab_expect_eq "$(cat $P/lnet_numa_range)" 5 numa_range
+lab_expect_eq "$(cat $P/lock_prim_nid)" 0 lock_prim_nid
+lab_expect_eq "$(cat $P/networks)" "tcp(eth0,eth1)" networks
+lab_expect_eq "$(cat /sys/kernel/debug/lnet/lnet_lnd_timeout)" 15 lnd_timeout
+lab_rmmod lnet

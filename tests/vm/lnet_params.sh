@@ -1,0 +1,122 @@
+# lab: vms=2 nics=2 timeout=120
+# lnet.ko loads and unloads; every core parameter reads back Lustre's
+# default with Lustre's permissions; valid runtime writes take effect,
+# invalid ones fail with EINVAL and keep the old value; the derived LND
+# timeout follows its inputs.
+P=/sys/module/lnet/parameters
+LND=/sys/kernel/debug/lnet/lnet_lnd_timeout
+
+param() { cat "$P/$1"; }
+expect() { lab_expect_eq "$(param "$1")" "$2" "$1"; }
+expect_lnd() { lab_expect_eq "$(cat $LND)" "$1" "lnet_lnd_timeout"; }
+
+# Writes that must be refused with the given error text, value unchanged.
+refused() {
+	name=$1 value=$2 why=$3
+	before=$(param "$name")
+	if sh -c "echo '$value' > $P/$name" 2>/tmp/err; then
+		lab_fail "$name=$value was accepted"
+	fi
+	grep -q "$why" /tmp/err || lab_fail "$name=$value: expected '$why', got '$(cat /tmp/err)'"
+	expect "$name" "$before"
+	lab_log "$name=$value refused ($why), still $before"
+}
+
+set_ok() {
+	echo "$2" >"$P/$1" || lab_fail "$1=$2 refused"
+	expect "$1" "$3"
+}
+
+modprobe lnet
+grep -q '^lnet ' /proc/modules || lab_fail "lnet not loaded"
+
+# Defaults and modes, as Lustre declares them.
+while read -r name value mode; do
+	expect "$name" "$value"
+	lab_expect_eq "$(stat -c %a "$P/$name")" "$mode" "mode of $name"
+done <<TABLE
+lnet_health_sensitivity 100 644
+lnet_recovery_interval 1 644
+lnet_recovery_limit 0 644
+lnet_max_recovery_ping_interval 900 644
+lnet_interfaces_max 4096 644
+lnet_peer_discovery_disabled 0 644
+lnet_drop_asym_route 0 644
+lnet_transaction_timeout 150 644
+lnet_retry_count 2 644
+lnet_response_tracking 3 644
+lnet_numa_range 0 444
+lock_prim_nid 1 444
+rnet_htable_size 128 444
+use_tcp_bonding 0 444
+TABLE
+for name in networks ip2nets routes; do
+	expect "$name" ""
+	lab_expect_eq "$(stat -c %a "$P/$name")" 444 "mode of $name"
+done
+lab_expect_eq "$(ls $P | wc -l)" 17 "number of parameters"
+expect_lnd 49
+
+# Health sensitivity: 0..1000.
+set_ok lnet_health_sensitivity 1000 1000
+refused lnet_health_sensitivity 1001 "Invalid argument"
+refused lnet_health_sensitivity abc "Invalid argument"
+refused lnet_health_sensitivity -1 "Invalid argument"
+refused lnet_health_sensitivity "" "Invalid argument"
+refused lnet_health_sensitivity 99999999999999999999 "Numerical result out of range"
+dmesg | grep -q "lnet: Invalid health value. Maximum: 1000 value = 1001" ||
+	lab_fail "no clear message in dmesg for sensitivity 1001"
+set_ok lnet_health_sensitivity 0x64 100
+
+# Transaction timeout and retry count constrain each other; the LND
+# timeout is max((transaction_timeout - 1) / (retry_count + 1), 1).
+refused lnet_transaction_timeout 2 "Invalid argument"
+refused lnet_transaction_timeout 0 "Invalid argument"
+set_ok lnet_transaction_timeout 61 61
+expect_lnd 20
+refused lnet_retry_count 62 "Invalid argument"
+set_ok lnet_retry_count 0 0
+expect_lnd 60
+set_ok lnet_retry_count 5 5
+expect_lnd 10
+set_ok lnet_transaction_timeout 6 6
+expect_lnd 1
+
+# Sensitivity 0 turns health off, and with it resends.
+set_ok lnet_health_sensitivity 0 0
+expect lnet_retry_count 0
+expect_lnd 5
+refused lnet_retry_count 1 "Invalid argument"
+dmesg | grep -q "Can not set lnet_retry_count when health feature is turned off" ||
+	lab_fail "no message for retry_count without health"
+set_ok lnet_health_sensitivity 100 100
+set_ok lnet_transaction_timeout 150 150
+set_ok lnet_retry_count 2 2
+expect_lnd 49
+
+# The rest.
+refused lnet_response_tracking 4 "Invalid argument"
+set_ok lnet_response_tracking 1 1
+refused lnet_max_recovery_ping_interval 0 "Invalid argument"
+set_ok lnet_max_recovery_ping_interval 60 60
+set_ok lnet_interfaces_max 8 4096
+set_ok lnet_interfaces_max 200 200
+set_ok lnet_peer_discovery_disabled 5 1
+refused lnet_drop_asym_route 2 "Invalid argument"
+set_ok lnet_drop_asym_route 1 1
+set_ok lnet_recovery_limit 30 30
+refused lnet_recovery_limit 4294967296 "Numerical result out of range"
+set_ok lnet_recovery_interval 7 1
+dmesg | grep -q "lnet_recovery_interval' has been deprecated" || lab_fail "no deprecation warning"
+
+# Load-time-only parameters cannot be written at runtime, even by root.
+for name in lnet_numa_range lock_prim_nid rnet_htable_size use_tcp_bonding networks; do
+	refused "$name" 1 "Permission denied"
+done
+
+lab_rmmod lnet
+# A second load starts from the defaults again.
+modprobe lnet
+expect lnet_transaction_timeout 150
+expect lnet_response_tracking 3
+lab_rmmod lnet
