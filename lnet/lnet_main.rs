@@ -15,7 +15,7 @@ pub mod kapi;
 
 mod params;
 
-use kernel::prelude::*;
+use kernel::{c_str, prelude::*};
 
 module! {
     type: Lnet,

@@ -53,3 +53,7 @@ done <"$LNET_TOP/kernel/lab.config"
 mk -j"$(nproc)" bzImage modules
 touch "$top/.built"
 echo "kernel: built at $kdir"
+# Trees built from an older config or toolchain are of no further use.
+for old in "$LNET_CACHE"/kernel-*; do
+	[ "$old" = "$top" ] || [ ! -d "$old" ] || { echo "kernel: removing stale $old"; rm -rf "$old"; }
+done

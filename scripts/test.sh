@@ -11,6 +11,10 @@ bash scripts/build-kernel.sh
 
 echo "== host: format, lint, unit and property tests"
 cargo fmt --all -- --check
+rustfmt --check --edition 2021 --config-path .rustfmt.toml lnet/lnet_main.rs
+# lnet-core is also compiled as a module of each kernel crate: paths inside
+# it must be relative (super::), never crate::.
+if grep -rn 'crate::' rust/lnet-core/src; then echo "lnet-core must not use crate:: paths"; exit 1; fi
 cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace -q 2>&1 | tee /tmp/lnet-host-tests.log | grep -E '^test result|FAILED|panicked' || true
 grep -q 'FAILED\|panicked' /tmp/lnet-host-tests.log && { echo "host tests failed"; exit 1; }

@@ -85,11 +85,10 @@ impl fmt::Write for PageWriter<'_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         let end = self.len.checked_add(s.len()).ok_or(fmt::Error)?;
         // Keep one byte for the terminating NUL.
-        let dst = self
-            .buf
-            .get_mut(self.len..end)
-            .filter(|_| end < self.buf.len())
-            .ok_or(fmt::Error)?;
+        if end >= self.buf.len() {
+            return Err(fmt::Error);
+        }
+        let dst = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
         dst.copy_from_slice(s.as_bytes());
         if let Some(nul) = self.buf.get_mut(end) {
             *nul = 0;

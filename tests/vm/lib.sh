@@ -4,6 +4,11 @@
 # LAB_NVMS the number of VMs, LAB_NICS the NICs per VM.
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# Debian's static busybox runs its own applets in preference to PATH, and it
+# has a small `ip` and `tc` of its own: call iproute2's by path.
+ip() { /usr/sbin/ip "$@"; }
+tc() { /usr/sbin/tc "$@"; }
 MODDIR=/lib/modules/$(uname -r)/extra
 
 lab_fail() {
@@ -33,6 +38,12 @@ lab_must_fail() {
 	lab_log "refused as expected: $* ($(cat /tmp/lab_err))"
 }
 
+# Reads a one-line file into $LAB_V without forking (forks are slow here).
+lab_read() {
+	LAB_V=
+	read -r LAB_V <"$1" || true
+}
+
 lab_expect_eq() {
 	[ "$1" = "$2" ] || lab_fail "${3:-value}: expected '$2', got '$1'"
 }
@@ -57,8 +68,28 @@ lab_rmmod() {
 	lab_kmemleak_scan "rmmod $1"
 }
 
-# kmemleak only reports objects older than 5 s: wait that out once at the
-# end of the boot and scan twice so leaks from the last scenario are seen.
+# Our modules still loaded, most dependent first.
+lab_our_modules() {
+	for ko in "$MODDIR"/*.ko; do
+		m=$(basename "$ko" .ko)
+		grep -q "^$m " /proc/modules && echo "$m"
+	done
+}
+
+# After a scenario: unload what it left loaded. Leaving a module loaded
+# fails a scenario that otherwise passed.
+lab_unload_leftovers() {
+	left=$(lab_our_modules)
+	[ -n "$left" ] || return 0
+	[ "$1" = 0 ] && echo "LAB-FAIL: scenario left modules loaded: $left"
+	for m in $left; do
+		rmmod "$m" 2>/dev/null || echo "LAB-FAIL: module $m will not unload"
+	done
+	return 1
+}
+
+# kmemleak only reports objects at least 5 s old when a scan starts: wait
+# that out once at the end of the boot so leaks of the last scenario count.
 lab_final_leak_check() {
 	[ -w "$KMEMLEAK" ] || return 0
 	grep -q . /proc/modules 2>/dev/null && {
@@ -66,7 +97,6 @@ lab_final_leak_check() {
 		cat /proc/modules
 	}
 	sleep 6
-	echo scan >"$KMEMLEAK"
 	lab_kmemleak_scan "the last scenario"
 }
 

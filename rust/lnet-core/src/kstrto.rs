@@ -16,8 +16,8 @@ impl NumberError {
     /// The errno the kernel's parsers return for this error.
     pub fn errno(self) -> i32 {
         match self {
-            NumberError::Invalid => crate::params::EINVAL,
-            NumberError::Overflow => crate::params::ERANGE,
+            NumberError::Invalid => super::params::EINVAL,
+            NumberError::Overflow => super::params::ERANGE,
         }
     }
 }

@@ -11,7 +11,7 @@
 //! - a parameter given with no value (`insmod lnet.ko lnet_retry_count`) is
 //!   refused with `EINVAL`.
 
-use crate::kstrto::{self, NumberError};
+use super::kstrto::{self, NumberError};
 use core::fmt;
 
 /// `EINVAL`, as returned to the writer of a parameter.
