@@ -19,6 +19,8 @@ cargo clippy --workspace --all-targets -q -- -D warnings
 cargo test --workspace -q 2>&1 | tee /tmp/lnet-host-tests.log | grep -E '^test result|FAILED|panicked' || true
 grep -q 'FAILED\|panicked' /tmp/lnet-host-tests.log && { echo "host tests failed"; exit 1; }
 
+python3 tests/lab/test_lab.py
+
 echo "== modules: build against $(lnet_kdir) (warnings are errors, clippy on)"
 make -s CLIPPY=1 KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host tests of the lab's console judge: each kind of report it must catch,
+and the lines it must not mistake for one."""
+
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import lab  # noqa: E402
+
+
+def console(*body, done=True):
+    lines = ["[    0.000000] Linux version 6.12", "LAB-BOOTED vm=0 uptime=3.0"]
+    lines += list(body)
+    if done:
+        lines.append("LAB-DONE vm=0")
+    return "\n".join(lines) + "\n"
+
+
+def run(scenarios, *body, done=True, timed_out=False):
+    return lab.judge(scenarios, [console(*body, done=done)], timed_out)
+
+
+class Judge(unittest.TestCase):
+    def test_clean_pass(self):
+        v = run(["a"], "LAB-BEGIN a", "lab: fine", "LAB-END a rc=0")
+        self.assertEqual(v, {"a": []})
+
+    def test_nonzero_exit(self):
+        v = run(["a"], "LAB-BEGIN a", "LAB-END a rc=1")
+        self.assertTrue(v["a"])
+
+    def test_each_kernel_report_fails_the_running_scenario(self):
+        reports = [
+            "[   12.345678] BUG: KASAN: slab-use-after-free in lnet_foo+0x1/0x2",
+            "[   12.345678] WARNING: CPU: 0 PID: 1 at lnet/x.rs:1 foo",
+            "[   12.345678] WARNING: possible circular locking dependency detected",
+            "[   12.345678] BUG: sleeping function called from invalid context at mm/slub.c:1",
+            "[   12.345678] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
+            "[   12.345678] Kernel panic - not syncing: Attempted to kill init!",
+            "[   12.345678] rust_kernel: panicked at lnet/x.rs:3:5:",
+            "[   12.345678] Oops: general protection fault, probably for non-canonical address",
+            "[   12.345678] WARNING: suspicious RCU usage",
+        ]
+        for r in reports:
+            v = run(["a", "b"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", r, "LAB-END b rc=0")
+            self.assertEqual(v["a"], [], r)
+            self.assertTrue(v["b"], r)
+
+    def test_leak_and_fail_markers(self):
+        for m in ("LAB-LEAK after rmmod lnet:", "LAB-FAIL: module lnet will not unload"):
+            v = run(["a"], "LAB-BEGIN a", m, "LAB-END a rc=0")
+            self.assertTrue(v["a"], m)
+
+    def test_report_after_the_last_scenario_fails_it(self):
+        v = run(["a"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-LEAK after the last scenario:")
+        self.assertTrue(v["a"])
+
+    def test_unfinished_and_timed_out(self):
+        v = run(["a", "b"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", done=False, timed_out=True)
+        self.assertEqual(v["a"], [])
+        self.assertIn("time limit", " ".join(v["b"]))
+
+    def test_vm_that_stops_before_the_end(self):
+        v = run(["a"], "LAB-BEGIN a", "LAB-END a rc=0", done=False)
+        self.assertTrue(v["a"])
+
+    def test_harmless_lines(self):
+        v = run(
+            ["a"],
+            "[    1.000000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15048)",
+            "LAB-BEGIN a",
+            "lab: refused as expected: BUG: in user text, WARNING: too",
+            "[    5.000000] lnet: Invalid health value. Maximum: 1000 value = 1001",
+            "LAB-END a rc=0",
+        )
+        self.assertEqual(v["a"], [])
+
+    def test_every_vm_must_pass(self):
+        ok = console("LAB-BEGIN a", "LAB-END a rc=0")
+        bad = console("LAB-BEGIN a", "LAB-END a rc=2")
+        v = lab.judge(["a"], [ok, bad], False)
+        self.assertEqual(len(v["a"]), 1)
+        self.assertIn("vm1", v["a"][0])
+
+
+if __name__ == "__main__":
+    unittest.main()
