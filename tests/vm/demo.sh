@@ -38,7 +38,19 @@ rdma link show | sed 's/^/    /'
 for nic in 0 1; do
 	rdma link show "rxe$nic/1" | grep -q "state ACTIVE" || lab_fail "rxe$nic not ACTIVE"
 done
-sleep 3
+if [ "$LAB_VM" = 1 ]; then
+	say "rail 1 fails: eth1 goes down, and its IB port with it"
+	ip link set eth1 down
+	sleep 1
+	rdma link show rxe1/1 | sed 's/^/    /'
+	ip link set eth1 up
+	sleep 1
+	say "eth1 back up"
+	rdma link show rxe1/1 | sed 's/^/    /'
+	rdma link show rxe1/1 | grep -q "state ACTIVE" || lab_fail "rxe1 did not come back"
+else
+	sleep 3
+fi
 for nic in 0 1; do
 	rdma link delete "rxe$nic"
 done
