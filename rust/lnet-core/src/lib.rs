@@ -8,4 +8,5 @@
 #![forbid(unsafe_code)]
 
 pub mod kstrto;
+pub mod nid;
 pub mod params;
