@@ -7,6 +7,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod hdr;
 pub mod kstrto;
 pub mod nid;
 pub mod params;

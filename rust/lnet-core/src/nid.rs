@@ -324,14 +324,15 @@ impl Nid {
         if size != 0 && size != 12 {
             return Err(NidError::BadAddress);
         }
+        // size is 0 or 12: n is 8 or 20.
         let n = usize::from(size) + 8;
         let rest = rest.get(..n - 1).ok_or(NidError::BadAddress)?;
         let (lnd, rest) = rest.split_first().ok_or(NidError::BadAddress)?;
-        let (num, addr) = rest.split_at(2);
+        let (num, addr) = rest.split_first_chunk::<2>().ok_or(NidError::BadAddress)?;
         let mut nid = Nid {
             size,
             lnd: *lnd,
-            num: u16::from_be_bytes([num[0], num[1]]),
+            num: u16::from_be_bytes(*num),
             addr: [0; 16],
         };
         if nid.lnd == lnd::ANY {
