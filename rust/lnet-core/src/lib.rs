@@ -9,5 +9,6 @@
 
 pub mod hdr;
 pub mod kstrto;
+pub mod md;
 pub mod nid;
 pub mod params;
