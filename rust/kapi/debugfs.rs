@@ -19,10 +19,10 @@ unsafe impl Sync for Dir {}
 impl Dir {
     /// Creates the directory `name` at the debugfs root.
     pub fn new(name: &CStr) -> Result<Self> {
+        let root = core::ptr::null_mut();
         // SAFETY: `name` is NUL-terminated and outlives the call; a null
         // parent means the debugfs root.
-        let dentry =
-            unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), core::ptr::null_mut()) };
+        let dentry = unsafe { bindings::debugfs_create_dir(name.as_char_ptr(), root) };
         Ok(Dir(from_err_ptr(dentry)?))
     }
 
