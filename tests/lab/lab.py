@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """The lnet-rs lab: boots the lab kernel under qemu (TCG) as N VMs with M
-virtio NICs each, NIC k of one VM joined to NIC k of the other by
-`-netdev socket` over UDP on 127.0.0.1, runs scenarios (tests/vm/*.sh)
-inside them and judges each console.
+virtio NICs each, NIC k of every VM on rail k: with two VMs the NICs are
+joined directly by `-netdev socket` over UDP on 127.0.0.1; with more, each
+rail is a small UDP hub on 127.0.0.1 in this process. It runs scenarios
+(tests/vm/*.sh) inside the VMs and judges each console.
 
 A scenario fails when it exits non-zero in any VM it ran in, when a VM does
 not finish in time, or when any console shows a kernel BUG, WARNING, KASAN,
@@ -159,12 +160,45 @@ def parse_header(path):
     return lab
 
 
+class Hub:
+    """One rail of a lab with more than two VMs: every frame a VM sends to
+    the hub's port on 127.0.0.1 is relayed to every other VM of the rail."""
+
+    def __init__(self, vm_ports):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.vm_ports = vm_ports
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.relay, daemon=True)
+        self.thread.start()
+
+    def relay(self):
+        while not self.stop.is_set():
+            try:
+                frame, (_, src) = self.sock.recvfrom(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            for p in self.vm_ports:
+                if p != src:
+                    try:
+                        self.sock.sendto(frame, ("127.0.0.1", p))
+                    except OSError:
+                        pass  # a VM that is not up yet drops it, as a NIC would
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
 class Boot:
     """One boot of a lab: nvms VMs with nics NICs, running `scenarios`."""
 
     def __init__(self, kd, initrd, work, nvms, nics, scenarios, timeout, mem="384M"):
-        if nvms > 2:
-            raise ValueError("the lab joins NICs pairwise: at most 2 VMs")
         self.kd, self.initrd, self.work = kd, initrd, work
         self.nvms, self.nics, self.scenarios = nvms, nics, scenarios
         self.timeout, self.mem = timeout, mem
@@ -188,6 +222,9 @@ class Boot:
             if self.nvms == 2:
                 mine, theirs = ports[nic][vm], ports[nic][1 - vm]
                 cmd += ["-netdev", f"socket,id=n{nic},udp=127.0.0.1:{theirs},localaddr=127.0.0.1:{mine}"]
+            elif self.nvms > 2:
+                mine, hub = ports[nic][vm], self.hubs[nic].port
+                cmd += ["-netdev", f"socket,id=n{nic},udp=127.0.0.1:{hub},localaddr=127.0.0.1:{mine}"]
             else:
                 # A qemu hub with one port: the NIC comes up, nothing leaves.
                 cmd += ["-netdev", f"hubport,id=n{nic},hubid={nic}"]
@@ -220,8 +257,10 @@ class Boot:
             time.sleep(0.2)
 
     def run(self, follow=False, kernel_filter=None):
-        flat = free_udp_ports(2 * self.nics)
-        ports = [flat[2 * i: 2 * i + 2] for i in range(self.nics)]
+        n = max(self.nvms, 2)
+        flat = free_udp_ports(n * self.nics)
+        ports = [flat[n * i: n * i + n] for i in range(self.nics)]
+        self.hubs = [Hub(ports[nic]) for nic in range(self.nics)] if self.nvms > 2 else []
         self.consoles = [self.work / f"console-vm{vm}.log" for vm in range(self.nvms)]
         start = time.monotonic()
         stop = threading.Event()
@@ -247,6 +286,8 @@ class Boot:
             stop.set()
             if follower:
                 follower.join()
+            for hub in self.hubs:
+                hub.close()
         self.elapsed = time.monotonic() - start
         self.timed_out = timed_out
         return [c.read_text(errors="replace") for c in self.consoles]

@@ -86,5 +86,29 @@ class Judge(unittest.TestCase):
         self.assertIn("vm1", v["a"][0])
 
 
+class HubRelay(unittest.TestCase):
+    def test_relays_to_every_other_port(self):
+        import socket
+
+        socks = []
+        for _ in range(3):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("127.0.0.1", 0))
+            s.settimeout(2)
+            socks.append(s)
+        hub = lab.Hub([s.getsockname()[1] for s in socks])
+        try:
+            socks[0].sendto(b"frame", ("127.0.0.1", hub.port))
+            self.assertEqual(socks[1].recv(100), b"frame")
+            self.assertEqual(socks[2].recv(100), b"frame")
+            socks[0].settimeout(0.3)
+            with self.assertRaises(socket.timeout):
+                socks[0].recv(100)  # never back to the sender
+        finally:
+            hub.close()
+            for s in socks:
+                s.close()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -25,7 +25,7 @@ lab_addr() {
 	echo "10.$(($2 + 1)).0.$(($1 + 1))"
 }
 
-# The other VM of a two-VM lab.
+# The other VM of a two-VM lab (labs of three or more use lab_addr).
 lab_peer() {
 	echo $((1 - LAB_VM))
 }

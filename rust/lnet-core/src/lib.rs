@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod hdr;
+pub mod health;
 pub mod kstrto;
 pub mod md;
 pub mod nid;
