@@ -13,6 +13,7 @@ pub mod lnet_core;
 #[path = "../rust/kapi/kapi.rs"]
 pub mod kapi;
 
+mod config;
 mod params;
 
 use kernel::{c_str, prelude::*};
@@ -31,6 +32,7 @@ struct Lnet {
 
 impl kernel::Module for Lnet {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        config::check_networks()?;
         // Lustre shows the derived fallback LND timeout in debugfs as
         // lnet/lnet_lnd_timeout; lnetctl `global show` will report it too.
         let debugfs = kapi::debugfs::Dir::new(c_str!("lnet"))?;

@@ -9,6 +9,8 @@
 #include <linux/moduleparam.h>
 
 int lnet_param_set(const char *val, const struct kernel_param *kp);
+const char *lnet_param_networks(void);
+const char *lnet_param_ip2nets(void);
 int lnet_param_get(char *buffer, const struct kernel_param *kp);
 
 static const struct kernel_param_ops lnet_param_ops = {
@@ -32,6 +34,17 @@ MODULE_PARM_DESC(networks, "local networks");
 static char *routes = "";
 module_param(routes, charp, 0444);
 MODULE_PARM_DESC(routes, "routes to non-local networks");
+
+/* The strings are fixed once loaded (0444): no lock is needed to read them. */
+const char *lnet_param_networks(void)
+{
+	return networks;
+}
+
+const char *lnet_param_ip2nets(void)
+{
+	return ip2nets;
+}
 
 LNET_PARAM(rnet_htable_size, 0444, "size of remote network hash table");
 LNET_PARAM(use_tcp_bonding, 0444, "use_tcp_bonding parameter has been removed");

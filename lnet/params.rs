@@ -103,6 +103,35 @@ fn publish(t: &Tunables) {
         .store(t.max_recovery_ping_count, Relaxed);
 }
 
+extern "C" {
+    fn lnet_param_networks() -> *const c_char;
+    fn lnet_param_ip2nets() -> *const c_char;
+}
+
+/// A load-time string parameter, or a replacement character if it is not
+/// UTF-8 (then it cannot name a network either, and validation says so).
+fn load_time_str(p: *const c_char) -> &'static str {
+    if p.is_null() {
+        return "";
+    }
+    // SAFETY: the pointer is a charp parameter: NUL-terminated, set before
+    // the module runs and never changed afterwards (mode 0444).
+    let s = unsafe { kernel::str::CStr::from_char_ptr(p) };
+    s.to_str().unwrap_or("\u{fffd}")
+}
+
+/// The `networks` parameter.
+pub(crate) fn networks() -> &'static str {
+    // SAFETY: a plain accessor in lnet_params.c.
+    load_time_str(unsafe { lnet_param_networks() })
+}
+
+/// The `ip2nets` parameter.
+pub(crate) fn ip2nets() -> &'static str {
+    // SAFETY: a plain accessor in lnet_params.c.
+    load_time_str(unsafe { lnet_param_ip2nets() })
+}
+
 /// The derived LND timeout, for the read-only debugfs file Lustre also has.
 pub(crate) fn lnd_timeout_cell() -> &'static AtomicU32 {
     &LIVE.lnd_timeout

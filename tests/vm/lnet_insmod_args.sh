@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 timeout=60
+# lab: vms=2 nics=2 timeout=120
 # Parameters given at load time go through the same validation: a bad one
 # refuses the load with a clear message, good ones take effect.
 P=/sys/module/lnet/parameters
@@ -27,6 +27,24 @@ bad_load lnet_response_tracking=9
 bad_load lnet_numa_range=-1
 bad_load lnet_transaction_timeout=2
 
+# networks= is checked at load time; a bad one refuses the load and says
+# what is wrong where. ip2nets is refused until it is supported.
+bad_load networks="tcp(eth0"
+dmesg | grep -q "Invalid networks=\"tcp(eth0\": '(' without ')' at offset 3" || lab_fail "unclosed paren message"
+bad_load networks="tcp(eth0,eth0)"
+dmesg | grep -q "interface named twice" || lab_fail "duplicate interface message"
+bad_load networks="tcp(eth0),bogus"
+dmesg | grep -q "unknown network type at offset 10" || lab_fail "unknown net message"
+bad_load networks="tcp(eth0) junk"
+bad_load ip2nets="tcp(eth0)"
+dmesg | grep -q "ip2nets is not supported yet" || lab_fail "ip2nets message"
+bad_load networks=tcp ip2nets="tcp(eth0)"
+dmesg | grep -q "EITHER 'networks' or 'ip2nets'" || lab_fail "networks and ip2nets message"
+dmesg -c >/dev/null
+modprobe lnet
+dmesg | grep -q 'networks="tcp": 1 NI' || lab_fail "default networks should be tcp"
+lab_rmmod lnet
+
 # Order matters as it does for Lustre: the timeout first, then the count.
 modprobe lnet lnet_transaction_timeout=61 lnet_retry_count=3 lnet_numa_range=5 lock_prim_nid=0 \
 	networks="tcp(eth0,eth1)" || lab_fail "valid arguments refused"
@@ -36,4 +54,5 @@ lab_expect_eq "$(cat $P/lnet_numa_range)" 5 numa_range
 lab_expect_eq "$(cat $P/lock_prim_nid)" 0 lock_prim_nid
 lab_expect_eq "$(cat $P/networks)" "tcp(eth0,eth1)" networks
 lab_expect_eq "$(cat /sys/kernel/debug/lnet/lnet_lnd_timeout)" 15 lnd_timeout
+dmesg | grep -q "NI on tcp over eth1" || lab_fail "NIs of networks= not listed"
 lab_rmmod lnet

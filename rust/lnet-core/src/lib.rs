@@ -11,5 +11,6 @@ pub mod hdr;
 pub mod health;
 pub mod kstrto;
 pub mod md;
+pub mod networks;
 pub mod nid;
 pub mod params;
