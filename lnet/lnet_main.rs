@@ -27,7 +27,7 @@ module! {
 }
 
 struct Lnet {
-    _debugfs: kapi::debugfs::Dir,
+    _debugfs: Option<kapi::debugfs::Dir>,
 }
 
 impl kernel::Module for Lnet {
@@ -35,12 +35,24 @@ impl kernel::Module for Lnet {
         config::check_networks()?;
         // Lustre shows the derived fallback LND timeout in debugfs as
         // lnet/lnet_lnd_timeout; lnetctl `global show` will report it too.
-        let debugfs = kapi::debugfs::Dir::new(c_str!("lnet"))?;
-        debugfs.add_u32(
-            c_str!("lnet_lnd_timeout"),
-            0o444,
-            params::lnd_timeout_cell(),
-        );
+        // Diagnostics only: without debugfs, LNet still loads.
+        let debugfs = match kapi::debugfs::Dir::new(c_str!("lnet")) {
+            Ok(dir) => {
+                dir.add_u32(
+                    c_str!("lnet_lnd_timeout"),
+                    0o444,
+                    params::lnd_timeout_cell(),
+                );
+                Some(dir)
+            }
+            Err(e) => {
+                pr_warn!(
+                    "no debugfs directory ({:?}): lnet_lnd_timeout not shown\n",
+                    e
+                );
+                None
+            }
+        };
 
         let t = params::snapshot();
         pr_info!(
