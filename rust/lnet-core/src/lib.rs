@@ -14,3 +14,4 @@ pub mod md;
 pub mod networks;
 pub mod nid;
 pub mod params;
+pub mod select;

@@ -1,0 +1,558 @@
+//! Multi-Rail selection rankings (selection.md §2, §3, §4, §6): which local
+//! NI, peer net, peer NI and route win among candidates. The kernel side
+//! gathers the candidates under its locks and applies the choice; the order
+//! of criteria lives here.
+//!
+//! Every ranking walks candidates in list order and replaces the current
+//! best only with a strictly better one, so ties keep the earlier candidate
+//! (routes differ at their last criterion; see `best_route`).
+
+use core::cmp::{Ordering, Reverse};
+
+/// A local NI as `lnet_get_best_ni` compares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NiCandidate {
+    /// The LND marked the NI down (`ni_fatal_error_on`).
+    pub fatal: bool,
+    /// `ni_healthv`.
+    pub health: u32,
+    /// UDSP priority (`ni_sel_priority`; `u32::MAX` when unset).
+    pub sel_priority: u32,
+    /// GPU device priority (`u32::MAX` unless the MD is GPU memory).
+    pub dev_priority: u32,
+    /// NUMA distance from the MD's CPT to the NI's device.
+    pub distance: u32,
+    /// `ni_tx_credits` (negative while messages queue).
+    pub tx_credits: i32,
+    /// Round-robin sequence (`ni_seq`).
+    pub seq: u64,
+}
+
+impl NiCandidate {
+    /// Distances below `numa_range` compare equal unless the MD is GPU
+    /// memory.
+    fn key(&self, numa_range: u32, gpu: bool) -> impl Ord {
+        let distance = if gpu {
+            self.distance
+        } else {
+            self.distance.max(numa_range)
+        };
+        (
+            !self.fatal,
+            self.health,
+            Reverse(self.sel_priority),
+            Reverse(self.dev_priority),
+            Reverse(distance),
+            self.tx_credits,
+            Reverse(self.seq),
+        )
+    }
+}
+
+/// A peer NI as `lnet_select_peer_ni` compares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerNiCandidate {
+    /// `lpni_healthv`.
+    pub health: u32,
+    /// UDSP priority (`lpni_sel_priority`).
+    pub sel_priority: u32,
+    /// The chosen local NI is on this peer NI's preferred list.
+    pub preferred: bool,
+    /// `lpni_txcredits`.
+    pub tx_credits: i32,
+    /// Round-robin sequence (`lpni_seq`).
+    pub seq: u64,
+}
+
+impl PeerNiCandidate {
+    fn key(&self) -> impl Ord {
+        (
+            self.health,
+            Reverse(self.sel_priority),
+            self.preferred,
+            self.tx_credits,
+            Reverse(self.seq),
+        )
+    }
+}
+
+/// A peer net shared with a local net, as `lnet_find_best_ni_on_local_net`
+/// compares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetCandidate {
+    /// `lpn_healthv`: best peer-NI health in the peer net.
+    pub peer_net_health: u32,
+    /// UDSP priority of the peer net.
+    pub peer_net_priority: u32,
+    /// Health of the best non-fatal local NI of the net.
+    pub local_net_health: u32,
+    /// UDSP priority of the local net.
+    pub local_net_priority: u32,
+    /// `lpn_seq`.
+    pub peer_net_seq: u64,
+    /// `net_seq`.
+    pub local_net_seq: u64,
+}
+
+impl NetCandidate {
+    fn key(&self) -> impl Ord {
+        (
+            self.peer_net_health,
+            Reverse(self.peer_net_priority),
+            self.local_net_health,
+            Reverse(self.local_net_priority),
+            Reverse(self.peer_net_seq),
+            Reverse(self.local_net_seq),
+        )
+    }
+}
+
+/// A route with its gateway, as `lnet_find_route_locked` compares them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteCandidate {
+    /// The gateway is on the destination's UDSP preferred-router list.
+    pub preferred_gateway: bool,
+    /// `lr_priority`.
+    pub priority: u32,
+    /// Hop count; `None` (undefined) counts as 1.
+    pub hops: Option<u32>,
+    /// Health of the gateway's best peer NI on the source net.
+    pub gateway_health: u32,
+    /// Bytes queued to that peer NI (`lpni_txqnob`).
+    pub gateway_queued: u64,
+    /// Its `lpni_txcredits`.
+    pub gateway_credits: i32,
+    /// `lr_seq`.
+    pub seq: u64,
+}
+
+impl RouteCandidate {
+    fn key(&self) -> impl Ord {
+        (
+            self.preferred_gateway,
+            Reverse(self.priority),
+            Reverse(self.hops.unwrap_or(1)),
+            self.gateway_health,
+            Reverse(self.gateway_queued),
+            self.gateway_credits,
+        )
+    }
+}
+
+/// Index of the best of `items` by `key`, strictly-better-replaces.
+fn best_by<T, K: Ord>(items: impl IntoIterator<Item = T>, key: impl Fn(&T) -> K) -> Option<usize> {
+    let mut best: Option<(usize, K)> = None;
+    for (i, item) in items.into_iter().enumerate() {
+        let k = key(&item);
+        if best.as_ref().is_none_or(|(_, b)| k > *b) {
+            best = Some((i, k));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// The local NI to send from (§2), as an index into `nis`.
+pub fn best_ni(nis: &[NiCandidate], numa_range: u32, gpu: bool) -> Option<usize> {
+    best_by(nis, |n| n.key(numa_range, gpu))
+}
+
+/// The peer NI to send to (§3.1), as an index into `lpnis`.
+pub fn best_peer_ni(lpnis: &[PeerNiCandidate]) -> Option<usize> {
+    best_by(lpnis, |p| p.key())
+}
+
+/// The net to use for a Multi-Rail peer (§3.1), as an index into `nets`.
+pub fn best_net(nets: &[NetCandidate]) -> Option<usize> {
+    best_by(nets, |n| n.key())
+}
+
+/// The route to use (§4), as an index into `routes` (alive routes whose
+/// gateway has a peer NI on the source net). At the last criterion a
+/// strictly higher `lr_seq` loses and an equal one replaces the best.
+pub fn best_route(routes: &[RouteCandidate]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, r) in routes.iter().enumerate() {
+        let replace = match best.and_then(|b| routes.get(b)) {
+            None => true,
+            Some(b) => match r.key().cmp(&b.key()) {
+                Ordering::Greater => true,
+                Ordering::Less => false,
+                Ordering::Equal => r.seq <= b.seq,
+            },
+        };
+        if replace {
+            best = Some(i);
+        }
+    }
+    best
+}
+
+/// Round-robin state kept per peer and globally (§6): after each send the
+/// chosen peer NI and its peer net take the peer's next sequence number,
+/// and the chosen NI and its net take the next global one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sequencer {
+    next: u64,
+}
+
+impl Sequencer {
+    /// The sequence number for the next use.
+    pub fn bump(&mut self) -> u64 {
+        self.next = self.next.wrapping_add(1);
+        self.next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    extern crate std;
+    use std::vec::Vec;
+
+    const NI: NiCandidate = NiCandidate {
+        fatal: false,
+        health: 1000,
+        sel_priority: u32::MAX,
+        dev_priority: u32::MAX,
+        distance: 0,
+        tx_credits: 8,
+        seq: 0,
+    };
+
+    // The spec's own words, written as a chain of "first criterion that
+    // differs decides", to check the key orderings against.
+    fn ni_better(c: &NiCandidate, b: &NiCandidate, numa: u32) -> bool {
+        if c.fatal != b.fatal {
+            return !c.fatal;
+        }
+        if c.health != b.health {
+            return c.health > b.health;
+        }
+        if c.sel_priority != b.sel_priority {
+            return c.sel_priority < b.sel_priority;
+        }
+        if c.dev_priority != b.dev_priority {
+            return c.dev_priority < b.dev_priority;
+        }
+        let (cd, bd) = (c.distance.max(numa), b.distance.max(numa));
+        if cd != bd {
+            return cd < bd;
+        }
+        if c.tx_credits != b.tx_credits {
+            return c.tx_credits > b.tx_credits;
+        }
+        c.seq < b.seq
+    }
+
+    fn reference<T>(items: &[T], better: impl Fn(&T, &T) -> bool) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, c) in items.iter().enumerate() {
+            match best {
+                Some(b) if !better(c, &items[b]) => {}
+                _ => best = Some(i),
+            }
+        }
+        best
+    }
+
+    fn ni_values() -> Vec<NiCandidate> {
+        let mut v = Vec::new();
+        for fatal in [false, true] {
+            for health in [0, 900, 1000] {
+                for sel_priority in [0, u32::MAX] {
+                    for dev_priority in [1, u32::MAX] {
+                        for distance in [0, 10, 20] {
+                            for tx_credits in [-1, 8] {
+                                for seq in [1, 2] {
+                                    v.push(NiCandidate {
+                                        fatal,
+                                        health,
+                                        sel_priority,
+                                        dev_priority,
+                                        distance,
+                                        tx_credits,
+                                        seq,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn ni_ranking_matches_the_spec_for_every_pair() {
+        let all = ni_values();
+        for numa in [0, 15] {
+            for a in &all {
+                for b in &all {
+                    let pair = [*a, *b];
+                    assert_eq!(
+                        best_ni(&pair, numa, false),
+                        reference(&pair, |c, x| ni_better(c, x, numa)),
+                        "{a:?} {b:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ni_ranking_matches_the_spec_for_triples() {
+        let all: Vec<_> = ni_values().into_iter().step_by(7).collect();
+        for a in &all {
+            for b in &all {
+                for c in &all {
+                    let t = [*a, *b, *c];
+                    assert_eq!(
+                        best_ni(&t, 0, false),
+                        reference(&t, |x, y| ni_better(x, y, 0))
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ni_scenarios() {
+        // Any non-fatal NI beats any fatal one, whatever the health.
+        let sick = NiCandidate { health: 0, ..NI };
+        let fatal = NiCandidate { fatal: true, ..NI };
+        assert_eq!(best_ni(&[fatal, sick], 0, false), Some(1));
+        // Health 0 does not exclude: it is used when it is the only choice.
+        assert_eq!(best_ni(&[sick], 0, false), Some(0));
+        // Lower health loses to higher.
+        assert_eq!(
+            best_ni(&[NiCandidate { health: 900, ..NI }, NI], 0, false),
+            Some(1)
+        );
+        // NUMA distances below the range compare equal; then credits decide.
+        let near = NiCandidate {
+            distance: 10,
+            tx_credits: 1,
+            ..NI
+        };
+        let far = NiCandidate {
+            distance: 12,
+            tx_credits: 5,
+            ..NI
+        };
+        assert_eq!(best_ni(&[near, far], 0, false), Some(0));
+        assert_eq!(best_ni(&[near, far], 15, false), Some(1));
+        // ...but not for GPU memory.
+        assert_eq!(best_ni(&[near, far], 15, true), Some(0));
+        // Equal in everything: the earlier one.
+        assert_eq!(best_ni(&[NI, NI], 0, false), Some(0));
+        assert_eq!(best_ni(&[], 0, false), None);
+    }
+
+    #[test]
+    fn round_robin_alternates_between_equal_rails() {
+        let mut nis = [NiCandidate { seq: 0, ..NI }, NiCandidate { seq: 0, ..NI }];
+        let mut global = Sequencer::default();
+        let mut used = [0u32; 2];
+        for _ in 0..10 {
+            let i = best_ni(&nis, 0, false).unwrap();
+            used[i] += 1;
+            nis[i].seq = global.bump();
+        }
+        assert_eq!(used, [5, 5]);
+        // A rail that lost health stops being used while the other is healthy.
+        nis[1].health = 900;
+        for _ in 0..4 {
+            let i = best_ni(&nis, 0, false).unwrap();
+            assert_eq!(i, 0);
+            nis[i].seq = global.bump();
+        }
+    }
+
+    #[test]
+    fn peer_ni_ranking() {
+        let p = PeerNiCandidate {
+            health: 1000,
+            sel_priority: u32::MAX,
+            preferred: false,
+            tx_credits: 8,
+            seq: 5,
+        };
+        let better = |c: &PeerNiCandidate, b: &PeerNiCandidate| {
+            if c.health != b.health {
+                return c.health > b.health;
+            }
+            if c.sel_priority != b.sel_priority {
+                return c.sel_priority < b.sel_priority;
+            }
+            if c.preferred != b.preferred {
+                return c.preferred;
+            }
+            if c.tx_credits != b.tx_credits {
+                return c.tx_credits > b.tx_credits;
+            }
+            c.seq < b.seq
+        };
+        let mut all = Vec::new();
+        for health in [0, 1000] {
+            for sel_priority in [1, u32::MAX] {
+                for preferred in [false, true] {
+                    for tx_credits in [0, 8] {
+                        for seq in [1, 2] {
+                            all.push(PeerNiCandidate {
+                                health,
+                                sel_priority,
+                                preferred,
+                                tx_credits,
+                                seq,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        for a in &all {
+            for b in &all {
+                for c in &all {
+                    let t = [*a, *b, *c];
+                    assert_eq!(best_peer_ni(&t), reference(&t, better));
+                }
+            }
+        }
+        // Preference only counts among equally healthy peer NIs.
+        let pref = PeerNiCandidate {
+            preferred: true,
+            health: 900,
+            ..p
+        };
+        assert_eq!(best_peer_ni(&[pref, p]), Some(1));
+    }
+
+    #[test]
+    fn net_ranking() {
+        let n = NetCandidate {
+            peer_net_health: 1000,
+            peer_net_priority: u32::MAX,
+            local_net_health: 1000,
+            local_net_priority: u32::MAX,
+            peer_net_seq: 3,
+            local_net_seq: 3,
+        };
+        // Peer-net health first, then local net health, then sequences.
+        assert_eq!(
+            best_net(&[
+                NetCandidate {
+                    peer_net_health: 900,
+                    ..n
+                },
+                n
+            ]),
+            Some(1)
+        );
+        assert_eq!(
+            best_net(&[
+                n,
+                NetCandidate {
+                    local_net_health: 900,
+                    peer_net_seq: 0,
+                    ..n
+                }
+            ]),
+            Some(0)
+        );
+        assert_eq!(
+            best_net(&[
+                n,
+                NetCandidate {
+                    peer_net_seq: 2,
+                    ..n
+                }
+            ]),
+            Some(1)
+        );
+        assert_eq!(
+            best_net(&[
+                n,
+                NetCandidate {
+                    local_net_seq: 2,
+                    ..n
+                }
+            ]),
+            Some(1)
+        );
+        assert_eq!(best_net(&[n, n]), Some(0));
+        assert_eq!(
+            best_net(&[
+                n,
+                NetCandidate {
+                    peer_net_priority: 0,
+                    peer_net_health: 999,
+                    ..n
+                }
+            ]),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn route_ranking() {
+        let r = RouteCandidate {
+            preferred_gateway: false,
+            priority: 0,
+            hops: None,
+            gateway_health: 1000,
+            gateway_queued: 0,
+            gateway_credits: 8,
+            seq: 5,
+        };
+        assert_eq!(
+            best_route(&[
+                r,
+                RouteCandidate {
+                    preferred_gateway: true,
+                    priority: 9,
+                    ..r
+                }
+            ]),
+            Some(1)
+        );
+        assert_eq!(
+            best_route(&[r, RouteCandidate { priority: 1, ..r }]),
+            Some(0)
+        );
+        // An undefined hop count is 1.
+        assert_eq!(
+            best_route(&[RouteCandidate { hops: Some(2), ..r }, r]),
+            Some(1)
+        );
+        assert_eq!(
+            best_route(&[r, RouteCandidate { hops: Some(1), ..r }]),
+            Some(1)
+        );
+        assert_eq!(
+            best_route(&[
+                r,
+                RouteCandidate {
+                    gateway_health: 900,
+                    ..r
+                }
+            ]),
+            Some(0)
+        );
+        assert_eq!(
+            best_route(&[
+                r,
+                RouteCandidate {
+                    gateway_queued: 10,
+                    ..r
+                }
+            ]),
+            Some(0)
+        );
+        // Last criterion: a higher lr_seq loses, an equal one replaces.
+        assert_eq!(best_route(&[r, RouteCandidate { seq: 6, ..r }]), Some(0));
+        assert_eq!(best_route(&[r, RouteCandidate { seq: 4, ..r }]), Some(1));
+        assert_eq!(best_route(&[r, r, r]), Some(2));
+        assert_eq!(best_route(&[]), None);
+    }
+}
