@@ -144,7 +144,8 @@ fn best_by<T, K: Ord>(items: impl IntoIterator<Item = T>, key: impl Fn(&T) -> K)
     let mut best: Option<(usize, K)> = None;
     for (i, item) in items.into_iter().enumerate() {
         let k = key(&item);
-        if best.as_ref().is_none_or(|(_, b)| k > *b) {
+        // Not `is_none_or`: the kernel's minimum Rust is 1.78.
+        if best.as_ref().map_or(true, |(_, b)| k > *b) {
             best = Some((i, k));
         }
     }
