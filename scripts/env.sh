@@ -1,6 +1,9 @@
 # Sourced by the project's scripts: toolchain paths and the lab kernel's
 # cache location, keyed by kernel package version, config and toolchain.
 # shellcheck shell=bash
+# CI may run with a trimmed environment: do not rely on HOME being set.
+: "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
+export HOME
 export PATH="$HOME/.cargo/bin:$PATH"
 LNET_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LNET_CACHE=${LNET_CACHE:-$HOME/.cache/lnet-rs}

@@ -20,7 +20,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-export PATH="$HOME/.cargo/bin:$PATH"
+. "$(dirname "$0")/env.sh"
 if ! rustup component list --installed 2>/dev/null | grep -q '^rust-src'; then
 	echo "setup: adding rust-src"
 	rustup component add rust-src
