@@ -4,7 +4,7 @@
 # CI may run with a trimmed environment: do not rely on HOME being set.
 : "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
 export HOME
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="$HOME/.cargo/bin:$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 LNET_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 LNET_CACHE=${LNET_CACHE:-$HOME/.cache/lnet-rs}
 export LLVM=-19

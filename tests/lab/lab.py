@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
+# depmod and the qdisc/rdma tools live in sbin, which a trimmed PATH lacks.
+os.environ["PATH"] = os.environ.get("PATH", "/usr/bin:/bin") + ":/usr/local/sbin:/usr/sbin:/sbin"
 TESTS = TOP / "tests" / "vm"
 
 # Kernel report lines (timestamped printk output) that fail a run.
