@@ -15,3 +15,4 @@ pub mod networks;
 pub mod nid;
 pub mod params;
 pub mod select;
+pub mod socklnd;
