@@ -14,5 +14,6 @@ pub mod md;
 pub mod networks;
 pub mod nid;
 pub mod params;
+pub mod ping;
 pub mod select;
 pub mod socklnd;
