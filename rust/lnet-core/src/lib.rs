@@ -13,6 +13,7 @@ pub mod kstrto;
 pub mod md;
 pub mod networks;
 pub mod nid;
+pub mod o2iblnd;
 pub mod params;
 pub mod ping;
 pub mod select;
