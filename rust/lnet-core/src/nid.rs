@@ -240,7 +240,15 @@ impl Nid {
     };
 
     /// A NID with a 4-byte address (IPv4 in host order, or a number).
+    ///
+    /// Type 0xff is reserved for ANY: a NID of that type is `ANY` whatever
+    /// its address, so every decoder gives one canonical value (a fuzzer
+    /// found NID4s like `0x00ff_ffff_0d01_011d` otherwise failing to round
+    /// trip).
     pub const fn new4(net: Net, addr: u32) -> Nid {
+        if net.lnd() == lnd::ANY {
+            return Nid::ANY;
+        }
         let b = addr.to_be_bytes();
         Nid {
             size: 0,
@@ -250,8 +258,11 @@ impl Nid {
         }
     }
 
-    /// A NID with an IPv6 address.
+    /// A NID with an IPv6 address (`ANY` for type 0xff, as `new4`).
     pub const fn new6(net: Net, addr: Ipv6Addr) -> Nid {
+        if net.lnd() == lnd::ANY {
+            return Nid::ANY;
+        }
         Nid {
             size: 12,
             lnd: net.lnd(),
@@ -546,6 +557,20 @@ mod tests {
         ] {
             assert!(Nid::parse(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn type_any_is_canonical() {
+        // Found by fuzzing the header decoder: a NID4 of type 0xff that is
+        // not all ones must still be ANY, and round-trip as ANY.
+        let n = Nid::from_nid4(0x00ff_ffff_0d01_011d);
+        assert_eq!(n, Nid::ANY);
+        assert_eq!(n.to_nid4(), Some(u64::MAX));
+        assert_eq!(Nid::from_nid4(u64::MAX), Nid::ANY);
+        assert_eq!(
+            Nid::new6(Net::new(lnd::ANY, 3), Ipv6Addr::LOCALHOST),
+            Nid::ANY
+        );
     }
 
     #[test]
