@@ -32,4 +32,14 @@ if ! command -v bindgen >/dev/null 2>&1; then
 	echo "setup: installing bindgen-cli"
 	cargo install --locked bindgen-cli
 fi
+# AFL++ for the fuzz targets (scripts/fuzz.sh); its runtime is built per
+# rustc version.
+if ! command -v cargo-afl >/dev/null 2>&1; then
+	echo "setup: installing cargo-afl"
+	cargo install --locked cargo-afl
+fi
+if ! out=$(cargo afl config --build 2>&1) && ! grep -q "already built" <<<"$out"; then
+	echo "$out" >&2
+	exit 1
+fi
 echo "setup: toolchain ready"

@@ -20,6 +20,10 @@ cargo test --workspace -q 2>&1 | tee /tmp/lnet-host-tests.log | grep -E '^test r
 grep -q 'FAILED\|panicked' /tmp/lnet-host-tests.log && { echo "host tests failed"; exit 1; }
 
 python3 tests/lab/test_lab.py
+(cd fuzz && cargo fmt -- --check)
+
+echo "== fuzz: each parser and codec under AFL++ for ${LNET_FUZZ_SECONDS:-10}s"
+bash scripts/fuzz.sh
 
 echo "== modules: build against $(lnet_kdir) (warnings are errors, clippy on)"
 make -s CLIPPY=1 KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror

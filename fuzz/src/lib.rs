@@ -1,0 +1,133 @@
+//! The checks each fuzz target runs on one input. A panic is a finding:
+//! either a decoder panicked (never allowed) or a round trip broke.
+
+use lnet_core::{hdr, networks, nid, o2iblnd, params, ping, socklnd};
+
+/// NIDs and nets: parsing never panics; what parses prints back to itself;
+/// the wire form round-trips.
+pub fn nid(data: &[u8]) {
+    let _ = nid::Nid::decode(data);
+    let Ok(s) = core::str::from_utf8(data) else {
+        return;
+    };
+    let _ = nid::Net::parse(s);
+    if let Ok(n) = nid::Nid::parse(s) {
+        let text = n.to_string();
+        assert_eq!(nid::Nid::parse(&text), Ok(n), "{s:?} -> {text:?}");
+        let mut b = [0u8; nid::NID_WIRE_MAX];
+        let used = n.encode(&mut b).expect("a parsed NID encodes");
+        assert_eq!(nid::Nid::decode(&b[..used]), Ok((n, used)));
+    }
+}
+
+/// LNet headers: decoding never panics and what decodes re-encodes to
+/// something that decodes the same.
+pub fn hdr(data: &[u8]) {
+    if let Ok(h) = hdr::Hdr::decode_nid4(data) {
+        let mut out = [0u8; hdr::HDR_NID4_LEN];
+        h.encode_nid4(&mut out)
+            .expect("a decoded NID4 header encodes");
+        assert_eq!(hdr::Hdr::decode_nid4(&out), Ok(h));
+        let _ = h.check();
+    }
+    if let Ok(h) = hdr::Hdr::decode_nid16(data) {
+        let mut out = [0u8; hdr::HDR_NID16_LEN];
+        h.encode_nid16(&mut out)
+            .expect("a decoded large header encodes");
+        assert_eq!(hdr::Hdr::decode_nid16(&out), Ok(h));
+    }
+}
+
+/// networks=: never panics; a valid string gives as many NIs as it says.
+pub fn networks(data: &[u8]) {
+    let Ok(s) = core::str::from_utf8(data) else {
+        return;
+    };
+    if let Ok(n) = networks::validate(s, 4) {
+        let counted = networks::for_each_ni(s, 4, |_| Ok::<(), ()>(()));
+        assert_eq!(counted, Ok(Ok(n)));
+    }
+    let _ = networks::cpt_list_valid(s, 4);
+}
+
+/// Module parameters: any text written to any parameter leaves the
+/// tunables consistent.
+pub fn params(data: &[u8]) {
+    let mut t = params::Tunables::DEFAULT;
+    // The first byte picks the parameter, the rest is the text written;
+    // several writes in a row, split at 0xff.
+    for chunk in data.split(|&b| b == 0xff) {
+        let Some((&which, text)) = chunk.split_first() else {
+            continue;
+        };
+        let p = params::Param::ALL[usize::from(which) % params::Param::ALL.len()];
+        if let Ok(c) = params::set(&t, p, Some(text)) {
+            t = c.tunables;
+        }
+        assert!(t.health_sensitivity <= params::MAX_HEALTH_VALUE);
+        assert!(t.transaction_timeout > 0);
+        assert!(t.retry_count <= t.transaction_timeout);
+        assert!(t.health_sensitivity != 0 || t.retry_count == 0);
+        assert_eq!(
+            t.lnd_timeout,
+            params::lnd_timeout(t.transaction_timeout, t.retry_count)
+        );
+    }
+}
+
+/// socklnd: acceptor requests, hellos and ksock_msg headers.
+pub fn socklnd(data: &[u8]) {
+    let _ = socklnd::AcceptorRequest::decode(data);
+    if let Ok(head) = socklnd::HelloHead::parse(data) {
+        if let Ok(h) = socklnd::Hello::decode(&head, data) {
+            assert!(h.nips <= socklnd::HELLO_MAX_IPS);
+            if !head.flip {
+                let mut out = [0u8; 80];
+                let n = h.encode(&mut out).expect("a decoded hello encodes");
+                assert_eq!(n, head.base_len);
+                let again = socklnd::HelloHead::parse(&out).expect("re-encoded head");
+                assert_eq!(
+                    socklnd::Hello::decode(&again, &out),
+                    Ok(socklnd::Hello { nips: 0, ..h })
+                );
+            }
+        }
+    }
+    for flip in [false, true] {
+        if let Ok(m) = socklnd::KsockMsg::decode(data, flip) {
+            let _ = m.zc_acks();
+        }
+    }
+}
+
+/// Ping buffers: parsing and walking the entries never panics.
+pub fn ping(data: &[u8]) {
+    if let Ok(p) = ping::PingInfo::parse(data, 4096) {
+        let _ = p.sequence();
+        let _ = p.nid4_entries().count();
+        let _ = p.large_entries().count();
+        let _ = p.primary();
+        assert!(p.needed_len() >= ping::HDR_LEN + ping::NID4_ENTRY_LEN);
+    }
+}
+
+/// o2iblnd messages and rejects: decoding never panics; a decoded message
+/// re-encodes to bytes that decode to the same message.
+pub fn o2iblnd(data: &[u8]) {
+    let _ = o2iblnd::MsgHead::parse(data);
+    if let Ok(m) = o2iblnd::Msg::decode(data) {
+        let mut out = [0u8; 4096];
+        if let Some(n) = m.encode(&mut out) {
+            let again = o2iblnd::Msg::decode(&out[..n]).expect("a re-encoded message decodes");
+            let mut out2 = [0u8; 4096];
+            let n2 = again.encode(&mut out2).expect("and encodes again");
+            assert_eq!(&out[..n], &out2[..n2]);
+        }
+    }
+    if let Ok(r) = o2iblnd::Rej::decode(data) {
+        let mut out = [0u8; 64];
+        if let Some(n) = r.encode(&mut out) {
+            assert!(o2iblnd::Rej::decode(&out[..n]).is_ok());
+        }
+    }
+}
