@@ -4,6 +4,7 @@
 //! the rules `lnet_parse` applies before a message is accepted.
 
 use super::nid::{Nid, NidError};
+use super::wire;
 
 /// Bytes of a NID4 header.
 pub const HDR_NID4_LEN: usize = 72;
@@ -173,39 +174,23 @@ impl core::fmt::Display for HdrError {
     }
 }
 
-/// Little-endian field access within a fixed header buffer.
-struct Le<'a>(&'a [u8]);
+/// Header fields: always little-endian (the header has no magic to tell
+/// a flipped sender by).
+type Le<'a> = wire::Reader<'a, HdrError>;
 
-impl Le<'_> {
-    fn array<const N: usize>(&self, at: usize) -> Result<[u8; N], HdrError> {
-        let end = at.checked_add(N).ok_or(HdrError::Short)?;
-        self.0
-            .get(at..end)
-            .and_then(|b| b.try_into().ok())
-            .ok_or(HdrError::Short)
-    }
+fn le(b: &[u8]) -> Le<'_> {
+    Le::new(b, false, HdrError::Short)
+}
 
-    fn u32(&self, at: usize) -> Result<u32, HdrError> {
-        Ok(u32::from_le_bytes(self.array(at)?))
-    }
-
-    fn u64(&self, at: usize) -> Result<u64, HdrError> {
-        Ok(u64::from_le_bytes(self.array(at)?))
-    }
-
-    fn handle(&self, at: usize) -> Result<WireHandle, HdrError> {
-        Ok(WireHandle {
-            interface_cookie: self.u64(at)?,
-            object_cookie: self.u64(at.saturating_add(8))?,
-        })
-    }
+fn handle_at(r: &Le<'_>, at: usize) -> Result<WireHandle, HdrError> {
+    Ok(WireHandle {
+        interface_cookie: r.u64(at)?,
+        object_cookie: r.u64(at.saturating_add(8))?,
+    })
 }
 
 fn put(out: &mut [u8], at: usize, bytes: &[u8]) -> Result<(), HdrError> {
-    out.get_mut(at..at.saturating_add(bytes.len()))
-        .ok_or(HdrError::Short)?
-        .copy_from_slice(bytes);
-    Ok(())
+    wire::put(out, at, bytes).ok_or(HdrError::Short)
 }
 
 fn put_handle(out: &mut [u8], at: usize, h: &WireHandle) -> Result<(), HdrError> {
@@ -214,29 +199,29 @@ fn put_handle(out: &mut [u8], at: usize, h: &WireHandle) -> Result<(), HdrError>
 }
 
 fn decode_body(b: &[u8], type_code: u32) -> Result<MsgBody, HdrError> {
-    let r = Le(b);
+    let r = le(b);
     Ok(match type_code {
         0 => MsgBody::Ack {
-            dst_wmd: r.handle(0)?,
+            dst_wmd: handle_at(&r, 0)?,
             match_bits: r.u64(16)?,
             mlength: r.u32(24)?,
         },
         1 => MsgBody::Put {
-            ack_wmd: r.handle(0)?,
+            ack_wmd: handle_at(&r, 0)?,
             match_bits: r.u64(16)?,
             hdr_data: r.u64(24)?,
             ptl_index: r.u32(32)?,
             offset: r.u32(36)?,
         },
         2 => MsgBody::Get {
-            return_wmd: r.handle(0)?,
+            return_wmd: handle_at(&r, 0)?,
             match_bits: r.u64(16)?,
             ptl_index: r.u32(24)?,
             src_offset: r.u32(28)?,
             sink_length: r.u32(32)?,
         },
         3 => MsgBody::Reply {
-            dst_wmd: r.handle(0)?,
+            dst_wmd: handle_at(&r, 0)?,
         },
         4 => MsgBody::Hello {
             incarnation: r.u64(0)?,
@@ -301,7 +286,7 @@ impl Hdr {
     /// Decodes a NID4 header from the first 72 bytes of `b`.
     pub fn decode_nid4(b: &[u8]) -> Result<Hdr, HdrError> {
         let b = b.get(..HDR_NID4_LEN).ok_or(HdrError::Short)?;
-        let r = Le(b);
+        let r = le(b);
         Ok(Hdr {
             dest_nid: Nid::from_nid4(r.u64(0)?),
             src_nid: Nid::from_nid4(r.u64(8)?),
@@ -329,7 +314,7 @@ impl Hdr {
             Nid::decode(b.get(0..20).ok_or(HdrError::Short)?).map_err(HdrError::Nid)?;
         let (src_nid, _) =
             Nid::decode(b.get(20..40).ok_or(HdrError::Short)?).map_err(HdrError::Nid)?;
-        let r = Le(b);
+        let r = le(b);
         Ok(Hdr {
             dest_nid,
             src_nid,

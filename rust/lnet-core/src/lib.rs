@@ -18,3 +18,4 @@ pub mod params;
 pub mod ping;
 pub mod select;
 pub mod socklnd;
+pub mod wire;

@@ -29,6 +29,7 @@
 use super::hdr::{Hdr, HdrError, HDR_NID4_LEN};
 use super::nid::Nid;
 use super::socklnd::PROTO_MAGIC;
+use super::wire::{self, put};
 use core::fmt;
 
 /// `IBLND_MSG_MAGIC` (`LNET_PROTO_IB_MAGIC`).
@@ -208,67 +209,7 @@ impl ProtoError {
 }
 
 /// Reads fields in the sender's order (little-endian, or big when flipped).
-struct Fields<'a> {
-    b: &'a [u8],
-    flip: bool,
-}
-
-impl<'a> Fields<'a> {
-    fn array<const N: usize>(&self, at: usize) -> Result<[u8; N], ProtoError> {
-        let end = at.checked_add(N).ok_or(ProtoError::Short)?;
-        self.b
-            .get(at..end)
-            .and_then(|s| s.try_into().ok())
-            .ok_or(ProtoError::Short)
-    }
-
-    fn u8(&self, at: usize) -> Result<u8, ProtoError> {
-        self.b.get(at).copied().ok_or(ProtoError::Short)
-    }
-
-    fn u16(&self, at: usize) -> Result<u16, ProtoError> {
-        let a = self.array(at)?;
-        Ok(if self.flip {
-            u16::from_be_bytes(a)
-        } else {
-            u16::from_le_bytes(a)
-        })
-    }
-
-    fn u32(&self, at: usize) -> Result<u32, ProtoError> {
-        let a = self.array(at)?;
-        Ok(if self.flip {
-            u32::from_be_bytes(a)
-        } else {
-            u32::from_le_bytes(a)
-        })
-    }
-
-    fn u64(&self, at: usize) -> Result<u64, ProtoError> {
-        let a = self.array(at)?;
-        Ok(if self.flip {
-            u64::from_be_bytes(a)
-        } else {
-            u64::from_le_bytes(a)
-        })
-    }
-
-    /// A cookie: opaque, never swapped. Our cookies are written
-    /// little-endian, so reading them so gives back the value we sent.
-    fn cookie(&self, at: usize) -> Result<u64, ProtoError> {
-        Ok(u64::from_le_bytes(self.array(at)?))
-    }
-
-    fn slice(&self, from: usize, to: usize) -> Result<&'a [u8], ProtoError> {
-        self.b.get(from..to).ok_or(ProtoError::Short)
-    }
-}
-
-fn put(out: &mut [u8], at: usize, bytes: &[u8]) -> Option<()> {
-    out.get_mut(at..at.checked_add(bytes.len())?)?
-        .copy_from_slice(bytes);
-    Some(())
-}
+type Fields<'a> = wire::Reader<'a, ProtoError>;
 
 /// The checksum of a message (`kiblnd_cksum`): `msg` is its `ibm_nob`
 /// bytes, and the checksum field (bytes 12..16) counts as zero. Each byte
@@ -494,10 +435,11 @@ impl<'a> RdmaDesc<'a> {
         match self.frags {
             Frags::Wire { raw, flip } => {
                 let at = i.checked_mul(FRAG_LEN)?;
-                let f = Fields {
-                    b: raw.get(at..at.checked_add(FRAG_LEN)?)?,
+                let f = Fields::new(
+                    raw.get(at..at.checked_add(FRAG_LEN)?)?,
                     flip,
-                };
+                    ProtoError::Short,
+                );
                 Some(Frag {
                     nob: f.u32(0).ok()?,
                     addr: f.u64(4).ok()?,
@@ -551,7 +493,7 @@ impl<'a> RdmaDesc<'a> {
             key,
             frags: Frags::Wire {
                 raw: f.slice(from, end)?,
-                flip: f.flip,
+                flip: f.flip(),
             },
         })
     }
@@ -666,10 +608,11 @@ impl MsgHead {
     /// From the first 6 bytes: the passive side's first checks (wire.md
     /// §6.3 steps 1-3) and the start of `kiblnd_unpack_msg`.
     pub fn parse(b: &[u8]) -> Result<MsgHead, ProtoError> {
-        let f = Fields {
-            b: b.get(..6).ok_or(ProtoError::Short)?,
-            flip: false,
-        };
+        let f = Fields::new(
+            b.get(..6).ok_or(ProtoError::Short)?,
+            false,
+            ProtoError::Short,
+        );
         let m = f.u32(0)?;
         let flip = if m == MSG_MAGIC {
             false
@@ -680,7 +623,7 @@ impl MsgHead {
         } else {
             return Err(ProtoError::BadMagic(m));
         };
-        let version = Fields { b: f.b, flip }.u16(4)?;
+        let version = Fields::new(f.bytes(), flip, ProtoError::Short).u16(4)?;
         if version != VERSION_1 && version != VERSION_2 {
             return Err(ProtoError::BadVersion(version));
         }
@@ -802,7 +745,7 @@ impl<'a> Msg<'a> {
         if b.len() < MSG_HDR_LEN {
             return Err(ProtoError::Short);
         }
-        let f = Fields { b, flip: head.flip };
+        let f = Fields::new(b, head.flip, ProtoError::Short);
         let nob = f.u32(8)?;
         let msg = usize::try_from(nob)
             .ok()
@@ -829,14 +772,11 @@ impl<'a> Msg<'a> {
                 want,
             });
         }
-        let m = Fields {
-            b: msg,
-            flip: head.flip,
-        };
+        let m = Fields::new(msg, head.flip, ProtoError::Short);
         let hdr = || Hdr::decode_nid4(m.slice(B, B + HDR_NID4_LEN)?).map_err(ProtoError::Hdr);
         let completion = || -> Result<Completion, ProtoError> {
             Ok(Completion {
-                cookie: m.cookie(B)?,
+                cookie: m.raw_u64(B)?,
                 status: m.u32(B + 8)? as i32,
             })
         };
@@ -850,12 +790,12 @@ impl<'a> Msg<'a> {
             },
             MsgType::PutReq => MsgBody::PutReq {
                 hdr: hdr()?,
-                cookie: m.cookie(B + HDR_NID4_LEN)?,
+                cookie: m.raw_u64(B + HDR_NID4_LEN)?,
             },
             MsgType::PutNak => MsgBody::PutNak(completion()?),
             MsgType::PutAck => MsgBody::PutAck {
-                src_cookie: m.cookie(B)?,
-                dst_cookie: m.cookie(B + 8)?,
+                src_cookie: m.raw_u64(B)?,
+                dst_cookie: m.raw_u64(B + 8)?,
                 rd: RdmaDesc::read(&m, B + PUT_ACK_RD, msg_type, nob)?,
             },
             MsgType::PutDone => MsgBody::PutDone(completion()?),
@@ -863,7 +803,7 @@ impl<'a> Msg<'a> {
                 let rd = RdmaDesc::read(&m, B + GET_REQ_RD, msg_type, nob)?;
                 MsgBody::GetReq {
                     hdr: hdr()?,
-                    cookie: m.cookie(B + HDR_NID4_LEN)?,
+                    cookie: m.raw_u64(B + HDR_NID4_LEN)?,
                     rd,
                 }
             }
@@ -1029,13 +969,13 @@ impl Rej {
         if b.len() < REJ_MIN_LEN {
             return Err(ProtoError::Short);
         }
-        let m = Fields { b, flip: false }.u32(0)?;
+        let m = Fields::new(b, false, ProtoError::Short).u32(0)?;
         let flip = m == MSG_MAGIC.swap_bytes() || m == PROTO_MAGIC.swap_bytes();
         let magic = if flip { m.swap_bytes() } else { m };
         if magic != MSG_MAGIC && magic != PROTO_MAGIC {
             return Err(ProtoError::BadMagic(m));
         }
-        let f = Fields { b, flip };
+        let f = Fields::new(b, flip, ProtoError::Short);
         let version = f.u16(4)?;
         if version != VERSION_1 && version != VERSION_2 {
             return Err(ProtoError::BadVersion(version));

@@ -8,6 +8,7 @@
 //! again with a larger buffer. The metadata block (EFA) is not interpreted.
 
 use super::nid::{Nid, NidError};
+use super::wire;
 use core::fmt;
 
 /// `LNET_PROTO_PING_MAGIC` ("ping").
@@ -114,21 +115,11 @@ pub struct PingInfo<'a> {
 }
 
 fn u32_at(b: &[u8], at: usize, flip: bool) -> Option<u32> {
-    let a: [u8; 4] = b.get(at..at.checked_add(4)?)?.try_into().ok()?;
-    Some(if flip {
-        u32::from_be_bytes(a)
-    } else {
-        u32::from_le_bytes(a)
-    })
+    wire::Reader::new(b, flip, ()).u32(at).ok()
 }
 
 fn u64_at(b: &[u8], at: usize, flip: bool) -> Option<u64> {
-    let a: [u8; 8] = b.get(at..at.checked_add(8)?)?.try_into().ok()?;
-    Some(if flip {
-        u64::from_be_bytes(a)
-    } else {
-        u64::from_le_bytes(a)
-    })
+    wire::Reader::new(b, flip, ()).u64(at).ok()
 }
 
 impl<'a> PingInfo<'a> {
@@ -281,11 +272,7 @@ pub fn encode(
     let total = nid4_end.checked_add(large_len)?;
     let out = out.get_mut(..total)?;
     out.fill(0);
-    let mut put = |at: usize, bytes: &[u8]| -> Option<()> {
-        out.get_mut(at..at.checked_add(bytes.len())?)?
-            .copy_from_slice(bytes);
-        Some(())
-    };
+    let mut put = |at: usize, bytes: &[u8]| wire::put(out, at, bytes);
     put(0, &PING_MAGIC.to_le_bytes())?;
     put(4, &features.to_le_bytes())?;
     put(8, &pid.to_le_bytes())?;

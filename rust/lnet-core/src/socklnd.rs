@@ -10,6 +10,7 @@
 
 use super::hdr::{HDR_NID16_LEN, HDR_NID4_LEN};
 use super::nid::{Nid, NidError};
+use super::wire::{self, put};
 use core::fmt;
 
 /// `LNET_PROTO_ACCEPTOR_MAGIC`.
@@ -65,54 +66,18 @@ impl fmt::Display for ProtoError {
 }
 
 /// Reads fields in the sender's order (little-endian, or big when flipped).
-struct Fields<'a> {
-    b: &'a [u8],
-    flip: bool,
-}
+type Fields<'a> = wire::Reader<'a, ProtoError>;
 
-impl Fields<'_> {
-    fn array<const N: usize>(&self, at: usize) -> Result<[u8; N], ProtoError> {
-        let end = at.checked_add(N).ok_or(ProtoError::Short)?;
-        self.b
-            .get(at..end)
-            .and_then(|s| s.try_into().ok())
-            .ok_or(ProtoError::Short)
-    }
-
-    fn u32(&self, at: usize) -> Result<u32, ProtoError> {
-        let a = self.array(at)?;
-        Ok(if self.flip {
-            u32::from_be_bytes(a)
-        } else {
-            u32::from_le_bytes(a)
-        })
-    }
-
-    fn u64(&self, at: usize) -> Result<u64, ProtoError> {
-        let a = self.array(at)?;
-        Ok(if self.flip {
-            u64::from_be_bytes(a)
-        } else {
-            u64::from_le_bytes(a)
-        })
-    }
-
-    fn nid(&self, at: usize) -> Result<Nid, ProtoError> {
-        let b = self.b.get(at..).ok_or(ProtoError::Short)?;
-        Nid::decode(b).map(|(n, _)| n).map_err(ProtoError::BadNid)
-    }
-}
-
-fn put(out: &mut [u8], at: usize, bytes: &[u8]) -> Option<()> {
-    out.get_mut(at..at.checked_add(bytes.len())?)?
-        .copy_from_slice(bytes);
-    Some(())
+/// A large NID at `at`.
+fn nid_at(f: &Fields<'_>, at: usize) -> Result<Nid, ProtoError> {
+    let b = f.bytes().get(at..).ok_or(ProtoError::Short)?;
+    Nid::decode(b).map(|(n, _)| n).map_err(ProtoError::BadNid)
 }
 
 /// The magic at the start of `b`, and whether the sender's order is the
 /// other one.
 fn magic(b: &[u8], want: u32) -> Result<bool, ProtoError> {
-    let m = Fields { b, flip: false }.u32(0)?;
+    let m = Fields::new(b, false, ProtoError::Short).u32(0)?;
     if m == want {
         Ok(false)
     } else if m == want.swap_bytes() {
@@ -176,11 +141,11 @@ impl AcceptorRequest {
             }
             Err(e) => return Err(e),
         };
-        let f = Fields { b, flip };
+        let f = Fields::new(b, flip, ProtoError::Short);
         let version = f.u32(4)?;
         let target = match version {
             1 => Nid::from_nid4(f.u64(8)?),
-            2 => f.nid(8)?,
+            2 => nid_at(&f, 8)?,
             _ => return Ok(Accept::TellOld),
         };
         Ok(Accept::Request(AcceptorRequest { version, target }))
@@ -281,7 +246,7 @@ impl HelloHead {
     /// From the first 8 bytes.
     pub fn parse(b: &[u8]) -> Result<HelloHead, ProtoError> {
         let flip = magic(b, PROTO_MAGIC)?;
-        let version = Fields { b, flip }.u32(4)?;
+        let version = Fields::new(b, flip, ProtoError::Short).u32(4)?;
         let base_len = match version {
             2 | 3 => 56,
             4 => 80,
@@ -299,12 +264,13 @@ impl Hello {
     /// Decodes the fixed part (`head.base_len` bytes of `b`). The caller
     /// then reads and discards `4 * nips` bytes.
     pub fn decode(head: &HelloHead, b: &[u8]) -> Result<Hello, ProtoError> {
-        let f = Fields {
-            b: b.get(..head.base_len).ok_or(ProtoError::Short)?,
-            flip: head.flip,
-        };
+        let f = Fields::new(
+            b.get(..head.base_len).ok_or(ProtoError::Short)?,
+            head.flip,
+            ProtoError::Short,
+        );
         let (src_nid, dst_nid, rest) = if head.version == 4 {
-            (f.nid(8)?, f.nid(28)?, 48)
+            (nid_at(&f, 8)?, nid_at(&f, 28)?, 48)
         } else {
             (Nid::from_nid4(f.u64(8)?), Nid::from_nid4(f.u64(16)?), 24)
         };
@@ -386,10 +352,11 @@ pub struct KsockMsg {
 impl KsockMsg {
     /// Decodes the header from the first 24 bytes of `b`.
     pub fn decode(b: &[u8], flip: bool) -> Result<KsockMsg, ProtoError> {
-        let f = Fields {
-            b: b.get(..KSOCK_MSG_LEN).ok_or(ProtoError::Short)?,
+        let f = Fields::new(
+            b.get(..KSOCK_MSG_LEN).ok_or(ProtoError::Short)?,
             flip,
-        };
+            ProtoError::Short,
+        );
         let kind = match f.u32(0)? {
             0xc0 => MsgKind::Noop,
             0xc1 => MsgKind::Lnet,
