@@ -9,7 +9,7 @@ use crate::params;
 use kernel::prelude::*;
 
 /// One CPU partition until CPTs are introduced.
-const NCPTS: u32 = 1;
+pub(crate) const NCPTS: u32 = 1;
 
 /// The networks string in force: `networks=`, or Lustre's default `tcp`.
 pub(crate) fn networks() -> &'static str {

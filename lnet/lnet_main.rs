@@ -2,9 +2,10 @@
 
 //! lnet.ko: LNet, the Lustre networking layer, with Health and Multi-Rail.
 //!
-//! At this stage the module carries Lustre's core parameters with their
-//! validation and the derived LND timeout; the message path, NIs and peers
-//! follow.
+//! The module holds `the_lnet` (state.rs), exports Lustre's API to upper
+//! layers (api.rs, include/lnet/api.h) and the LND interface
+//! (include/lnet/lnd.h), runs the loopback LND, and carries Lustre's core
+//! parameters with their validation.
 
 #[allow(unused_attributes)]
 #[path = "../rust/lnet-core/src/lib.rs"]
@@ -13,8 +14,18 @@ pub mod lnet_core;
 #[path = "../rust/kapi/kapi.rs"]
 pub mod kapi;
 
+mod api;
 mod config;
+mod counters;
+mod lnd;
+mod lolnd;
+mod md;
+mod monitor;
+mod msg;
+mod ni;
 mod params;
+mod startup;
+mod state;
 
 use kernel::{c_str, prelude::*};
 
@@ -28,11 +39,13 @@ module! {
 
 struct Lnet {
     _debugfs: Option<kapi::debugfs::Dir>,
+    the_lnet: Pin<KBox<state::TheLnet>>,
 }
 
 impl kernel::Module for Lnet {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         config::check_networks()?;
+        let the_lnet = state::TheLnet::new()?;
         // Lustre shows the derived fallback LND timeout in debugfs as
         // lnet/lnet_lnd_timeout; lnetctl `global show` will report it too.
         // Diagnostics only: without debugfs, LNet still loads.
@@ -62,12 +75,29 @@ impl kernel::Module for Lnet {
             t.transaction_timeout,
             t.lnd_timeout
         );
-        Ok(Lnet { _debugfs: debugfs })
+        state::TheLnet::publish(&the_lnet);
+        Ok(Lnet {
+            _debugfs: debugfs,
+            the_lnet,
+        })
     }
 }
 
 impl Drop for Lnet {
     fn drop(&mut self) {
+        // Upper layers and LNDs hold module references while they use LNet,
+        // so only a caller that never called LNetNIFini leaves it up.
+        let mut api = self.the_lnet.api.lock();
+        if api.refcount > 0 {
+            pr_warn!(
+                "LNet still up at unload ({} users): shutting down\n",
+                api.refcount
+            );
+            api.refcount = 0;
+            startup::shutdown(&self.the_lnet, &mut api.monitor);
+        }
+        drop(api);
+        state::TheLnet::unpublish();
         pr_info!("LNet unloaded\n");
     }
 }

@@ -8,4 +8,8 @@
 
 pub mod bindings;
 pub mod debugfs;
+pub mod errno;
+pub mod kiov;
+pub mod kthread;
 pub mod param;
+pub mod vec;

@@ -7,6 +7,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod frag;
 pub mod hdr;
 pub mod health;
 pub mod kstrto;

@@ -69,6 +69,31 @@ pub enum EventKind {
     Unlink = 6,
 }
 
+/// Whether the ACK of a PUT (`is_put`) or the REPLY of a GET is tracked
+/// with a deadline (`lnet_response_tracking_enabled` plus the MD flags): a
+/// caller-given timeout and `TRACK_RESPONSE` force it, `NO_TRACK_RESPONSE`
+/// forbids it, otherwise `lnet_response_tracking` decides (1 GET, 2 PUT,
+/// 3 both, 0 none).
+pub fn response_tracked(
+    md_options: u32,
+    response_tracking: u32,
+    is_put: bool,
+    own_timeout: bool,
+) -> bool {
+    if own_timeout || md_options & options::TRACK_RESPONSE != 0 {
+        return true;
+    }
+    if md_options & options::NO_TRACK_RESPONSE != 0 {
+        return false;
+    }
+    match response_tracking {
+        3 => true,
+        2 => is_put,
+        1 => !is_put,
+        _ => false,
+    }
+}
+
 /// What a match entry selects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatchEntry {
@@ -300,6 +325,33 @@ mod tests {
 
     fn md(options: u32, length: u32, threshold: i32) -> MdState {
         MdState::new(options, length, 0, threshold).unwrap()
+    }
+
+    #[test]
+    fn response_tracking_table() {
+        use options::{NO_TRACK_RESPONSE as NO, TRACK_RESPONSE as YES};
+        // (options, lnet_response_tracking, is_put, own timeout) -> tracked
+        let table = [
+            (0, 3, true, false, true),
+            (0, 3, false, false, true),
+            (0, 2, true, false, true),
+            (0, 2, false, false, false),
+            (0, 1, true, false, false),
+            (0, 1, false, false, true),
+            (0, 0, true, false, false),
+            (0, 0, false, false, false),
+            (YES, 0, true, false, true),
+            (NO, 3, false, false, false),
+            (NO, 3, false, true, true),
+            (0, 0, true, true, true),
+        ];
+        for (o, rt, put, own, want) in table {
+            assert_eq!(
+                response_tracked(o, rt, put, own),
+                want,
+                "{o:#x} {rt} {put} {own}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * lnet-rs: the interface between lnet.ko and the LNDs (ksocklnd, ko2iblnd,
+ * and the loopback LND inside lnet.ko).
+ *
+ * An LND registers a struct lnet_lnd. LNet starts one NI per configured
+ * interface with lnd_startup(), hands it messages with lnd_send(), and
+ * passes it every message it receives through lnet_parse(). Every message
+ * LNet gave the LND, and every one the LND delivered with lnd_recv(), comes
+ * back exactly once through lnet_finalize(), with an errno and the health
+ * status that says what went wrong; Health and resends hang off that call.
+ */
+#ifndef __LNET_RS_LND_H__
+#define __LNET_RS_LND_H__
+
+#include <lnet/types.h>
+
+struct bio_vec;
+struct lnet_ni;		/* a local interface; LNet's */
+struct lnet_msg;	/* a message in flight; LNet's */
+
+/* What went wrong with a message, as the LND saw it. */
+enum lnet_msg_hstatus {
+	LNET_MSG_STATUS_OK = 0,
+	LNET_MSG_STATUS_LOCAL_INTERRUPT,
+	LNET_MSG_STATUS_LOCAL_DROPPED,
+	LNET_MSG_STATUS_LOCAL_ABORTED,
+	LNET_MSG_STATUS_LOCAL_NO_ROUTE,
+	LNET_MSG_STATUS_LOCAL_ERROR,
+	LNET_MSG_STATUS_LOCAL_TIMEOUT,
+	LNET_MSG_STATUS_REMOTE_ERROR,
+	LNET_MSG_STATUS_REMOTE_DROPPED,
+	LNET_MSG_STATUS_REMOTE_TIMEOUT,
+	LNET_MSG_STATUS_NETWORK_TIMEOUT,
+	LNET_MSG_STATUS_END,
+};
+
+/* Bytes of the LNet header in its NID4 and large-NID wire forms. */
+#define LNET_HDR_NID4_SIZE	72
+#define LNET_HDR_NID16_SIZE	96
+
+/* A message to send, valid until the message is finalized. */
+struct lnet_tx_desc {
+	struct lnet_processid	target;	/* next hop */
+	__u32			type;	/* enum lnet_msg_type */
+	__u32			hdr_len; /* LNET_HDR_NID4_SIZE */
+	__u8			hdr[LNET_HDR_NID16_SIZE]; /* little-endian */
+	unsigned int		niov;	/* payload fragments */
+	struct bio_vec		*kiov;
+	unsigned int		offset;	/* payload start within kiov */
+	unsigned int		len;	/* payload bytes */
+};
+
+struct lnet_lnd {
+	__u32 lnd_type;		/* e.g. SOCKLND 2, O2IBLND 5 */
+	/* Bring up / take down one NI. */
+	int (*lnd_startup)(struct lnet_ni *ni);
+	void (*lnd_shutdown)(struct lnet_ni *ni);
+	/*
+	 * Start sending; 0 means the message will be finalized later, an
+	 * error that LNet finalizes it now with that error.
+	 */
+	int (*lnd_send)(struct lnet_ni *ni, struct lnet_msg *msg,
+			const struct lnet_tx_desc *tx);
+	/*
+	 * Receive the payload of a message passed to lnet_parse() into kiov
+	 * (mlen bytes from offset; the remaining rlen - mlen are discarded),
+	 * then finalize msg. With msg NULL, discard all rlen bytes.
+	 */
+	int (*lnd_recv)(struct lnet_ni *ni, void *private, struct lnet_msg *msg,
+			int delayed, unsigned int niov, struct bio_vec *kiov,
+			unsigned int offset, unsigned int mlen,
+			unsigned int rlen);
+};
+
+int lnet_register_lnd(const struct lnet_lnd *lnd);
+void lnet_unregister_lnd(const struct lnet_lnd *lnd);
+
+/* This NI's NID and the LND's own data for it. */
+void lnet_ni_nid(struct lnet_ni *ni, struct lnet_nid *nid);
+void lnet_ni_set_data(struct lnet_ni *ni, void *data);
+void *lnet_ni_data(struct lnet_ni *ni);
+
+/*
+ * A header arrived on ni from the peer "from". 0: LNet calls lnd_recv()
+ * exactly once for it (possibly before returning); < 0: the header is bad
+ * and the LND should drop the connection.
+ */
+int lnet_parse(struct lnet_ni *ni, const void *hdr, unsigned int hdr_len,
+	       const struct lnet_nid *from, void *private, int rdma_req);
+
+/* The page under a kernel virtual address (lowmem or vmalloc). */
+struct page *lnet_kvaddr_to_page(unsigned long vaddr);
+
+/* Every completion, successful or not. */
+void lnet_finalize(struct lnet_msg *msg, int status,
+		   enum lnet_msg_hstatus hstatus);
+
+#endif /* __LNET_RS_LND_H__ */

@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The C entry points of lnet.ko: the API upper layers call
+//! (include/lnet/api.h) and the one LNDs call (include/lnet/lnd.h). Each
+//! checks and converts its arguments and calls into the rest of the module.
+
+use crate::kapi::bindings::{
+    lnet_counters, lnet_event, lnet_handle_md, lnet_lnd, lnet_md, lnet_nid, lnet_processid,
+};
+use crate::kapi::errno::*;
+use crate::lnd::{lnet_msg, lnet_ni, LndRef};
+use crate::lnet_core::health::Status;
+use crate::lnet_core::md::{options, EventKind, MatchEntry};
+use crate::lnet_core::nid::{Nid, NID_WIRE_MAX};
+use crate::md::{flags, LibMd};
+use crate::msg::{self, Request};
+use crate::ni::Ni;
+use crate::startup;
+use crate::state::{Me, TheLnet, MAX_PORTALS};
+use core::ffi::{c_int, c_uint, c_void};
+use kernel::prelude::*;
+use kernel::rbtree::RBTreeNode;
+
+/// `struct lnet_me`: callers hold pointers to it that are really cookies.
+#[repr(C)]
+pub(crate) struct lnet_me {
+    _private: [u8; 0],
+}
+
+/// `enum lnet_unlink`, `enum lnet_ins_pos`, `enum lnet_ack_req` values.
+const LNET_UNLINK: c_uint = 1;
+const LNET_INS_BEFORE: c_uint = 0;
+const LNET_ACK_REQ: c_uint = 0;
+
+/// A NID from its C form, which is also its wire form.
+pub(crate) fn nid_from_c(c: &lnet_nid) -> Result<Nid> {
+    let mut b = [0u8; NID_WIRE_MAX];
+    b[0] = c.nid_size;
+    b[1] = c.nid_type;
+    let num = c.nid_num;
+    b[2..4].copy_from_slice(&num.to_ne_bytes());
+    let addr = c.nid_addr;
+    for (i, w) in addr.iter().enumerate() {
+        if let Some(d) = b.get_mut(4 + 4 * i..8 + 4 * i) {
+            d.copy_from_slice(&w.to_ne_bytes());
+        }
+    }
+    Nid::decode(&b).map(|(n, _)| n).map_err(|_| EINVAL)
+}
+
+/// The C form of a NID.
+pub(crate) fn nid_to_c(n: &Nid) -> lnet_nid {
+    let mut b = [0u8; NID_WIRE_MAX];
+    let _ = n.encode(&mut b);
+    let w = |i: usize| {
+        let mut x = [0u8; 4];
+        x.copy_from_slice(b.get(i..i + 4).unwrap_or(&[0; 4]));
+        u32::from_ne_bytes(x)
+    };
+    lnet_nid {
+        nid_size: b[0],
+        nid_type: b[1],
+        nid_num: u16::from_ne_bytes([b[2], b[3]]),
+        nid_addr: [w(4), w(8), w(12), w(16)],
+    }
+}
+
+/// An optional NID argument: NULL or a type-0xff NID mean "any".
+///
+/// # Safety
+///
+/// `p` is null or points to a `struct lnet_nid`.
+unsafe fn opt_nid(p: *const lnet_nid) -> Result<Nid> {
+    // SAFETY: by this function's contract.
+    match unsafe { p.as_ref() } {
+        None => Ok(Nid::ANY),
+        Some(c) => nid_from_c(c),
+    }
+}
+
+fn errno(r: Result) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+fn lnet() -> Result<&'static TheLnet> {
+    TheLnet::get().ok_or(ENETDOWN())
+}
+
+/// Brings LNet up on the first call; later calls only count.
+#[no_mangle]
+extern "C" fn LNetNIInit(requested_pid: u32) -> c_int {
+    match lnet().and_then(|l| startup::ni_init(l, requested_pid)) {
+        Ok(n) => n as c_int,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Undoes one LNetNIInit; the last one shuts LNet down, ending every
+/// message still in flight.
+#[no_mangle]
+extern "C" fn LNetNIFini() -> c_int {
+    errno(lnet().and_then(startup::ni_fini))
+}
+
+/// # Safety
+///
+/// `id` points to writable memory for one `struct lnet_processid`.
+#[no_mangle]
+unsafe extern "C" fn LNetGetId(index: c_uint, id: *mut lnet_processid, large_nids: bool) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    let nis = lnet.nis.lock();
+    // Small-NID callers are not shown large-address NIs.
+    let Some(ni) = nis
+        .nis
+        .iter()
+        .filter(|ni| large_nids || ni.nid.to_nid4().is_some())
+        .nth(index as usize)
+    else {
+        return ENOENT.to_errno();
+    };
+    let nid = nid_to_c(&ni.nid);
+    drop(nis);
+    // SAFETY: by this function's contract.
+    if let Some(out) = unsafe { id.as_mut() } {
+        out.nid = nid;
+        out.pid = lnet.pid.load(core::sync::atomic::Ordering::Relaxed);
+    }
+    0
+}
+
+fn err_ptr<T>(e: Error) -> *mut T {
+    e.to_errno() as isize as *mut T
+}
+
+/// Creates a match entry on `portal` (`LNetMEAttach`). The returned pointer
+/// is a handle: it is only compared and passed back, never dereferenced.
+///
+/// # Safety
+///
+/// `match_id` is null or points to a `struct lnet_processid`.
+#[no_mangle]
+unsafe extern "C" fn LNetMEAttach(
+    portal: c_uint,
+    match_id: *mut lnet_processid,
+    match_bits: u64,
+    ignore_bits: u64,
+    unlink: c_uint,
+    pos: c_uint,
+) -> *mut lnet_me {
+    // SAFETY: by this function's contract.
+    match unsafe { me_attach(portal, match_id, match_bits, ignore_bits, unlink, pos) } {
+        Ok(cookie) => cookie as usize as *mut lnet_me,
+        Err(e) => err_ptr(e),
+    }
+}
+
+/// # Safety
+///
+/// As [`LNetMEAttach`].
+unsafe fn me_attach(
+    portal: c_uint,
+    match_id: *mut lnet_processid,
+    match_bits: u64,
+    ignore_bits: u64,
+    unlink: c_uint,
+    pos: c_uint,
+) -> Result<u64> {
+    let lnet = lnet()?;
+    if portal >= MAX_PORTALS {
+        pr_err!(
+            "LNetMEAttach: portal {} out of range (max {})\n",
+            portal,
+            MAX_PORTALS - 1
+        );
+        return Err(EINVAL);
+    }
+    // SAFETY: by the caller's contract.
+    let (nid, pid) = match unsafe { match_id.as_ref() } {
+        Some(id) => (nid_from_c(&id.nid)?, id.pid),
+        None => (Nid::ANY, crate::lnet_core::md::PID_ANY),
+    };
+    let cookie = lnet.cookie();
+    let position = lnet.me_pos(pos == LNET_INS_BEFORE);
+    let me = Me {
+        portal,
+        pos: position,
+        entry: MatchEntry {
+            nid,
+            pid,
+            match_bits,
+            ignore_bits,
+        },
+        unlink: unlink == LNET_UNLINK,
+        md: None,
+    };
+    let me_node = RBTreeNode::new(cookie, me, GFP_KERNEL)?;
+    let ptl_node = RBTreeNode::new((portal, position), cookie, GFP_KERNEL)?;
+    let mut res = lnet.res.lock();
+    res.mes.insert(me_node);
+    res.ptl.insert(ptl_node);
+    Ok(cookie)
+}
+
+/// # Safety
+///
+/// `umd` points to a valid `struct lnet_md` describing memory that stays
+/// valid until the MD is unlinked; `handle` points to writable memory.
+#[no_mangle]
+unsafe extern "C" fn LNetMDAttach(
+    me: *mut lnet_me,
+    umd: *const lnet_md,
+    unlink: c_uint,
+    handle: *mut lnet_handle_md,
+) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    let me_cookie = me as usize as u64;
+    // SAFETY: by this function's contract.
+    let built = unsafe { build_md(umd, unlink, true) };
+    let node = built.and_then(|(cookie, mut md)| {
+        md.me = Some(me_cookie);
+        Ok((cookie, RBTreeNode::new(cookie, md, GFP_KERNEL)?))
+    });
+    let mut res = lnet.res.lock();
+    let (cookie, node) = match node {
+        Ok(x) => x,
+        Err(e) => {
+            // The ME goes with a failed attach, as in Lustre.
+            res.me_remove(me_cookie);
+            return e.to_errno();
+        }
+    };
+    match res.mes.get_mut(&me_cookie) {
+        Some(m) if m.md.is_none() => m.md = Some(cookie),
+        _ => {
+            pr_err!("LNetMDAttach: no such ME, or it already has an MD\n");
+            return EINVAL.to_errno();
+        }
+    }
+    res.mds.insert(node);
+    drop(res);
+    // SAFETY: by this function's contract.
+    if let Some(h) = unsafe { handle.as_mut() } {
+        h.cookie = cookie;
+    }
+    0
+}
+
+/// # Safety
+///
+/// As [`LNetMDAttach`].
+#[no_mangle]
+unsafe extern "C" fn LNetMDBind(
+    umd: *const lnet_md,
+    unlink: c_uint,
+    handle: *mut lnet_handle_md,
+) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    // SAFETY: by this function's contract.
+    let built = unsafe { build_md(umd, unlink, false) };
+    let (cookie, md) = match built {
+        Ok(x) => x,
+        Err(e) => return e.to_errno(),
+    };
+    if md.state.length > crate::lnet_core::hdr::LNET_MTU {
+        pr_err!(
+            "Invalid length: too big transfer size {}, {} max\n",
+            md.state.length,
+            crate::lnet_core::hdr::LNET_MTU
+        );
+        return EINVAL.to_errno();
+    }
+    let node = match RBTreeNode::new(cookie, md, GFP_KERNEL) {
+        Ok(n) => n,
+        Err(e) => return e.to_errno(),
+    };
+    lnet.res.lock().mds.insert(node);
+    // SAFETY: by this function's contract.
+    if let Some(h) = unsafe { handle.as_mut() } {
+        h.cookie = cookie;
+    }
+    0
+}
+
+/// # Safety
+///
+/// As [`LNetMDAttach`].
+unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<(u64, LibMd)> {
+    let lnet = lnet()?;
+    // SAFETY: by the caller's contract.
+    let umd = unsafe { umd.as_ref() }.ok_or(EINVAL)?;
+    let ops = umd.options & (options::OP_PUT | options::OP_GET);
+    if attach && ops == 0 {
+        pr_err!("Invalid option: no MD_OP set\n");
+        return Err(EINVAL);
+    }
+    if !attach && ops != 0 {
+        pr_err!("Invalid option: GET|PUT illegal on active MDs\n");
+        return Err(EINVAL);
+    }
+    // SAFETY: by the caller's contract.
+    let md = unsafe { LibMd::build(umd, unlink == LNET_UNLINK)? };
+    Ok((lnet.cookie(), md))
+}
+
+/// Unlinks an MD (`__LNetMDUnlink`); see include/lnet/api.h.
+#[no_mangle]
+extern "C" fn __LNetMDUnlink(h: lnet_handle_md, discard: bool) -> c_int {
+    errno(lnet().and_then(|l| md_unlink(l, h.cookie, discard, 0)))
+}
+
+/// The body of `LNetMDUnlink`: with no message on the MD the handler gets
+/// an UNLINK event now; otherwise the last message's event says unlinked.
+/// The UNLINK event has status 0 as in Lustre, except when LNet itself
+/// ends the MD at shutdown: then `status` (-ESHUTDOWN) tells the owner the
+/// operation did not complete.
+pub(crate) fn md_unlink(lnet: &TheLnet, cookie: u64, discard: bool, status: i32) -> Result {
+    let mut res = lnet.res.lock();
+    loop {
+        match res.md(cookie) {
+            None => return Err(ENOENT),
+            Some(md) if md.refcount == 0 && md.flags & flags::HANDLING != 0 => {
+                lnet.handled.wait(&mut res)
+            }
+            Some(_) => break,
+        }
+    }
+    let mut event = None;
+    if let Some(md) = res.md(cookie) {
+        md.flags |= flags::ABORTED;
+        if discard {
+            md.flags |= flags::DISCARD;
+        }
+        if let (Some(h), 0) = (md.handler, md.refcount) {
+            let mut ev = lnet_event {
+                type_: EventKind::Unlink as _,
+                unlinked: 1,
+                status,
+                ..Default::default()
+            };
+            md.to_event(cookie, &mut ev);
+            event = Some((h, ev));
+        }
+    }
+    msg::detach_tracker(lnet, &mut res, cookie);
+    res.md_unlink(cookie);
+    drop(res);
+    if let Some((h, mut ev)) = event {
+        ev.sequence = lnet
+            .event_seq
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed) as _;
+        // SAFETY: the caller's handler, called with no LNet lock held.
+        unsafe { h(&mut ev) };
+    }
+    Ok(())
+}
+
+/// # Safety
+///
+/// As [`LNetPut`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn request(
+    self_: *mut lnet_nid,
+    mdh: lnet_handle_md,
+    target: *mut lnet_processid,
+    portal: c_uint,
+    match_bits: u64,
+    offset: c_uint,
+    put: Option<(u64, bool)>,
+    timeout: c_int,
+) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    // SAFETY: by the callers' contract.
+    let (src, target) = match unsafe { (opt_nid(self_), target.as_ref()) } {
+        (Ok(src), Some(t)) => match nid_from_c(&t.nid) {
+            Ok(nid) if !nid.is_any() => (src, (nid, t.pid)),
+            _ => return EINVAL.to_errno(),
+        },
+        _ => return EINVAL.to_errno(),
+    };
+    let r = Request {
+        md: mdh.cookie,
+        target: target.0,
+        target_pid: target.1,
+        src,
+        portal,
+        match_bits,
+        offset,
+        put: put.map(|(d, _)| d),
+        ack: put.is_some_and(|(_, a)| a),
+        timeout: u32::try_from(timeout).unwrap_or(0),
+    };
+    errno(msg::start(lnet, r))
+}
+
+/// # Safety
+///
+/// `self_` is null or a NID; `target` points to a process id.
+#[no_mangle]
+unsafe extern "C" fn LNetPut(
+    self_: *mut lnet_nid,
+    mdh: lnet_handle_md,
+    ack: c_uint,
+    target: *mut lnet_processid,
+    portal: c_uint,
+    match_bits: u64,
+    offset: c_uint,
+    hdr_data: u64,
+) -> c_int {
+    // SAFETY: as this function's contract.
+    unsafe {
+        LNetPutTimeout(
+            self_, mdh, ack, target, portal, match_bits, offset, hdr_data, 0,
+        )
+    }
+}
+
+/// # Safety
+///
+/// As [`LNetPut`].
+#[no_mangle]
+unsafe extern "C" fn LNetPutTimeout(
+    self_: *mut lnet_nid,
+    mdh: lnet_handle_md,
+    ack: c_uint,
+    target: *mut lnet_processid,
+    portal: c_uint,
+    match_bits: u64,
+    offset: c_uint,
+    hdr_data: u64,
+    timeout: c_int,
+) -> c_int {
+    let put = Some((hdr_data, ack == LNET_ACK_REQ));
+    // SAFETY: as this function's contract.
+    unsafe { request(self_, mdh, target, portal, match_bits, offset, put, timeout) }
+}
+
+/// # Safety
+///
+/// As [`LNetPut`].
+#[no_mangle]
+unsafe extern "C" fn LNetGet(
+    self_: *mut lnet_nid,
+    mdh: lnet_handle_md,
+    target: *mut lnet_processid,
+    portal: c_uint,
+    match_bits: u64,
+    offset: c_uint,
+    recovery: bool,
+) -> c_int {
+    // SAFETY: as this function's contract.
+    unsafe { LNetGetTimeout(self_, mdh, target, portal, match_bits, offset, recovery, 0) }
+}
+
+/// # Safety
+///
+/// As [`LNetPut`].
+#[no_mangle]
+unsafe extern "C" fn LNetGetTimeout(
+    self_: *mut lnet_nid,
+    mdh: lnet_handle_md,
+    target: *mut lnet_processid,
+    portal: c_uint,
+    match_bits: u64,
+    offset: c_uint,
+    _recovery: bool,
+    timeout: c_int,
+) -> c_int {
+    // SAFETY: as this function's contract.
+    unsafe {
+        request(
+            self_, mdh, target, portal, match_bits, offset, None, timeout,
+        )
+    }
+}
+
+/// # Safety
+///
+/// `out` points to writable memory for one `struct lnet_counters`.
+#[no_mangle]
+unsafe extern "C" fn lnet_counters_get(out: *mut lnet_counters) {
+    let Ok(lnet) = lnet() else {
+        return;
+    };
+    // SAFETY: by this function's contract.
+    if let Some(o) = unsafe { out.as_mut() } {
+        *o = lnet.counters.snapshot();
+    }
+}
+
+// ---- The LND interface ----
+
+/// # Safety
+///
+/// `lnd` is a static operations table that stays registered until
+/// `lnet_unregister_lnd`.
+#[no_mangle]
+unsafe extern "C" fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int {
+    let (Ok(lnet), Some(r)) = (lnet(), LndRef::new(lnd)) else {
+        return EINVAL.to_errno();
+    };
+    errno(startup::register_lnd(lnet, r))
+}
+
+/// # Safety
+///
+/// As [`lnet_register_lnd`].
+#[no_mangle]
+unsafe extern "C" fn lnet_unregister_lnd(lnd: *const lnet_lnd) {
+    if let (Ok(lnet), Some(r)) = (lnet(), LndRef::new(lnd)) {
+        startup::unregister_lnd(lnet, r);
+    }
+}
+
+/// # Safety
+///
+/// `ni` is an NI LNet started and has not shut down.
+unsafe fn ni_ref<'a>(ni: *mut lnet_ni) -> Option<&'a Ni> {
+    // SAFETY: by this function's contract, an `Ni` LNet keeps alive.
+    unsafe { ni.cast::<Ni>().cast_const().as_ref() }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI; `nid` points to writable memory.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid) {
+    // SAFETY: by this function's contract.
+    if let (Some(ni), Some(out)) = unsafe { (ni_ref(ni), nid.as_mut()) } {
+        *out = nid_to_c(&ni.nid);
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void) {
+    // SAFETY: by this function's contract.
+    if let Some(ni) = unsafe { ni_ref(ni) } {
+        ni.data.store(data, core::sync::atomic::Ordering::Release);
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void {
+    // SAFETY: by this function's contract.
+    match unsafe { ni_ref(ni) } {
+        Some(ni) => ni.data.load(core::sync::atomic::Ordering::Acquire),
+        None => core::ptr::null_mut(),
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI, `hdr` points to `hdr_len` bytes, `from` to a NID.
+#[no_mangle]
+unsafe extern "C" fn lnet_parse(
+    ni: *mut lnet_ni,
+    hdr: *const c_void,
+    hdr_len: c_uint,
+    from: *const lnet_nid,
+    private: *mut c_void,
+    _rdma_req: c_int,
+) -> c_int {
+    if hdr.is_null() || from.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: by this function's contract.
+    unsafe {
+        let bytes = core::slice::from_raw_parts(hdr.cast::<u8>(), hdr_len as usize);
+        lnet_parse_rs(ni, bytes, &*from, private)
+    }
+}
+
+/// `lnet_parse` with the header as a slice.
+///
+/// # Safety
+///
+/// `ni` is a started NI.
+pub(crate) unsafe fn lnet_parse_rs(
+    ni: *mut lnet_ni,
+    hdr: &[u8],
+    from: &lnet_nid,
+    private: *mut c_void,
+) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    let Ok(from) = nid_from_c(from) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: by this function's contract.
+    let Some(ni) = (unsafe { ni_ref(ni) }) else {
+        return EINVAL.to_errno();
+    };
+    let Some(ni) = startup::ni_arc(lnet, ni) else {
+        return ENETDOWN().to_errno();
+    };
+    msg::parse(lnet, &ni, hdr, from, private)
+}
+
+/// # Safety
+///
+/// `m` is a message LNet gave the LND (to send or to receive into) and it
+/// has not been finalized yet.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, hstatus: c_uint) {
+    let Ok(lnet) = lnet() else {
+        return;
+    };
+    if m.is_null() {
+        return;
+    }
+    let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
+    // SAFETY: by this function's contract, ours again from now on.
+    let m = unsafe { msg::Msg::from_c(m) };
+    msg::finalize(lnet, m, status, hs);
+}

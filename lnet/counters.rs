@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The node's message counters (`lnetctl stats show`), kept as atomics so
+//! the hot path takes no lock for them.
+
+use crate::kapi::bindings::lnet_counters;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) msgs_alloc: AtomicU32,
+    pub(crate) msgs_max: AtomicU32,
+    pub(crate) errors: AtomicU32,
+    pub(crate) send_count: AtomicU32,
+    pub(crate) recv_count: AtomicU32,
+    pub(crate) drop_count: AtomicU32,
+    pub(crate) send_length: AtomicU64,
+    pub(crate) recv_length: AtomicU64,
+    pub(crate) drop_length: AtomicU64,
+    pub(crate) rst_alloc: AtomicU32,
+    pub(crate) response_timeout_count: AtomicU32,
+    /// Per health status 1..=10 (`lch_local_interrupt_count`...).
+    pub(crate) hstatus: [AtomicU32; 10],
+}
+
+impl Counters {
+    pub(crate) fn msg_alloc(&self) {
+        let n = self.msgs_alloc.fetch_add(1, Relaxed).wrapping_add(1);
+        self.msgs_max.fetch_max(n, Relaxed);
+    }
+
+    pub(crate) fn msg_free(&self) {
+        self.msgs_alloc.fetch_sub(1, Relaxed);
+    }
+
+    pub(crate) fn add(c: &AtomicU32) {
+        c.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_len(c: &AtomicU64, n: u32) {
+        c.fetch_add(u64::from(n), Relaxed);
+    }
+
+    /// Counts a failure by its health status (1..=10); OK is not counted.
+    pub(crate) fn hstatus(&self, status: u32) {
+        if let Some(c) = status
+            .checked_sub(1)
+            .and_then(|i| self.hstatus.get(i as usize))
+        {
+            c.fetch_add(1, Relaxed);
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> lnet_counters {
+        let mut c = lnet_counters::default();
+        let m = &mut c.lct_common;
+        m.lcc_msgs_alloc = self.msgs_alloc.load(Relaxed);
+        m.lcc_msgs_max = self.msgs_max.load(Relaxed);
+        m.lcc_errors = self.errors.load(Relaxed);
+        m.lcc_send_count = self.send_count.load(Relaxed);
+        m.lcc_recv_count = self.recv_count.load(Relaxed);
+        m.lcc_drop_count = self.drop_count.load(Relaxed);
+        m.lcc_send_length = self.send_length.load(Relaxed);
+        m.lcc_recv_length = self.recv_length.load(Relaxed);
+        m.lcc_drop_length = self.drop_length.load(Relaxed);
+        let h = &mut c.lct_health;
+        h.lch_rst_alloc = self.rst_alloc.load(Relaxed);
+        h.lch_response_timeout_count = self.response_timeout_count.load(Relaxed);
+        let s = |i: usize| self.hstatus.get(i).map_or(0, |a| a.load(Relaxed));
+        h.lch_local_interrupt_count = s(0);
+        h.lch_local_dropped_count = s(1);
+        h.lch_local_aborted_count = s(2);
+        h.lch_local_no_route_count = s(3);
+        h.lch_local_error_count = s(4);
+        h.lch_local_timeout_count = s(5);
+        h.lch_remote_error_count = s(6);
+        h.lch_remote_dropped_count = s(7);
+        h.lch_remote_timeout_count = s(8);
+        h.lch_network_timeout_count = s(9);
+        c
+    }
+}

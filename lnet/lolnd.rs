@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The loopback LND (`0@lo`): a message to this node is parsed as if it had
+//! just arrived, and its payload is copied straight into the matching MD.
+//! It goes through the same LND operations table as the network LNDs.
+
+use crate::kapi::bindings::{lnet_lnd, lnet_tx_desc};
+use crate::kapi::kiov;
+use crate::lnd::{lnet_msg, lnet_ni};
+use crate::lnet_core::nid::lnd;
+use core::ffi::{c_int, c_uint, c_void};
+
+/// # Safety
+///
+/// Called by LNet only.
+unsafe extern "C" fn lolnd_startup(_ni: *mut lnet_ni) -> c_int {
+    0
+}
+
+/// # Safety
+///
+/// Called by LNet only.
+unsafe extern "C" fn lolnd_shutdown(_ni: *mut lnet_ni) {}
+
+/// # Safety
+///
+/// Called by LNet only, with a message it has not finalized.
+unsafe extern "C" fn lolnd_send(
+    ni: *mut lnet_ni,
+    msg: *mut lnet_msg,
+    tx: *const lnet_tx_desc,
+) -> c_int {
+    // SAFETY: LNet passes a live descriptor of `msg`.
+    let tx = unsafe { &*tx };
+    let from = tx.target.nid;
+    let len = (tx.hdr_len as usize).min(tx.hdr.len());
+    let hdr = tx.hdr.get(..len).unwrap_or(&[]);
+    // The message is its own private: lolnd_recv copies from it.
+    // SAFETY: `ni` is the NI LNet started; the header bytes are in `tx`.
+    unsafe { crate::api::lnet_parse_rs(ni.cast(), hdr, &from, msg.cast()) }
+}
+
+/// # Safety
+///
+/// Called by LNet only, for a header lolnd_send parsed.
+unsafe extern "C" fn lolnd_recv(
+    _ni: *mut lnet_ni,
+    private: *mut c_void,
+    rx: *mut lnet_msg,
+    _delayed: c_int,
+    niov: c_uint,
+    kiov: *mut crate::kapi::bindings::bio_vec,
+    offset: c_uint,
+    mlen: c_uint,
+    _rlen: c_uint,
+) -> c_int {
+    let tx: *mut lnet_msg = private.cast();
+    if !rx.is_null() && mlen > 0 {
+        // SAFETY: `tx` is the message lolnd_send parsed, alive until we
+        // finalize it below; `kiov` is the matched MD's, held by `rx`.
+        unsafe {
+            let src = crate::msg::Msg::desc_of(tx);
+            let src_v = kiov::slice(src.kiov.cast(), src.niov);
+            let dst_v = kiov::slice(kiov.cast(), niov);
+            kiov::copy(dst_v, offset, src_v, src.offset, mlen);
+        }
+    }
+    // SAFETY: both messages are LNet's, each finalized exactly once here.
+    unsafe {
+        if !rx.is_null() {
+            crate::api::lnet_finalize(rx.cast(), 0, 0);
+        }
+        crate::api::lnet_finalize(tx, 0, 0);
+    }
+    0
+}
+
+/// The loopback LND's operations.
+pub(crate) static LOLND: lnet_lnd = lnet_lnd {
+    lnd_type: lnd::LO as u32,
+    lnd_startup: Some(lolnd_startup),
+    lnd_shutdown: Some(lolnd_shutdown),
+    lnd_send: Some(lolnd_send),
+    lnd_recv: Some(lolnd_recv),
+};

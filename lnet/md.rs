@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Memory descriptors as LNet holds them (`struct lnet_libmd`): the
+//! caller's MD turned into page fragments, its matching state, its event
+//! handler, and the flags and reference count that decide when it is
+//! unlinked and which event says so.
+
+use crate::kapi::bindings::{lnet_event, lnet_md};
+use crate::kapi::kiov::{self, BioVec};
+use crate::lnet_core::md::{options, MdState, THRESH_INF};
+use crate::lnet_core::nid::Nid;
+use kernel::prelude::*;
+
+/// Handler type of `struct lnet_md` (`lnet_handler_t`).
+pub(crate) type Handler = unsafe extern "C" fn(*mut lnet_event);
+
+/// Most fragments an MD may have (`LNET_MAX_IOV`).
+pub(crate) const MAX_IOV: u32 = 256;
+
+pub(crate) mod flags {
+    /// Unlinked once exhausted.
+    pub(crate) const AUTO_UNLINK: u32 = 1 << 0;
+    /// Unlinked: handle lookups fail, freed when the last message detaches.
+    pub(crate) const ZOMBIE: u32 = 1 << 1;
+    /// Explicitly unlinked; a later successful completion reports a timeout.
+    pub(crate) const ABORTED: u32 = 1 << 2;
+    /// A handler is running outside the lock for this MD.
+    pub(crate) const HANDLING: u32 = 1 << 3;
+    /// Unlinked with discard: incoming data may be dropped.
+    pub(crate) const DISCARD: u32 = 1 << 4;
+}
+
+pub(crate) struct LibMd {
+    pub(crate) state: MdState,
+    pub(crate) kiov: KVec<BioVec>,
+    /// The caller's `start` and `user_ptr`, echoed in events.
+    pub(crate) start: usize,
+    pub(crate) user_ptr: usize,
+    pub(crate) handler: Option<Handler>,
+    pub(crate) flags: u32,
+    /// Messages attached to this MD.
+    pub(crate) refcount: u32,
+    /// The ME cookie when attached to one.
+    pub(crate) me: Option<u64>,
+    /// Response tracker: seconds (monotonic) by which the ACK or REPLY is
+    /// due, and where the request went.
+    pub(crate) rspt: Option<(i64, Nid)>,
+}
+
+// SAFETY: the raw pointers inside (pages, the caller's pointers echoed back)
+// are not tied to a thread; they are only used under LNet's locks or while
+// a message holds a reference on the MD.
+unsafe impl Send for LibMd {}
+
+impl LibMd {
+    /// Builds an MD from the caller's description, as `lnet_md_build`.
+    ///
+    /// # Safety
+    ///
+    /// `umd.start` must point to `umd.length` bytes of kernel memory, or with
+    /// `LNET_MD_KIOV` to `umd.length` valid `struct bio_vec`, staying valid
+    /// until the MD is unlinked: the caller's promise, as in Lustre.
+    pub(crate) unsafe fn build(umd: &lnet_md, unlink: bool) -> Result<LibMd> {
+        if umd.start.is_null() && umd.length != 0 {
+            pr_err!(
+                "MD start pointer can not be NULL with length {}\n",
+                umd.length
+            );
+            return Err(EINVAL);
+        }
+        let mut v = KVec::new();
+        let length = if umd.options & options::KIOV != 0 {
+            if umd.length > MAX_IOV {
+                pr_err!(
+                    "Invalid option: too many fragments {}, {} max\n",
+                    umd.length,
+                    MAX_IOV
+                );
+                return Err(EINVAL);
+            }
+            let page_size = kernel::page::PAGE_SIZE as u64;
+            let mut total: u32 = 0;
+            for i in 0..umd.length as usize {
+                // SAFETY: the caller promises `length` entries at `start`.
+                let f = unsafe { *umd.start.cast::<BioVec>().add(i) };
+                if f.bv_page.is_null() || u64::from(f.bv_offset) + u64::from(f.bv_len) > page_size {
+                    pr_err!("MD fragment {} is not within one page\n", i);
+                    return Err(EINVAL);
+                }
+                total = total.checked_add(f.bv_len).ok_or(EINVAL)?;
+                v.push(f, GFP_KERNEL)?;
+            }
+            total
+        } else {
+            // SAFETY: the caller's buffer, by this function's contract.
+            unsafe { kiov::push_kvaddr_range(&mut v, umd.start as usize, umd.length as usize)? };
+            umd.length
+        };
+        let max_size = if umd.options & options::MAX_SIZE != 0 {
+            u32::try_from(umd.max_size).map_err(|_| EINVAL)?
+        } else {
+            0
+        };
+        let state = MdState::new(umd.options | options::KIOV, length, max_size, umd.threshold)
+            .map_err(|e| {
+                pr_err!("Invalid MD: {:?}\n", e);
+                EINVAL
+            })?;
+        Ok(LibMd {
+            state,
+            kiov: v,
+            start: umd.start as usize,
+            user_ptr: umd.user_ptr as usize,
+            handler: umd.handler,
+            flags: if unlink { flags::AUTO_UNLINK } else { 0 },
+            refcount: 0,
+            me: None,
+            rspt: None,
+        })
+    }
+
+    pub(crate) fn is_zombie(&self) -> bool {
+        self.flags & flags::ZOMBIE != 0
+    }
+
+    /// Whether it can go now (`lnet_md_unlinkable`).
+    pub(crate) fn unlinkable(&self) -> bool {
+        self.refcount == 0
+            && (self.is_zombie()
+                || (self.flags & flags::AUTO_UNLINK != 0 && self.state.exhausted()))
+    }
+
+    /// Takes one operation from the threshold for an outgoing message.
+    pub(crate) fn take_op(&mut self) {
+        if self.state.threshold != THRESH_INF && self.state.threshold > 0 {
+            self.state.threshold -= 1;
+        }
+    }
+
+    /// Fills the MD part of an event (`lnet_md_deconstruct`).
+    pub(crate) fn to_event(&self, cookie: u64, ev: &mut lnet_event) {
+        ev.md_handle.cookie = cookie;
+        ev.md_start = self.start as *mut _;
+        ev.md_user_ptr = self.user_ptr as *mut _;
+        ev.md_options = self.state.options;
+    }
+}

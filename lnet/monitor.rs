@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The monitor thread (`lnet_monitor_thread`): once a second it looks for
+//! response trackers past their deadline and ends them (health.md §5.3).
+//! Resends and recovery pings will run here too.
+
+use crate::api;
+use crate::kapi::errno::ESHUTDOWN;
+use crate::kapi::kthread::{self, Thread};
+use crate::params;
+use crate::state::TheLnet;
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::Ordering;
+use kernel::c_str;
+use kernel::prelude::*;
+
+/// Starts the monitor thread for `lnet`, which must outlive it.
+pub(crate) fn start(lnet: &TheLnet) -> Result<Thread> {
+    let data = (lnet as *const TheLnet).cast_mut().cast();
+    // SAFETY: the state outlives the thread: LNet stops it before the
+    // state goes.
+    unsafe { Thread::spawn(c_str!("monitor_thread"), monitor_main, data) }
+}
+
+/// # Safety
+///
+/// Started by [`start`] only.
+unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
+    // SAFETY: `start` passes the pinned state, which outlives the thread
+    // (the thread is stopped before the state is dropped).
+    let lnet = unsafe { &*data.cast_const().cast::<TheLnet>() };
+    let mut last_scan = kthread::now_secs();
+    while !kthread::should_stop() {
+        // Trackers are checked every transaction_timeout / 2 seconds.
+        let every = i64::from((params::snapshot().transaction_timeout / 2).max(1));
+        let now = kthread::now_secs();
+        if now.saturating_sub(last_scan) >= every {
+            expire_responses(lnet, false);
+            last_scan = now;
+        }
+        kthread::sleep_ms(1000);
+    }
+    0
+}
+
+/// Ends the response trackers past their deadline, or all of them when
+/// LNet is shutting down (`lnet_finalize_expired_responses`): each MD is
+/// unlinked, which gives its owner the final event, and
+/// `response_timeout_count` counts it.
+pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
+    const BATCH: usize = 16;
+    loop {
+        let now = kthread::now_secs();
+        let mut batch = [(0u64, crate::lnet_core::nid::Nid::ANY); BATCH];
+        let mut n = 0;
+        {
+            let res = lnet.res.lock();
+            for (&cookie, md) in res.mds.iter() {
+                let Some((deadline, nid)) = md.rspt.filter(|_| !md.is_zombie()) else {
+                    continue;
+                };
+                if all || deadline <= now {
+                    if let Some(slot) = batch.get_mut(n) {
+                        *slot = (cookie, nid);
+                        n += 1;
+                    } else {
+                        break;
+                    }
+                }
+            }
+        }
+        for &(cookie, _) in batch.iter().take(n) {
+            lnet.counters
+                .response_timeout_count
+                .fetch_add(1, Ordering::Relaxed);
+            // The MD may have been unlinked meanwhile; then nothing is due.
+            let status = if all { ESHUTDOWN().to_errno() } else { 0 };
+            let _ = api::md_unlink(lnet, cookie, false, status);
+        }
+        if let Some((_, nid)) = batch.get(n.wrapping_sub(1)) {
+            pr_info!("{} response(s) timed out, the last from {}\n", n, nid);
+        }
+        if n < BATCH {
+            break;
+        }
+    }
+}

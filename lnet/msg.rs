@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Messages: the send path, the receive path (`lnet_parse`) for the four
+//! message types, and `lnet_finalize`, through which every message ends and
+//! every event reaches the MD's handler.
+
+use crate::counters::Counters;
+use crate::kapi::bindings::{lnet_event, lnet_tx_desc};
+use crate::kapi::errno::*;
+use crate::kapi::kiov::BioVec;
+use crate::lnd::lnet_msg;
+use crate::lnet_core::hdr::{Hdr, MsgBody, WireHandle, HDR_NID16_LEN, HDR_NID4_LEN};
+use crate::lnet_core::health::Status;
+use crate::lnet_core::md::{self as core_md, EventKind, Incoming, Match, Op};
+use crate::lnet_core::nid::Nid;
+use crate::md::flags;
+use crate::ni::Ni;
+use crate::state::{Res, TheLnet, MAX_PORTALS};
+use crate::{api, kapi, params};
+use core::ffi::c_void;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// A message in flight (`struct lnet_msg`).
+pub(crate) struct Msg {
+    pub(crate) hdr: Hdr,
+    /// What the LND sends; also the payload source the loopback LND reads.
+    pub(crate) desc: lnet_tx_desc,
+    /// The MD this message holds a reference on.
+    pub(crate) md: Option<u64>,
+    /// The event the MD's handler gets when this message ends.
+    pub(crate) ev: lnet_event,
+    pub(crate) ni: Option<Arc<Ni>>,
+    /// An incoming PUT whose initiator wants an ACK once it is delivered.
+    pub(crate) ack: Option<(WireHandle, Nid, u32)>,
+    /// Received (counted on the receive side) rather than sent.
+    pub(crate) rx: bool,
+}
+
+// SAFETY: the raw pointers inside (fragment vectors of referenced MDs, the
+// caller's pointers echoed in events) are not tied to a thread.
+unsafe impl Send for Msg {}
+
+impl Msg {
+    fn new(lnet: &TheLnet, hdr: Hdr) -> Result<KBox<Msg>> {
+        let m = KBox::new(
+            Msg {
+                hdr,
+                desc: lnet_tx_desc::default(),
+                md: None,
+                ev: lnet_event::default(),
+                ni: None,
+                ack: None,
+                rx: false,
+            },
+            GFP_KERNEL,
+        )?;
+        lnet.counters.msg_alloc();
+        lnet.msgs_in_flight.fetch_add(1, Ordering::Relaxed);
+        Ok(m)
+    }
+
+    fn free(lnet: &TheLnet, m: KBox<Msg>) {
+        drop(m);
+        lnet.counters.msg_free();
+        lnet.msgs_in_flight.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Fills the message part of the event (`lnet_build_msg_event`).
+    fn build_event(&mut self, lnet: &TheLnet, kind: EventKind, from: Nid) {
+        let h = &self.hdr;
+        let ev = &mut self.ev;
+        ev.type_ = kind as _;
+        ev.msg_type = h.msg.type_code();
+        ev.target.nid = api::nid_to_c(&h.dest_nid);
+        ev.target.pid = h.dest_pid;
+        ev.initiator.nid = api::nid_to_c(&h.src_nid);
+        ev.initiator.pid = h.src_pid;
+        ev.source = ev.initiator;
+        ev.sender = api::nid_to_c(&from);
+        match h.msg {
+            MsgBody::Put {
+                match_bits,
+                hdr_data,
+                ptl_index,
+                ..
+            } => {
+                ev.pt_index = ptl_index;
+                ev.match_bits = match_bits;
+                ev.hdr_data = hdr_data;
+                ev.rlength = h.payload_length;
+            }
+            MsgBody::Get {
+                match_bits,
+                ptl_index,
+                sink_length,
+                ..
+            } => {
+                ev.pt_index = ptl_index;
+                ev.match_bits = match_bits;
+                ev.rlength = sink_length;
+            }
+            MsgBody::Ack {
+                match_bits,
+                mlength,
+                ..
+            } => {
+                ev.match_bits = match_bits;
+                ev.mlength = mlength;
+            }
+            _ => ev.rlength = h.payload_length,
+        }
+        ev.sequence = lnet.event_seq.fetch_add(1, Ordering::Relaxed) as _;
+    }
+
+    /// The pointer LNDs know this message by.
+    fn into_c(m: KBox<Msg>) -> *mut lnet_msg {
+        KBox::into_raw(m).cast()
+    }
+
+    /// # Safety
+    ///
+    /// `p` came from [`Msg::into_c`] and is not used again.
+    pub(crate) unsafe fn from_c(p: *mut lnet_msg) -> KBox<Msg> {
+        // SAFETY: by this function's contract.
+        unsafe { KBox::from_raw(p.cast()) }
+    }
+
+    /// The send description of a message an LND holds.
+    ///
+    /// # Safety
+    ///
+    /// `p` is a message handed to an LND and not yet finalized.
+    pub(crate) unsafe fn desc_of<'a>(p: *mut lnet_msg) -> &'a lnet_tx_desc {
+        // SAFETY: by this function's contract the message is alive.
+        unsafe { &(*p.cast::<Msg>()).desc }
+    }
+}
+
+/// Sets the payload of an outgoing message to `len` bytes of `kiov` from
+/// `offset`.
+fn set_payload(m: &mut Msg, kiov: &KVec<BioVec>, offset: u32, len: u32) {
+    m.desc.kiov = kiov.as_ptr().cast_mut().cast();
+    m.desc.niov = kiov.len() as u32;
+    m.desc.offset = offset;
+    m.desc.len = len;
+}
+
+/// The local NI a message to `dest` leaves from, and the NID it names as
+/// its source. Messages to one of our own NIDs go over the loopback NI.
+fn select_ni(lnet: &TheLnet, dest: &Nid) -> Option<(Arc<Ni>, Nid)> {
+    let nis = lnet.nis.lock();
+    let local = nis.nis.iter().find(|ni| ni.nid == *dest && ni.is_active());
+    if let Some(ni) = local {
+        let lo = nis.nis.iter().find(|n| n.nid == Nid::LO && n.is_active())?;
+        return Some((lo.clone(), ni.nid));
+    }
+    let ni = nis
+        .nis
+        .iter()
+        .find(|ni| ni.nid.net() == dest.net() && ni.is_active())?;
+    Some((ni.clone(), ni.nid))
+}
+
+/// Sends a message (`lnet_send`): picks the NI, encodes the header and hands
+/// it to the LND. Any failure finalizes the message.
+pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
+    let Some((ni, src)) = select_ni(lnet, &m.hdr.dest_nid) else {
+        pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
+        finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::RemoteError);
+        return;
+    };
+    if m.hdr.src_nid.is_any() {
+        m.hdr.src_nid = src;
+    }
+    m.hdr.src_pid = lnet.pid.load(Ordering::Relaxed);
+    let hdr = m.hdr;
+    let d = &mut m.desc;
+    d.type_ = hdr.msg.type_code();
+    d.target.nid = api::nid_to_c(&hdr.dest_nid);
+    d.target.pid = hdr.dest_pid;
+    let encoded = match hdr.encode_nid4(&mut d.hdr[..HDR_NID4_LEN]) {
+        Ok(()) => Ok(HDR_NID4_LEN),
+        Err(_) => hdr
+            .encode_nid16(&mut d.hdr[..HDR_NID16_LEN])
+            .map(|()| HDR_NID16_LEN),
+    };
+    match encoded {
+        Ok(n) => d.hdr_len = n as u32,
+        Err(e) => {
+            pr_err!("Cannot encode header to {}: {}\n", hdr.dest_nid, e);
+            finalize(lnet, m, EPROTO().to_errno(), Status::LocalError);
+            return;
+        }
+    }
+    ni.count_send(hdr.payload_length);
+    Counters::add(&lnet.counters.send_count);
+    Counters::add_len(&lnet.counters.send_length, hdr.payload_length);
+    m.ni = Some(ni.clone());
+    let p = Msg::into_c(m);
+    // SAFETY: `p` is a live message until finalized; the descriptor is
+    // inside it.
+    let desc = unsafe { core::ptr::addr_of!((*p.cast::<Msg>()).desc) };
+    if let Err(e) = ni.lnd.send(&ni, p, desc) {
+        // SAFETY: the LND refused the message, so it is still ours.
+        let m = unsafe { Msg::from_c(p) };
+        finalize(lnet, m, e.to_errno(), Status::LocalError);
+    }
+}
+
+/// Ends a message (`lnet_finalize`): delivers its event, sends the ACK an
+/// incoming PUT asked for, and frees it.
+pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: Status) {
+    if hstatus != Status::Ok {
+        lnet.counters.hstatus(hstatus as u32);
+    }
+    if m.md.is_some() {
+        detach_md(lnet, &mut m, status);
+    }
+    if let Some((wmd, initiator, mlength)) = m.ack.take() {
+        if status == 0 && lnet.is_running() {
+            let match_bits = m.ev.match_bits;
+            m.hdr = Hdr {
+                dest_nid: initiator,
+                src_nid: m.hdr.dest_nid,
+                dest_pid: m.hdr.src_pid,
+                src_pid: m.hdr.dest_pid,
+                payload_length: 0,
+                msg: MsgBody::Ack {
+                    dst_wmd: wmd,
+                    match_bits,
+                    mlength,
+                },
+            };
+            m.rx = false;
+            m.desc = lnet_tx_desc::default();
+            send(lnet, m);
+            return;
+        }
+    }
+    Msg::free(lnet, m);
+}
+
+/// Drops the message's MD reference and delivers its event outside the lock
+/// (`lnet_msg_detach_md`). While one handler of an MD runs, others wait, so
+/// an MD's events arrive one at a time and the unlinked one last.
+fn detach_md(lnet: &TheLnet, m: &mut Msg, status: i32) {
+    let Some(cookie) = m.md.take() else {
+        return;
+    };
+    let mut res = lnet.res.lock();
+    loop {
+        match res.mds.get(&cookie) {
+            Some(md) if md.flags & flags::HANDLING != 0 => lnet.handled.wait(&mut res),
+            _ => break,
+        }
+    }
+    let Some(md) = res.mds.get_mut(&cookie) else {
+        pr_err!("message held an MD that is gone\n");
+        return;
+    };
+    md.refcount = md.refcount.saturating_sub(1);
+    let unlink = md.unlinkable();
+    let handler = md.handler;
+    if handler.is_some() {
+        m.ev.status = if md.flags & flags::ABORTED != 0 && status == 0 {
+            ETIMEDOUT().to_errno()
+        } else {
+            status
+        };
+        m.ev.unlinked = unlink as i32;
+        md.to_event(cookie, &mut m.ev);
+        if !unlink {
+            md.flags |= flags::HANDLING;
+        }
+    }
+    if unlink || (md.refcount == 0 && md.state.threshold == core_md::THRESH_INF) {
+        detach_tracker(lnet, &mut res, cookie);
+    }
+    if unlink {
+        res.md_unlink(cookie);
+    }
+    drop(res);
+    if let Some(h) = handler {
+        let mut ev = m.ev;
+        // SAFETY: the caller's handler, called as the API promises: no LNet
+        // lock held, one event at a time per MD.
+        unsafe { h(&mut ev) };
+        if !unlink {
+            let mut res = lnet.res.lock();
+            if let Some(md) = res.mds.get_mut(&cookie) {
+                md.flags &= !flags::HANDLING;
+            }
+            drop(res);
+            lnet.handled.notify_all();
+        }
+    }
+}
+
+/// Drops an MD's response tracker, if it has one.
+pub(crate) fn detach_tracker(lnet: &TheLnet, res: &mut Res, cookie: u64) {
+    if let Some(md) = res.mds.get_mut(&cookie) {
+        if md.rspt.take().is_some() {
+            lnet.counters.rst_alloc.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Discards an incoming message's payload (`lnet_drop_message`).
+fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: &str, hdr: &Hdr) {
+    Counters::add(&lnet.counters.drop_count);
+    Counters::add_len(&lnet.counters.drop_length, rlen);
+    Counters::add(&ni.drop_count);
+    pr_debug!(
+        "Dropping {} from {}: {}\n",
+        hdr.msg.type_name(),
+        hdr.src_nid,
+        why
+    );
+    let _ = ni.lnd.recv(
+        ni,
+        private,
+        core::ptr::null_mut(),
+        core::ptr::null_mut(),
+        0,
+        0,
+        0,
+        rlen,
+    );
+}
+
+/// A header arrived on `ni` (`lnet_parse`). Returns 0 once the LND has been
+/// (or will be) asked to receive or discard the payload, or a negative
+/// errno for a header the LND should treat as a protocol error.
+pub(crate) fn parse(
+    lnet: &TheLnet,
+    ni: &Arc<Ni>,
+    bytes: &[u8],
+    from: Nid,
+    private: *mut c_void,
+) -> i32 {
+    let decoded = match bytes.len() {
+        HDR_NID4_LEN => Hdr::decode_nid4(bytes),
+        HDR_NID16_LEN => Hdr::decode_nid16(bytes),
+        n => {
+            pr_err!("Bad header length {} from {}\n", n, from);
+            return EPROTO().to_errno();
+        }
+    };
+    let hdr = match decoded.and_then(|h| h.check().map(|()| h)) {
+        Ok(h) => h,
+        Err(e) => {
+            pr_err!("Bad header from {}: {}\n", from, e);
+            return EPROTO().to_errno();
+        }
+    };
+    let rlen = hdr.payload_length;
+    if !lnet.is_running() {
+        drop_incoming(lnet, ni, private, rlen, "LNet is shutting down", &hdr);
+        return 0;
+    }
+    let for_me = hdr.dest_nid == ni.nid
+        || (ni.nid == Nid::LO && lnet.nis.lock().nis.iter().any(|n| n.nid == hdr.dest_nid));
+    if !for_me {
+        drop_incoming(
+            lnet,
+            ni,
+            private,
+            rlen,
+            "not for this node and routing is off",
+            &hdr,
+        );
+        return 0;
+    }
+    if hdr.dest_pid != lnet.pid.load(Ordering::Relaxed) {
+        drop_incoming(lnet, ni, private, rlen, "wrong pid", &hdr);
+        return 0;
+    }
+    Counters::add(&lnet.counters.recv_count);
+    Counters::add_len(&lnet.counters.recv_length, rlen);
+    ni.count_recv(rlen);
+    let Ok(mut m) = Msg::new(lnet, hdr) else {
+        drop_incoming(lnet, ni, private, rlen, "out of memory", &hdr);
+        return 0;
+    };
+    m.rx = true;
+    m.ni = Some(ni.clone());
+    match hdr.msg {
+        MsgBody::Put { .. } | MsgBody::Get { .. } => parse_request(lnet, ni, m, from, private),
+        MsgBody::Ack { dst_wmd, .. } | MsgBody::Reply { dst_wmd } => {
+            parse_response(lnet, ni, m, dst_wmd, from, private)
+        }
+        MsgBody::Hello { .. } => {
+            Msg::free(lnet, m);
+            EPROTO().to_errno()
+        }
+    }
+}
+
+/// Matches an incoming request against the portal's MEs
+/// (`lnet_ptl_match_md`). Returns the MD cookie, offset and length, or why
+/// it is dropped.
+fn match_request(
+    res: &mut Res,
+    portal: u32,
+    inc: &Incoming,
+) -> core::result::Result<(u64, u32, u32), &'static str> {
+    if portal >= MAX_PORTALS {
+        return Err("invalid portal");
+    }
+    let mut found = None;
+    for (&(p, _), &me_cookie) in res.ptl.iter() {
+        if p != portal {
+            continue;
+        }
+        let Some(me) = res.mes.get(&me_cookie) else {
+            continue;
+        };
+        let Some(md_cookie) = me.md else {
+            continue;
+        };
+        let Some(md) = res.mds.get(&md_cookie).filter(|md| !md.is_zombie()) else {
+            continue;
+        };
+        match core_md::try_match(&me.entry, &md.state, inc) {
+            Match::No | Match::Exhausted => continue,
+            Match::TooBig { .. } => return Err("request too long for the matching MD"),
+            Match::OffsetBeyond { .. } => return Err("offset beyond the matching MD"),
+            Match::Yes { offset, mlength } => {
+                found = Some((md_cookie, offset, mlength));
+                break;
+            }
+        }
+    }
+    let Some((cookie, offset, mlength)) = found else {
+        return Err("no matching ME");
+    };
+    if let Some(md) = res.mds.get_mut(&cookie) {
+        md.state.commit(offset, mlength);
+        md.refcount += 1;
+    }
+    Ok((cookie, offset, mlength))
+}
+
+fn parse_request(
+    lnet: &TheLnet,
+    ni: &Arc<Ni>,
+    mut m: KBox<Msg>,
+    from: Nid,
+    private: *mut c_void,
+) -> i32 {
+    let hdr = m.hdr;
+    let (op, portal, roffset, rlength) = match hdr.msg {
+        MsgBody::Put {
+            ptl_index, offset, ..
+        } => (Op::Put, ptl_index, offset, hdr.payload_length),
+        MsgBody::Get {
+            ptl_index,
+            src_offset,
+            sink_length,
+            ..
+        } => (Op::Get, ptl_index, src_offset, sink_length),
+        _ => (Op::Put, MAX_PORTALS, 0, 0),
+    };
+    let match_bits = match hdr.msg {
+        MsgBody::Put { match_bits, .. } | MsgBody::Get { match_bits, .. } => match_bits,
+        _ => 0,
+    };
+    let inc = Incoming {
+        op,
+        src_nid: hdr.src_nid,
+        src_pid: hdr.src_pid,
+        match_bits,
+        rlength,
+        roffset,
+    };
+    let mut res = lnet.res.lock();
+    let matched = match_request(&mut res, portal, &inc);
+    let (cookie, offset, mlength) = match matched {
+        Ok(x) => x,
+        Err(why) => {
+            drop(res);
+            Msg::free(lnet, m);
+            drop_incoming(lnet, ni, private, hdr.payload_length, why, &hdr);
+            return 0;
+        }
+    };
+    let (kiov, niov, ack_disabled, md_len) = match res.mds.get(&cookie) {
+        Some(md) => (
+            md.kiov.as_ptr().cast_mut(),
+            md.kiov.len() as u32,
+            md.state.options & core_md::options::ACK_DISABLE != 0,
+            md.state.length,
+        ),
+        None => (core::ptr::null_mut(), 0, true, 0),
+    };
+    let _ = md_len;
+    m.md = Some(cookie);
+    drop(res);
+
+    match hdr.msg {
+        MsgBody::Put { ack_wmd, .. } => {
+            m.build_event(lnet, EventKind::Put, from);
+            m.ev.mlength = mlength;
+            m.ev.offset = offset;
+            if !ack_wmd.is_none() && !ack_disabled {
+                m.ack = Some((ack_wmd, hdr.src_nid, mlength));
+            }
+            let p = Msg::into_c(m);
+            if let Err(e) = ni.lnd.recv(
+                ni,
+                private,
+                p,
+                kiov,
+                niov,
+                offset,
+                mlength,
+                hdr.payload_length,
+            ) {
+                // SAFETY: the LND did not take the message.
+                finalize(
+                    lnet,
+                    unsafe { Msg::from_c(p) },
+                    e.to_errno(),
+                    Status::LocalError,
+                );
+            }
+        }
+        MsgBody::Get { return_wmd, .. } => {
+            m.build_event(lnet, EventKind::Get, from);
+            m.ev.mlength = mlength;
+            m.ev.offset = offset;
+            // The GET has no payload: let the LND finish with it, then the
+            // same message goes back as the REPLY; its end delivers the GET
+            // event.
+            let _ = ni.lnd.recv(
+                ni,
+                private,
+                core::ptr::null_mut(),
+                core::ptr::null_mut(),
+                0,
+                0,
+                0,
+                0,
+            );
+            m.hdr = Hdr {
+                dest_nid: hdr.src_nid,
+                src_nid: hdr.dest_nid,
+                dest_pid: hdr.src_pid,
+                src_pid: hdr.dest_pid,
+                payload_length: mlength,
+                msg: MsgBody::Reply {
+                    dst_wmd: return_wmd,
+                },
+            };
+            m.rx = false;
+            m.desc.kiov = kiov.cast();
+            m.desc.niov = niov;
+            m.desc.offset = offset;
+            m.desc.len = mlength;
+            send(lnet, m);
+        }
+        _ => Msg::free(lnet, m),
+    }
+    0
+}
+
+fn parse_response(
+    lnet: &TheLnet,
+    ni: &Arc<Ni>,
+    mut m: KBox<Msg>,
+    wmd: WireHandle,
+    from: Nid,
+    private: *mut c_void,
+) -> i32 {
+    let hdr = m.hdr;
+    let is_reply = matches!(hdr.msg, MsgBody::Reply { .. });
+    let rlength = hdr.payload_length;
+    let mut res = lnet.res.lock();
+    let found = if wmd.interface_cookie == lnet.interface_cookie {
+        res.md(wmd.object_cookie).map(|md| md.state.length)
+    } else {
+        None
+    };
+    let why = match found {
+        None => Some(if is_reply {
+            "REPLY to an MD that is gone"
+        } else {
+            "ACK to an MD that is gone"
+        }),
+        Some(len) if is_reply && rlength > len && !truncates(&mut res, wmd.object_cookie) => {
+            Some("REPLY longer than its MD")
+        }
+        _ => None,
+    };
+    if let Some(why) = why {
+        drop(res);
+        Msg::free(lnet, m);
+        drop_incoming(lnet, ni, private, rlength, why, &hdr);
+        return 0;
+    }
+    let cookie = wmd.object_cookie;
+    let (kiov, niov, mlength) = match res.mds.get_mut(&cookie) {
+        Some(md) => {
+            md.refcount += 1;
+            md.take_op();
+            (
+                md.kiov.as_ptr().cast_mut(),
+                md.kiov.len() as u32,
+                rlength.min(md.state.length),
+            )
+        }
+        None => (core::ptr::null_mut(), 0, 0),
+    };
+    detach_tracker(lnet, &mut res, cookie);
+    drop(res);
+    m.md = Some(cookie);
+    if is_reply {
+        m.build_event(lnet, EventKind::Reply, from);
+        m.ev.mlength = mlength;
+        m.ev.offset = 0;
+        let p = Msg::into_c(m);
+        if let Err(e) = ni.lnd.recv(ni, private, p, kiov, niov, 0, mlength, rlength) {
+            // SAFETY: the LND did not take the message.
+            finalize(
+                lnet,
+                unsafe { Msg::from_c(p) },
+                e.to_errno(),
+                Status::LocalError,
+            );
+        }
+    } else {
+        m.build_event(lnet, EventKind::Ack, from);
+        let p = Msg::into_c(m);
+        if let Err(e) = ni
+            .lnd
+            .recv(ni, private, p, core::ptr::null_mut(), 0, 0, 0, 0)
+        {
+            // SAFETY: the LND did not take the message.
+            finalize(
+                lnet,
+                unsafe { Msg::from_c(p) },
+                e.to_errno(),
+                Status::LocalError,
+            );
+        }
+    }
+    0
+}
+
+fn truncates(res: &mut Res, cookie: u64) -> bool {
+    res.md(cookie)
+        .is_some_and(|md| md.state.options & core_md::options::TRUNCATE != 0)
+}
+
+/// Starts a PUT or GET from a bound MD (the body of `LNetPut`/`LNetGet`).
+pub(crate) struct Request {
+    pub(crate) md: u64,
+    pub(crate) target: Nid,
+    pub(crate) target_pid: u32,
+    pub(crate) src: Nid,
+    pub(crate) portal: u32,
+    pub(crate) match_bits: u64,
+    pub(crate) offset: u32,
+    /// PUT: Some(hdr_data); GET: None.
+    pub(crate) put: Option<u64>,
+    pub(crate) ack: bool,
+    /// Seconds for the ACK/REPLY; 0 for `lnet_transaction_timeout`.
+    pub(crate) timeout: u32,
+}
+
+pub(crate) fn start(lnet: &TheLnet, r: Request) -> Result {
+    let is_put = r.put.is_some();
+    let placeholder = Hdr {
+        dest_nid: r.target,
+        src_nid: r.src,
+        dest_pid: r.target_pid,
+        src_pid: 0,
+        payload_length: 0,
+        msg: MsgBody::Reply {
+            dst_wmd: WireHandle::NONE,
+        },
+    };
+    let mut m = Msg::new(lnet, placeholder)?;
+    let t = params::snapshot();
+    let mut res = lnet.res.lock();
+    if !lnet.is_running() {
+        drop(res);
+        Msg::free(lnet, m);
+        return Err(ESHUTDOWN());
+    }
+    let Some(md) = res
+        .md(r.md)
+        .filter(|md| md.state.threshold != 0 && md.me.is_none())
+    else {
+        drop(res);
+        Msg::free(lnet, m);
+        return Err(ENOENT);
+    };
+    md.refcount += 1;
+    md.take_op();
+    let len = md.state.length;
+    let wmd = WireHandle {
+        interface_cookie: lnet.interface_cookie,
+        object_cookie: r.md,
+    };
+    let tracked = (!is_put || r.ack)
+        && core_md::response_tracked(md.state.options, t.response_tracking, is_put, r.timeout > 0);
+    if tracked {
+        let secs = if r.timeout > 0 {
+            r.timeout
+        } else {
+            t.transaction_timeout
+        };
+        let deadline = kapi::kthread::now_secs().saturating_add(i64::from(secs));
+        if md.rspt.replace((deadline, r.target)).is_none() {
+            lnet.counters.rst_alloc.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    if is_put {
+        set_payload(&mut m, &md.kiov, 0, len);
+    }
+    m.md = Some(r.md);
+    drop(res);
+
+    m.hdr.msg = match r.put {
+        Some(hdr_data) => MsgBody::Put {
+            ack_wmd: if r.ack { wmd } else { WireHandle::NONE },
+            match_bits: r.match_bits,
+            hdr_data,
+            ptl_index: r.portal,
+            offset: r.offset,
+        },
+        None => MsgBody::Get {
+            return_wmd: wmd,
+            match_bits: r.match_bits,
+            ptl_index: r.portal,
+            src_offset: r.offset,
+            sink_length: len,
+        },
+    };
+    m.hdr.payload_length = if is_put { len } else { 0 };
+    m.hdr.src_pid = lnet.pid.load(Ordering::Relaxed);
+    m.build_event(lnet, EventKind::Send, Nid::ANY);
+    m.ev.mlength = len;
+    m.ev.rlength = len;
+    m.ev.offset = r.offset;
+    send(lnet, m);
+    Ok(())
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Bringing LNet up and down (`LNetNIInit`, `LNetNIFini`) and the LND
+//! registry.
+//!
+//! Shutdown keeps the API's promise that every PUT and GET ends in one
+//! final event: sends stop being accepted, every response tracker is
+//! expired (its MD is unlinked and the owner told), the LNDs stop their NIs
+//! and finalize what they hold, and only then are leftover MDs unlinked.
+
+use crate::config;
+use crate::kapi::errno::*;
+use crate::kapi::vec;
+use crate::lnd::LndRef;
+use crate::lnet_core::networks;
+use crate::lnet_core::nid::{lnd, Nid};
+use crate::lolnd::LOLND;
+use crate::monitor;
+use crate::ni::{Ni, NiState};
+use crate::state::TheLnet;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// Seconds to wait for LNDs to finalize their messages at shutdown.
+const DRAIN_SECS: u32 = 30;
+
+pub(crate) fn register_lnd(lnet: &TheLnet, lnd: LndRef) -> Result {
+    let mut nis = lnet.nis.lock();
+    if nis.lnds.iter().any(|l| l.lnd_type() == lnd.lnd_type()) {
+        pr_err!("LND type {} is already registered\n", lnd.lnd_type());
+        return Err(EEXIST);
+    }
+    nis.lnds.push(lnd, GFP_ATOMIC)?;
+    pr_info!("LND type {} registered\n", lnd.lnd_type());
+    Ok(())
+}
+
+pub(crate) fn unregister_lnd(lnet: &TheLnet, lnd: LndRef) {
+    let mut nis = lnet.nis.lock();
+    if nis.nis.iter().any(|ni| ni.lnd == lnd) {
+        // The LND's module cannot unload while LNet runs its NIs.
+        pr_err!(
+            "LND type {} unregistered with NIs running\n",
+            lnd.lnd_type()
+        );
+    }
+    vec::retain(&mut nis.lnds, |l| *l != lnd);
+}
+
+/// The counted reference of a started NI.
+pub(crate) fn ni_arc(lnet: &TheLnet, ni: &Ni) -> Option<Arc<Ni>> {
+    let nis = lnet.nis.lock();
+    nis.nis
+        .iter()
+        .find(|n| core::ptr::eq::<Ni>(&***n, ni))
+        .cloned()
+}
+
+/// `LNetNIInit`: the first call starts the NIs and the monitor thread.
+/// Returns how many earlier calls are still counted.
+pub(crate) fn ni_init(lnet: &TheLnet, pid: u32) -> Result<u32> {
+    let mut api = lnet.api.lock();
+    if api.refcount > 0 {
+        api.refcount += 1;
+        return Ok(api.refcount - 1);
+    }
+    lnet.pid.store(pid, Ordering::Relaxed);
+    let monitor = start_nis(lnet).and_then(|()| monitor::start(lnet));
+    let monitor = match monitor {
+        Ok(t) => t,
+        Err(e) => {
+            stop_nis(lnet);
+            forget_nis(lnet);
+            return Err(e);
+        }
+    };
+    api.monitor = Some(monitor);
+    lnet.running.store(true, Ordering::Release);
+    api.refcount = 1;
+    pr_info!("LNet up, pid {}\n", pid);
+    Ok(0)
+}
+
+/// Starts `0@lo` and the NIs of `networks=`.
+fn start_nis(lnet: &TheLnet) -> Result {
+    let lo = LndRef::new(&LOLND).ok_or(EINVAL)?;
+    start_ni(lnet, Nid::LO, None, lo)?;
+    let mut failed = Ok(());
+    let r = networks::for_each_ni(config::networks(), config::NCPTS, |spec| {
+        let found = {
+            let nis = lnet.nis.lock();
+            nis.lnds
+                .iter()
+                .find(|l| l.lnd_type() == u32::from(spec.net.lnd()))
+                .copied()
+        };
+        let Some(l) = found else {
+            let module = match spec.net.lnd() {
+                lnd::SOCK => "ksocklnd",
+                lnd::O2IB => "ko2iblnd",
+                _ => "(none)",
+            };
+            pr_err!(
+                "Can't load LND {}, module {}: not registered\n",
+                spec.net,
+                module
+            );
+            failed = Err(ENODEV);
+            return Err(());
+        };
+        match start_ni(lnet, Nid::new4(spec.net, 0), spec.iface, l) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                failed = Err(e);
+                Err(())
+            }
+        }
+    });
+    failed?;
+    match r {
+        Ok(Ok(_)) => Ok(()),
+        _ => Err(EINVAL),
+    }
+}
+
+fn start_ni(lnet: &TheLnet, nid: Nid, iface: Option<&str>, lnd: LndRef) -> Result {
+    let ni = Arc::new(Ni::new(nid, iface, lnd), GFP_KERNEL)?;
+    let mut nis = lnet.nis.lock();
+    nis.nis.push(ni.clone(), GFP_ATOMIC)?;
+    drop(nis);
+    if let Err(e) = lnd.startup(&ni) {
+        pr_err!("Failed to start {}: {:?}\n", nid, e);
+        vec::retain(&mut lnet.nis.lock().nis, |n| !Arc::ptr_eq(n, &ni));
+        return Err(e);
+    }
+    ni.set_state(NiState::Active);
+    pr_info!("Added LNI {} {}\n", nid, ni.iface());
+    Ok(())
+}
+
+/// Stops every NI: the LND finalizes what it holds. The NIs stay listed
+/// until [`forget_nis`], so messages inside LNDs can still end normally.
+fn stop_nis(lnet: &TheLnet) {
+    let mut i = 0;
+    loop {
+        let ni = lnet.nis.lock().nis.get(i).cloned();
+        let Some(ni) = ni else {
+            break;
+        };
+        i += 1;
+        if ni.state.load(Ordering::Relaxed) != NiState::Deleting as u32 {
+            let was_active = ni.is_active();
+            ni.set_state(NiState::Deleting);
+            if was_active {
+                ni.lnd.shutdown(&ni);
+                pr_info!("Removed LNI {}\n", ni.nid);
+            }
+        }
+    }
+}
+
+fn forget_nis(lnet: &TheLnet) {
+    while let Some(ni) = vec::pop(&mut lnet.nis.lock().nis) {
+        drop(ni);
+    }
+}
+
+/// `LNetNIFini`.
+pub(crate) fn ni_fini(lnet: &TheLnet) -> Result {
+    let mut api = lnet.api.lock();
+    if api.refcount == 0 {
+        return Err(ENETDOWN());
+    }
+    api.refcount -= 1;
+    if api.refcount == 0 {
+        shutdown(lnet, &mut api.monitor);
+    }
+    Ok(())
+}
+
+/// Takes LNet down, ending every message with an event.
+pub(crate) fn shutdown(lnet: &TheLnet, monitor_thread: &mut Option<crate::kapi::kthread::Thread>) {
+    {
+        // Under the resource lock, so no send attaches to an MD after this.
+        let _res = lnet.res.lock();
+        lnet.running.store(false, Ordering::Release);
+    }
+    drop(monitor_thread.take());
+    // No ACK or REPLY can come any more.
+    monitor::expire_responses(lnet, true);
+    stop_nis(lnet);
+    let mut waited = 0;
+    while lnet.msgs_in_flight.load(Ordering::Acquire) != 0 {
+        if waited == DRAIN_SECS * 10 {
+            pr_err!(
+                "{} message(s) still held by LNDs after {}s\n",
+                lnet.msgs_in_flight.load(Ordering::Acquire),
+                DRAIN_SECS
+            );
+            break;
+        }
+        crate::kapi::kthread::sleep_ms(100);
+        waited += 1;
+    }
+    forget_nis(lnet);
+    unlink_all(lnet);
+    pr_info!("LNet down\n");
+}
+
+/// Unlinks what the caller left behind: MDs (their owners get UNLINK
+/// events) and MEs.
+fn unlink_all(lnet: &TheLnet) {
+    let mut count = 0u32;
+    loop {
+        let first = lnet
+            .res
+            .lock()
+            .mds
+            .iter()
+            .find(|(_, md)| !md.is_zombie())
+            .map(|(c, _)| *c);
+        let Some(cookie) = first else {
+            break;
+        };
+        let _ = crate::api::md_unlink(lnet, cookie, false, ESHUTDOWN().to_errno());
+        count += 1;
+    }
+    let mut res = lnet.res.lock();
+    let mes = res.mes.iter().count();
+    while let Some(c) = res.mes.iter().next().map(|(c, _)| *c) {
+        res.me_remove(c);
+    }
+    let zombies = res.mds.iter().count();
+    drop(res);
+    if count > 0 || mes > 0 {
+        pr_warn!(
+            "Unlinked {} MD(s) and {} ME(s) left at shutdown\n",
+            count,
+            mes
+        );
+    }
+    if zombies > 0 {
+        pr_err!("{} MD(s) still referenced at shutdown\n", zombies);
+    }
+}

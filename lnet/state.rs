@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! `the_lnet`: the node's LNet state and its locks.
+//!
+//! * `res` (a spinlock) holds the resources callers create: MDs, MEs and
+//!   the portal match lists, and the response trackers on MDs. Event
+//!   handlers never run under it.
+//! * `nis` (a spinlock) holds the registered LNDs and the running NIs.
+//! * `api` (a mutex) serializes LNetNIInit/LNetNIFini and owns the monitor
+//!   thread.
+
+use crate::counters::Counters;
+use crate::kapi::kthread::Thread;
+use crate::lnd::LndRef;
+use crate::lnet_core::md::MatchEntry;
+use crate::md::LibMd;
+use crate::ni::Ni;
+use core::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use kernel::prelude::*;
+use kernel::rbtree::RBTree;
+use kernel::sync::{Arc, CondVar, Mutex, SpinLock};
+use kernel::{new_condvar, new_mutex, new_spinlock};
+
+/// Portals in the table (`MAX_PORTALS`).
+pub(crate) const MAX_PORTALS: u32 = 64;
+
+/// A match entry (`struct lnet_me`).
+pub(crate) struct Me {
+    pub(crate) portal: u32,
+    /// Position in the portal's list (see [`Res::ptl`]).
+    pub(crate) pos: i64,
+    pub(crate) entry: MatchEntry,
+    pub(crate) unlink: bool,
+    pub(crate) md: Option<u64>,
+}
+
+pub(crate) struct Res {
+    /// MDs by handle cookie.
+    pub(crate) mds: RBTree<u64, LibMd>,
+    /// MEs by cookie (the `struct lnet_me *` callers hold is the cookie).
+    pub(crate) mes: RBTree<u64, Me>,
+    /// Match lists: (portal, position) -> ME cookie, in match order.
+    pub(crate) ptl: RBTree<(u32, i64), u64>,
+}
+
+pub(crate) struct Nis {
+    pub(crate) lnds: KVec<LndRef>,
+    pub(crate) nis: KVec<Arc<Ni>>,
+}
+
+pub(crate) struct Api {
+    /// LNetNIInit calls not yet matched by LNetNIFini.
+    pub(crate) refcount: u32,
+    pub(crate) monitor: Option<Thread>,
+}
+
+#[pin_data]
+pub(crate) struct TheLnet {
+    #[pin]
+    pub(crate) res: SpinLock<Res>,
+    /// Signalled when an MD's handler returns (the HANDLING flag clears).
+    #[pin]
+    pub(crate) handled: CondVar,
+    #[pin]
+    pub(crate) nis: SpinLock<Nis>,
+    #[pin]
+    pub(crate) api: Mutex<Api>,
+    pub(crate) counters: Counters,
+    /// Names this incarnation of LNet in wire handles.
+    pub(crate) interface_cookie: u64,
+    next_cookie: AtomicU64,
+    me_head: AtomicI64,
+    me_tail: AtomicI64,
+    /// Sends and receives are accepted.
+    pub(crate) running: AtomicBool,
+    /// Our process id (`LNetNIInit`'s requested pid).
+    pub(crate) pid: AtomicU32,
+    /// Messages not yet finalized.
+    pub(crate) msgs_in_flight: AtomicU32,
+    /// Event sequence numbers.
+    pub(crate) event_seq: AtomicU64,
+}
+
+static THE_LNET: AtomicPtr<TheLnet> = AtomicPtr::new(core::ptr::null_mut());
+
+impl TheLnet {
+    pub(crate) fn new() -> Result<Pin<KBox<TheLnet>>> {
+        let mut cookie = [0u8; 8];
+        // SAFETY: fills the buffer it is given.
+        unsafe { kernel::bindings::get_random_bytes(cookie.as_mut_ptr().cast(), 8) };
+        KBox::pin_init(
+            pin_init!(TheLnet {
+                res <- new_spinlock!(Res {
+                    mds: RBTree::new(),
+                    mes: RBTree::new(),
+                    ptl: RBTree::new(),
+                }, "lnet_res"),
+                handled <- new_condvar!("lnet_md_handled"),
+                nis <- new_spinlock!(Nis { lnds: KVec::new(), nis: KVec::new() }, "lnet_nis"),
+                api <- new_mutex!(Api { refcount: 0, monitor: None }, "lnet_api"),
+                counters: Counters::default(),
+                interface_cookie: u64::from_ne_bytes(cookie) & !1,
+                next_cookie: AtomicU64::new(1),
+                me_head: AtomicI64::new(0),
+                me_tail: AtomicI64::new(1),
+                running: AtomicBool::new(false),
+                pid: AtomicU32::new(crate::lnet_core::md::PID_ANY),
+                msgs_in_flight: AtomicU32::new(0),
+                event_seq: AtomicU64::new(0),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Publishes `lnet` to the C entry points. It must stay pinned and alive
+    /// until [`TheLnet::unpublish`].
+    pub(crate) fn publish(lnet: &TheLnet) {
+        THE_LNET.store((lnet as *const TheLnet).cast_mut(), Ordering::Release);
+    }
+
+    pub(crate) fn unpublish() {
+        THE_LNET.store(core::ptr::null_mut(), Ordering::Release);
+    }
+
+    /// The published state; None before module init finished or after exit
+    /// began.
+    pub(crate) fn get() -> Option<&'static TheLnet> {
+        let p = THE_LNET.load(Ordering::Acquire);
+        // SAFETY: published from a pinned box that the module keeps alive
+        // until after unpublish(); callers are in modules that depend on
+        // lnet.ko, or in lnet.ko itself while loaded.
+        unsafe { p.as_ref() }
+    }
+
+    /// A fresh cookie for an MD or ME: never 0 and never all ones.
+    pub(crate) fn cookie(&self) -> u64 {
+        self.next_cookie.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// A position at the head or tail of a portal's match list.
+    pub(crate) fn me_pos(&self, head: bool) -> i64 {
+        if head {
+            self.me_head.fetch_sub(1, Ordering::Relaxed)
+        } else {
+            self.me_tail.fetch_add(1, Ordering::Relaxed)
+        }
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+}
+
+impl Res {
+    /// A live (not unlinked) MD.
+    pub(crate) fn md(&mut self, cookie: u64) -> Option<&mut LibMd> {
+        self.mds.get_mut(&cookie).filter(|md| !md.is_zombie())
+    }
+
+    /// Unlinks an MD (`lnet_md_unlink`): from now on lookups fail; its ME is
+    /// detached (and removed if it was attached with LNET_UNLINK); it is
+    /// freed once no message holds it. Returns whether it was freed.
+    pub(crate) fn md_unlink(&mut self, cookie: u64) -> bool {
+        let Some(md) = self.mds.get_mut(&cookie) else {
+            return false;
+        };
+        if !md.is_zombie() {
+            md.flags |= crate::md::flags::ZOMBIE;
+            if let Some(me_cookie) = md.me.take() {
+                self.me_detach_md(me_cookie);
+            }
+        }
+        let free = self.mds.get(&cookie).is_some_and(|md| md.refcount == 0);
+        if free {
+            self.mds.remove(&cookie);
+        }
+        free
+    }
+
+    fn me_detach_md(&mut self, me_cookie: u64) {
+        let Some(me) = self.mes.get_mut(&me_cookie) else {
+            return;
+        };
+        me.md = None;
+        if me.unlink {
+            self.me_remove(me_cookie);
+        }
+    }
+
+    /// Removes an ME from its portal and frees it.
+    pub(crate) fn me_remove(&mut self, me_cookie: u64) {
+        if let Some(me) = self.mes.remove(&me_cookie) {
+            self.ptl.remove(&(me.portal, me.pos));
+        }
+    }
+}

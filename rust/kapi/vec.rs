@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the 6.12 `KVec` lacks: removing elements.
+
+use kernel::prelude::*;
+
+/// Removes and returns the last element.
+pub fn pop<T>(v: &mut KVec<T>) -> Option<T> {
+    let len = v.len();
+    let last = len.checked_sub(1)?;
+    // SAFETY: element `last` is initialized; shrinking the length first
+    // hands its ownership to the read.
+    unsafe {
+        v.set_len(last);
+        Some(core::ptr::read(v.as_ptr().add(last)))
+    }
+}
+
+/// Removes and returns element `i`, keeping the order of the others.
+pub fn remove<T>(v: &mut KVec<T>, i: usize) -> Option<T> {
+    v.as_mut_slice().get_mut(i..)?.rotate_left(1);
+    pop(v)
+}
+
+/// Removes every element for which `keep` is false.
+pub fn retain<T>(v: &mut KVec<T>, mut keep: impl FnMut(&T) -> bool) {
+    let mut i = 0;
+    while let Some(x) = v.as_slice().get(i) {
+        if keep(x) {
+            i += 1;
+        } else {
+            drop(remove(v, i));
+        }
+    }
+}

@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lnet_ulp: an upper layer that uses LNet as PtlRPC does, to prove C callers
+ * can. At load it initializes LNet, posts receive buffers (ME + MD) and
+ * sends to itself over 0@lo: PUT with ACK and GET with REPLY, 4 KiB from a
+ * kmalloc buffer and 1 MiB from a page vector, plus match misses,
+ * truncation, explicit unlink, responses that never come, and bad
+ * arguments. Every check that fails is logged and fails the load.
+ *
+ * With inflight=N it leaves N GETs waiting for a REPLY that never comes;
+ * unloading the module then calls LNetNIFini with them in flight, and each
+ * must end with an UNLINK event of status -ESHUTDOWN.
+ *
+ * Invariant checked throughout and at unload: every LNetPut/LNetGet that
+ * returned 0 got exactly one event with "unlinked" set on its MD.
+ */
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/highmem.h>
+#include <linux/bvec.h>
+#include <linux/completion.h>
+#include <linux/err.h>
+#include <lnet/api.h>
+
+static int inflight;
+module_param(inflight, int, 0444);
+MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
+
+#define ULP_PORTAL	10
+#define MAX_EV		4
+#define BIG		(1 << 20)
+#define BIG_PAGES	(BIG / PAGE_SIZE)
+
+static atomic_t sends = ATOMIC_INIT(0);	/* LNetPut/LNetGet returning 0 */
+static atomic_t finals = ATOMIC_INIT(0); /* client events with unlinked */
+static int failures;
+
+struct op {
+	struct completion done;
+	bool client;		/* counts toward the invariant */
+	int nev;
+	enum lnet_event_kind type[MAX_EV];
+	int status[MAX_EV];
+	int unlinked[MAX_EV];
+	unsigned int mlength[MAX_EV];
+	unsigned int rlength[MAX_EV];
+	__u64 hdr_data[MAX_EV];
+};
+
+static void op_init(struct op *op, bool client)
+{
+	memset(op, 0, sizeof(*op));
+	init_completion(&op->done);
+	op->client = client;
+}
+
+static void ulp_handler(struct lnet_event *ev)
+{
+	struct op *op = ev->md_user_ptr;
+
+	if (op->nev < MAX_EV) {
+		op->type[op->nev] = ev->type;
+		op->status[op->nev] = ev->status;
+		op->unlinked[op->nev] = ev->unlinked;
+		op->mlength[op->nev] = ev->mlength;
+		op->rlength[op->nev] = ev->rlength;
+		op->hdr_data[op->nev] = ev->hdr_data;
+	}
+	op->nev++;
+	if (ev->unlinked) {
+		if (op->client)
+			atomic_inc(&finals);
+		complete(&op->done);
+	}
+}
+
+#define CHECK(cond, fmt, ...) do {					\
+	if (!(cond)) {							\
+		pr_err("lnet_ulp: FAIL %s:%d: " fmt "\n", __func__,	\
+		       __LINE__, ##__VA_ARGS__);			\
+		failures++;						\
+	}								\
+} while (0)
+
+/*
+ * The initiator's two events: SEND and the response "kind", in either order
+ * (LNet does not order them), both successful, the last one unlinked.
+ * Returns the index of the response event, or -1.
+ */
+static int pair(struct op *op, enum lnet_event_kind kind)
+{
+	int r;
+
+	if (op->nev != 2 || op->unlinked[0] || !op->unlinked[1] ||
+	    op->status[0] || op->status[1])
+		return -1;
+	if (op->type[0] == LNET_EVENT_SEND && op->type[1] == kind)
+		r = 1;
+	else if (op->type[1] == LNET_EVENT_SEND && op->type[0] == kind)
+		r = 0;
+	else
+		return -1;
+	return r;
+}
+
+static bool wait_op(struct op *op, int secs)
+{
+	return wait_for_completion_timeout(&op->done, secs * HZ) != 0;
+}
+
+static struct lnet_processid self;
+
+/* A buffer: contiguous (kmalloc) or a page vector. */
+struct buf {
+	void *start;		/* what the MD gets */
+	unsigned int length;	/* what the MD gets */
+	unsigned int options;	/* LNET_MD_KIOV or 0 */
+	unsigned int bytes;
+	char *flat;		/* contiguous buffer */
+	struct bio_vec *kiov;	/* page vector */
+};
+
+static int buf_alloc(struct buf *b, unsigned int bytes, bool pages)
+{
+	unsigned int i, n = DIV_ROUND_UP(bytes, PAGE_SIZE);
+
+	memset(b, 0, sizeof(*b));
+	b->bytes = bytes;
+	if (!pages) {
+		b->flat = kzalloc(bytes, GFP_KERNEL);
+		b->start = b->flat;
+		b->length = bytes;
+		return b->flat ? 0 : -ENOMEM;
+	}
+	b->kiov = kcalloc(n, sizeof(*b->kiov), GFP_KERNEL);
+	if (!b->kiov)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		struct page *p = alloc_page(GFP_KERNEL | __GFP_ZERO);
+
+		if (!p)
+			return -ENOMEM;
+		bvec_set_page(&b->kiov[i], p,
+			      min_t(unsigned int, PAGE_SIZE, bytes - i * PAGE_SIZE), 0);
+	}
+	b->start = b->kiov;
+	b->length = n;
+	b->options = LNET_MD_KIOV;
+	return 0;
+}
+
+static void buf_free(struct buf *b)
+{
+	unsigned int i;
+
+	kfree(b->flat);
+	if (b->kiov) {
+		for (i = 0; i < b->length; i++)
+			if (b->kiov[i].bv_page)
+				__free_page(b->kiov[i].bv_page);
+		kfree(b->kiov);
+	}
+}
+
+static u8 *byte_at(struct buf *b, unsigned int off)
+{
+	/* Test pages are lowmem: page_address() is fine. */
+	if (b->flat)
+		return (u8 *)b->flat + off;
+	return (u8 *)page_address(b->kiov[off / PAGE_SIZE].bv_page) +
+	       off % PAGE_SIZE;
+}
+
+static void buf_fill(struct buf *b, u8 seed)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->bytes; i++)
+		*byte_at(b, i) = (u8)(seed + i * 7 + i / 251);
+}
+
+static bool buf_same(struct buf *a, struct buf *b, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (*byte_at(a, i) != *byte_at(b, i))
+			return false;
+	return true;
+}
+
+/* Posts a receive buffer: an ME on ULP_PORTAL and an MD on it. */
+static int post(struct buf *b, __u64 bits, unsigned int ops, int threshold,
+		struct op *op, struct lnet_handle_md *mdh)
+{
+	struct lnet_md md = {
+		.start = b->start,
+		.length = b->length,
+		.threshold = threshold,
+		.options = ops | b->options,
+		.user_ptr = op,
+		.handler = ulp_handler,
+	};
+	struct lnet_me *me;
+
+	me = LNetMEAttach(ULP_PORTAL, NULL, bits, 0, LNET_UNLINK,
+			  LNET_INS_AFTER);
+	if (IS_ERR(me))
+		return PTR_ERR(me);
+	return LNetMDAttach(me, &md, LNET_UNLINK, mdh);
+}
+
+static int bind(struct buf *b, int threshold, unsigned int opts, struct op *op,
+		struct lnet_handle_md *mdh)
+{
+	struct lnet_md md = {
+		.start = b->start,
+		.length = b->length,
+		.threshold = threshold,
+		.options = b->options | opts,
+		.user_ptr = op,
+		.handler = ulp_handler,
+	};
+
+	return LNetMDBind(&md, LNET_UNLINK, mdh);
+}
+
+static void counters(struct lnet_counters *c)
+{
+	lnet_counters_get(c);
+}
+
+/* PUT with ACK of "bytes" into a posted buffer, checking both sides. */
+static void test_put(unsigned int bytes, bool pages)
+{
+	struct buf src, dst;
+	struct op cop, sop;
+	struct lnet_handle_md cmd, smd;
+	__u64 bits = 0x100 + bytes;
+	int rc, i;
+
+	op_init(&cop, true);
+	op_init(&sop, false);
+	if (buf_alloc(&src, bytes, pages) || buf_alloc(&dst, bytes, pages)) {
+		CHECK(0, "no memory");
+		goto out;
+	}
+	buf_fill(&src, bytes & 0xff);
+	rc = post(&dst, bits, LNET_MD_OP_PUT, 1, &sop, &smd);
+	CHECK(rc == 0, "post %d", rc);
+	rc = bind(&src, 2, 0, &cop, &cmd);
+	CHECK(rc == 0, "bind %d", rc);
+	rc = LNetPut(NULL, cmd, LNET_ACK_REQ, &self, ULP_PORTAL, bits, 0,
+		     0xfeedULL + bytes);
+	CHECK(rc == 0, "LNetPut %d", rc);
+	if (rc == 0)
+		atomic_inc(&sends);
+	CHECK(wait_op(&cop, 10), "PUT %u: no final event", bytes);
+	CHECK(wait_op(&sop, 10), "PUT %u: target saw nothing", bytes);
+	i = pair(&cop, LNET_EVENT_ACK);
+	CHECK(i >= 0 && cop.mlength[i] == bytes,
+	      "PUT: events n=%d %d/%d/%d %d/%d/%d", cop.nev, cop.type[0],
+	      cop.status[0], cop.unlinked[0], cop.type[1], cop.status[1],
+	      cop.unlinked[1]);
+	CHECK(sop.nev == 1 && sop.type[0] == LNET_EVENT_PUT &&
+	      sop.status[0] == 0 && sop.unlinked[0] &&
+	      sop.mlength[0] == bytes && sop.hdr_data[0] == 0xfeedULL + bytes,
+	      "PUT: target event n=%d type=%d mlen=%u", sop.nev, sop.type[0],
+	      sop.mlength[0]);
+	CHECK(buf_same(&src, &dst, bytes), "PUT %u: data differs", bytes);
+	pr_info("lnet_ulp: PUT+ACK %u bytes (%s) ok\n", bytes,
+		pages ? "kiov" : "kmalloc");
+out:
+	buf_free(&src);
+	buf_free(&dst);
+}
+
+/* GET with REPLY of "bytes" from a posted buffer. */
+static void test_get(unsigned int bytes, bool pages)
+{
+	struct buf src, dst;
+	struct op cop, sop;
+	struct lnet_handle_md cmd, smd;
+	__u64 bits = 0x200 + bytes;
+	int rc, i;
+
+	op_init(&cop, true);
+	op_init(&sop, false);
+	if (buf_alloc(&src, bytes, pages) || buf_alloc(&dst, bytes, pages)) {
+		CHECK(0, "no memory");
+		goto out;
+	}
+	buf_fill(&src, 3);
+	rc = post(&src, bits, LNET_MD_OP_GET, 1, &sop, &smd);
+	CHECK(rc == 0, "post %d", rc);
+	rc = bind(&dst, 2, 0, &cop, &cmd);
+	CHECK(rc == 0, "bind %d", rc);
+	rc = LNetGet(NULL, cmd, &self, ULP_PORTAL, bits, 0, false);
+	CHECK(rc == 0, "LNetGet %d", rc);
+	if (rc == 0)
+		atomic_inc(&sends);
+	CHECK(wait_op(&cop, 10), "GET %u: no final event", bytes);
+	CHECK(wait_op(&sop, 10), "GET %u: target saw nothing", bytes);
+	i = pair(&cop, LNET_EVENT_REPLY);
+	CHECK(i >= 0 && cop.mlength[i] == bytes,
+	      "GET: events n=%d %d,%d status %d,%d", cop.nev, cop.type[0],
+	      cop.type[1], cop.status[0], cop.status[1]);
+	CHECK(sop.nev == 1 && sop.type[0] == LNET_EVENT_GET &&
+	      sop.status[0] == 0 && sop.unlinked[0] &&
+	      sop.mlength[0] == bytes, "GET: target event n=%d type=%d",
+	      sop.nev, sop.type[0]);
+	CHECK(buf_same(&src, &dst, bytes), "GET %u: data differs", bytes);
+	pr_info("lnet_ulp: GET+REPLY %u bytes (%s) ok\n", bytes,
+		pages ? "kiov" : "kmalloc");
+out:
+	buf_free(&src);
+	buf_free(&dst);
+}
+
+/* A PUT larger than a truncating buffer lands cut to size. */
+static void test_truncate(void)
+{
+	struct buf src, dst;
+	struct op cop, sop;
+	struct lnet_handle_md cmd, smd;
+	int rc, i;
+
+	op_init(&cop, true);
+	op_init(&sop, false);
+	if (buf_alloc(&src, 4096, false) || buf_alloc(&dst, 1000, false)) {
+		CHECK(0, "no memory");
+		goto out;
+	}
+	buf_fill(&src, 9);
+	rc = post(&dst, 0x300, LNET_MD_OP_PUT | LNET_MD_TRUNCATE, 1, &sop,
+		  &smd);
+	CHECK(rc == 0, "post %d", rc);
+	rc = bind(&src, 2, 0, &cop, &cmd);
+	CHECK(rc == 0, "bind %d", rc);
+	rc = LNetPut(NULL, cmd, LNET_ACK_REQ, &self, ULP_PORTAL, 0x300, 0, 0);
+	CHECK(rc == 0, "LNetPut %d", rc);
+	if (rc == 0)
+		atomic_inc(&sends);
+	CHECK(wait_op(&cop, 10) && wait_op(&sop, 10), "truncate: no events");
+	CHECK(sop.mlength[0] == 1000 && sop.rlength[0] == 4096,
+	      "truncate: target mlength %u rlength %u", sop.mlength[0],
+	      sop.rlength[0]);
+	i = pair(&cop, LNET_EVENT_ACK);
+	CHECK(i >= 0 && cop.mlength[i] == 1000, "truncate: ACK event %d", i);
+	CHECK(buf_same(&src, &dst, 1000), "truncate: data differs");
+	pr_info("lnet_ulp: truncated PUT ok\n");
+out:
+	buf_free(&src);
+	buf_free(&dst);
+}
+
+/*
+ * A request nothing matches: the target drops it, no ACK or REPLY comes,
+ * and the response tracker ends the operation with an UNLINK event.
+ */
+static void test_no_response(bool get, int timeout)
+{
+	struct lnet_counters before, after;
+	struct buf b;
+	struct op cop;
+	struct lnet_handle_md cmd;
+	int rc;
+
+	op_init(&cop, true);
+	if (buf_alloc(&b, 4096, false)) {
+		CHECK(0, "no memory");
+		return;
+	}
+	counters(&before);
+	rc = bind(&b, 2, 0, &cop, &cmd);
+	CHECK(rc == 0, "bind %d", rc);
+	if (get)
+		rc = timeout ? LNetGetTimeout(NULL, cmd, &self, ULP_PORTAL,
+					      0xdead, 0, false, timeout)
+			     : LNetGet(NULL, cmd, &self, ULP_PORTAL, 0xdead, 0,
+				       false);
+	else
+		rc = LNetPutTimeout(NULL, cmd, LNET_ACK_REQ, &self, ULP_PORTAL,
+				    0xdead, 0, 0, timeout);
+	CHECK(rc == 0, "send %d", rc);
+	if (rc == 0)
+		atomic_inc(&sends);
+	CHECK(wait_op(&cop, 60), "%s miss: no final event", get ? "GET" : "PUT");
+	counters(&after);
+	CHECK(cop.nev == 2 && cop.type[0] == LNET_EVENT_SEND &&
+	      cop.status[0] == 0 && cop.type[1] == LNET_EVENT_UNLINK &&
+	      cop.unlinked[1], "miss: events n=%d %d,%d", cop.nev, cop.type[0],
+	      cop.type[1]);
+	CHECK(after.lct_health.lch_response_timeout_count ==
+	      before.lct_health.lch_response_timeout_count + 1,
+	      "response_timeout_count %u -> %u",
+	      before.lct_health.lch_response_timeout_count,
+	      after.lct_health.lch_response_timeout_count);
+	CHECK(after.lct_common.lcc_drop_count ==
+	      before.lct_common.lcc_drop_count + 1, "drop_count %u -> %u",
+	      before.lct_common.lcc_drop_count,
+	      after.lct_common.lcc_drop_count);
+	pr_info("lnet_ulp: %s match miss timed out (%s timeout) ok\n",
+		get ? "GET" : "PUT", timeout ? "own" : "transaction");
+	buf_free(&b);
+}
+
+/* Unlinking an idle posted buffer gives UNLINK and removes its ME. */
+static void test_unlink(void)
+{
+	struct buf b;
+	struct op sop;
+	struct lnet_handle_md smd;
+	int rc;
+
+	op_init(&sop, false);
+	if (buf_alloc(&b, 512, false)) {
+		CHECK(0, "no memory");
+		return;
+	}
+	rc = post(&b, 0x400, LNET_MD_OP_PUT, LNET_MD_THRESH_INF, &sop, &smd);
+	CHECK(rc == 0, "post %d", rc);
+	rc = LNetMDUnlink(smd);
+	CHECK(rc == 0, "unlink %d", rc);
+	CHECK(wait_op(&sop, 5) && sop.nev == 1 &&
+	      sop.type[0] == LNET_EVENT_UNLINK && sop.unlinked[0],
+	      "unlink: events n=%d type=%d", sop.nev, sop.type[0]);
+	CHECK(LNetMDUnlink(smd) == -ENOENT, "second unlink not ENOENT");
+	pr_info("lnet_ulp: explicit unlink ok\n");
+	buf_free(&b);
+}
+
+static void test_bad_args(void)
+{
+	struct lnet_handle_md h = { .cookie = 0x7777777 };
+	struct lnet_md md = { .start = NULL, .length = 16 };
+	struct bio_vec bad = { .bv_page = NULL, .bv_len = 10 };
+	struct lnet_me *me;
+	char c[8];
+
+	me = LNetMEAttach(64, NULL, 0, 0, LNET_UNLINK, LNET_INS_AFTER);
+	CHECK(IS_ERR(me) && PTR_ERR(me) == -EINVAL, "portal 64 accepted");
+	CHECK(LNetMDBind(&md, LNET_UNLINK, &h) == -EINVAL, "NULL start bound");
+	md.start = c;
+	md.length = sizeof(c);
+	md.options = LNET_MD_OP_PUT;
+	CHECK(LNetMDBind(&md, LNET_UNLINK, &h) == -EINVAL,
+	      "active MD bound");
+	md.options = LNET_MD_KIOV;
+	md.start = &bad;
+	md.length = 1;
+	CHECK(LNetMDBind(&md, LNET_UNLINK, &h) == -EINVAL, "bad kiov bound");
+	md.options = 0x10000;
+	md.start = c;
+	md.length = sizeof(c);
+	CHECK(LNetMDBind(&md, LNET_UNLINK, &h) == -EINVAL,
+	      "unknown option bound");
+	h.cookie = 0x7777777;
+	CHECK(LNetPut(NULL, h, LNET_ACK_REQ, &self, ULP_PORTAL, 0, 0, 0) ==
+	      -ENOENT, "PUT on a bad handle");
+	CHECK(LNetMDUnlink(h) == -ENOENT, "unlink of a bad handle");
+	pr_info("lnet_ulp: bad arguments refused ok\n");
+}
+
+static struct op *pending;
+static struct buf *pending_bufs;
+
+static void start_inflight(void)
+{
+	struct lnet_handle_md h;
+	int i, rc;
+
+	pending = kcalloc(inflight, sizeof(*pending), GFP_KERNEL);
+	pending_bufs = kcalloc(inflight, sizeof(*pending_bufs), GFP_KERNEL);
+	if (!pending || !pending_bufs) {
+		CHECK(0, "no memory");
+		return;
+	}
+	for (i = 0; i < inflight; i++) {
+		op_init(&pending[i], true);
+		if (buf_alloc(&pending_bufs[i], 4096, i & 1)) {
+			CHECK(0, "no memory");
+			return;
+		}
+		rc = bind(&pending_bufs[i], 2, 0, &pending[i], &h);
+		CHECK(rc == 0, "bind %d", rc);
+		/* Nothing will answer for an hour. */
+		rc = LNetGetTimeout(NULL, h, &self, ULP_PORTAL, 0xbad0 + i, 0,
+				    false, 3600);
+		CHECK(rc == 0, "GET %d", rc);
+		if (rc == 0)
+			atomic_inc(&sends);
+	}
+	pr_info("lnet_ulp: %d GETs in flight\n", inflight);
+}
+
+static void free_inflight(void)
+{
+	int i;
+
+	for (i = 0; pending_bufs && i < inflight; i++)
+		buf_free(&pending_bufs[i]);
+	kfree(pending);
+	kfree(pending_bufs);
+	pending = NULL;
+	pending_bufs = NULL;
+}
+
+static int __init lnet_ulp_init(void)
+{
+	int rc;
+
+	rc = LNetNIInit(LNET_PID_LUSTRE);
+	if (rc < 0) {
+		pr_err("lnet_ulp: LNetNIInit: %d\n", rc);
+		return rc;
+	}
+	rc = LNetGetId(0, &self, true);
+	if (rc) {
+		pr_err("lnet_ulp: LNetGetId: %d\n", rc);
+		LNetNIFini();
+		return rc;
+	}
+	test_bad_args();
+	test_put(4096, false);
+	test_get(4096, false);
+	test_put(BIG, true);
+	test_get(BIG, true);
+	test_truncate();
+	test_unlink();
+	test_no_response(false, 2);
+	test_no_response(true, 2);
+	test_no_response(true, 0);
+	if (inflight > 0)
+		start_inflight();
+	CHECK(atomic_read(&sends) == atomic_read(&finals) + (inflight > 0 ? inflight : 0),
+	      "sends %d finals %d", atomic_read(&sends), atomic_read(&finals));
+	if (failures) {
+		pr_err("lnet_ulp: %d check(s) failed\n", failures);
+		LNetNIFini();
+		free_inflight();
+		return -EIO;
+	}
+	pr_info("lnet_ulp: all checks passed, sends=%d finals=%d\n",
+		atomic_read(&sends), atomic_read(&finals));
+	return 0;
+}
+
+static void __exit lnet_ulp_exit(void)
+{
+	int i;
+
+	LNetNIFini();
+	/* Every in-flight GET must have ended, as an UNLINK. */
+	for (i = 0; pending && i < inflight; i++)
+		CHECK(pending[i].nev == 2 &&
+		      pending[i].type[1] == LNET_EVENT_UNLINK &&
+		      pending[i].status[1] == -ESHUTDOWN,
+		      "in-flight GET %d: %d events, status %d", i,
+		      pending[i].nev, pending[i].status[1]);
+	if (atomic_read(&sends) != atomic_read(&finals))
+		CHECK(0, "sends %d finals %d", atomic_read(&sends),
+		      atomic_read(&finals));
+	free_inflight();
+	pr_info("lnet_ulp: unloaded: sends=%d finals=%d failures=%d\n",
+		atomic_read(&sends), atomic_read(&finals), failures);
+}
+
+module_init(lnet_ulp_init);
+module_exit(lnet_ulp_exit);
+MODULE_DESCRIPTION("LNet upper-layer test: PtlRPC-style use of the LNet API");
+MODULE_LICENSE("GPL");
