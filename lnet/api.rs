@@ -201,6 +201,9 @@ unsafe fn me_attach(
     let me_node = RBTreeNode::new(cookie, me, GFP_KERNEL)?;
     let ptl_node = RBTreeNode::new((portal, position), cookie, GFP_KERNEL)?;
     let mut res = lnet.res.lock();
+    if !lnet.is_running() {
+        return Err(ESHUTDOWN());
+    }
     res.mes.insert(me_node);
     res.ptl.insert(ptl_node);
     Ok(cookie)
@@ -236,19 +239,26 @@ unsafe extern "C" fn LNetMDAttach(
             return e.to_errno();
         }
     };
-    match res.mes.get_mut(&me_cookie) {
-        Some(m) if m.md.is_none() => m.md = Some(cookie),
+    if !lnet.is_running() {
+        return ESHUTDOWN().to_errno();
+    }
+    let portal = match res.mes.get_mut(&me_cookie) {
+        Some(m) if m.md.is_none() => {
+            m.md = Some(cookie);
+            m.portal
+        }
         _ => {
             pr_err!("LNetMDAttach: no such ME, or it already has an MD\n");
             return EINVAL.to_errno();
         }
-    }
+    };
     res.mds.insert(node);
     drop(res);
     // SAFETY: by this function's contract.
     if let Some(h) = unsafe { handle.as_mut() } {
         h.cookie = cookie;
     }
+    msg::attach_delayed(lnet, portal, me_cookie, cookie);
     0
 }
 
@@ -282,7 +292,12 @@ unsafe extern "C" fn LNetMDBind(
         Ok(n) => n,
         Err(e) => return e.to_errno(),
     };
-    lnet.res.lock().mds.insert(node);
+    let mut res = lnet.res.lock();
+    if !lnet.is_running() {
+        return ESHUTDOWN().to_errno();
+    }
+    res.mds.insert(node);
+    drop(res);
     // SAFETY: by this function's contract.
     if let Some(h) = unsafe { handle.as_mut() } {
         h.cookie = cookie;
@@ -482,6 +497,75 @@ unsafe extern "C" fn LNetGetTimeout(
             self_, mdh, target, portal, match_bits, offset, None, timeout,
         )
     }
+}
+
+fn lazy_portal(portal: c_int, set: bool) -> Result {
+    let lnet = lnet()?;
+    let p = u32::try_from(portal)
+        .ok()
+        .filter(|p| *p < MAX_PORTALS)
+        .ok_or(EINVAL)?;
+    let mut res = lnet.res.lock();
+    if set {
+        res.lazy |= 1 << p;
+    } else {
+        res.lazy &= !(1 << p);
+    }
+    drop(res);
+    if !set {
+        msg::drop_delayed(lnet, Some(p));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+extern "C" fn LNetSetLazyPortal(portal: c_int) -> c_int {
+    errno(lazy_portal(portal, true))
+}
+
+#[no_mangle]
+extern "C" fn LNetClearLazyPortal(portal: c_int) -> c_int {
+    errno(lazy_portal(portal, false))
+}
+
+/// # Safety
+///
+/// `dst` points to a NID; `src` and `order` are null or writable.
+#[no_mangle]
+unsafe extern "C" fn LNetDist(dst: *mut lnet_nid, src: *mut lnet_nid, order: *mut u32) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    // SAFETY: by this function's contract.
+    let Some(Ok(dst)) = (unsafe { dst.as_ref() }).map(nid_from_c) else {
+        return EINVAL.to_errno();
+    };
+    let nis = lnet.nis.lock();
+    let mut found = None;
+    for (i, ni) in nis.nis.iter().enumerate() {
+        if ni.nid == dst {
+            // A local NID: local_nid_dist_zero (1, the default) makes it 0.
+            found = Some((dst, i, 0));
+            break;
+        }
+        if found.is_none() && ni.nid.net() == dst.net() && ni.is_active() {
+            found = Some((ni.nid, i, 1));
+        }
+    }
+    drop(nis);
+    let Some((nid, i, hops)) = found else {
+        return EHOSTUNREACH().to_errno();
+    };
+    // SAFETY: by this function's contract.
+    unsafe {
+        if let Some(s) = src.as_mut() {
+            *s = nid_to_c(&nid);
+        }
+        if let Some(o) = order.as_mut() {
+            *o = i as u32;
+        }
+    }
+    hops
 }
 
 /// # Safety

@@ -10,13 +10,12 @@
 #include <lnet/api.h>
 #include <lnet/lnd.h>
 
+/* Lowmem by its linear mapping; vmalloc and module memory by page table. */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr)
 {
-	if (is_vmalloc_addr((void *)vaddr))
-		return vmalloc_to_page((void *)vaddr);
-	if (!virt_addr_valid((void *)vaddr))
-		return NULL;
-	return virt_to_page((void *)vaddr);
+	if (virt_addr_valid((void *)vaddr))
+		return virt_to_page((void *)vaddr);
+	return vmalloc_to_page((void *)vaddr);
 }
 EXPORT_SYMBOL_GPL(lnet_kvaddr_to_page);
 
@@ -32,6 +31,9 @@ EXPORT_SYMBOL_GPL(LNetGet);
 EXPORT_SYMBOL_GPL(LNetPutTimeout);
 EXPORT_SYMBOL_GPL(LNetGetTimeout);
 EXPORT_SYMBOL_GPL(lnet_counters_get);
+EXPORT_SYMBOL_GPL(LNetSetLazyPortal);
+EXPORT_SYMBOL_GPL(LNetClearLazyPortal);
+EXPORT_SYMBOL_GPL(LNetDist);
 
 EXPORT_SYMBOL_GPL(lnet_register_lnd);
 EXPORT_SYMBOL_GPL(lnet_unregister_lnd);

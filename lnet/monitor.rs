@@ -49,9 +49,11 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
 /// `response_timeout_count` counts it.
 pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
     const BATCH: usize = 16;
+    let mut total = 0u32;
+    let mut last = crate::lnet_core::nid::Nid::ANY;
     loop {
         let now = kthread::now_secs();
-        let mut batch = [(0u64, crate::lnet_core::nid::Nid::ANY); BATCH];
+        let mut batch = [0u64; BATCH];
         let mut n = 0;
         {
             let res = lnet.res.lock();
@@ -60,28 +62,31 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
                     continue;
                 };
                 if all || deadline <= now {
-                    if let Some(slot) = batch.get_mut(n) {
-                        *slot = (cookie, nid);
-                        n += 1;
-                    } else {
+                    let Some(slot) = batch.get_mut(n) else {
                         break;
-                    }
+                    };
+                    *slot = cookie;
+                    n += 1;
+                    last = nid;
                 }
             }
         }
-        for &(cookie, _) in batch.iter().take(n) {
+        let status = if all { ESHUTDOWN().to_errno() } else { 0 };
+        for &cookie in batch.iter().take(n) {
             lnet.counters
                 .response_timeout_count
                 .fetch_add(1, Ordering::Relaxed);
             // The MD may have been unlinked meanwhile; then nothing is due.
-            let status = if all { ESHUTDOWN().to_errno() } else { 0 };
             let _ = api::md_unlink(lnet, cookie, false, status);
         }
-        if let Some((_, nid)) = batch.get(n.wrapping_sub(1)) {
-            pr_info!("{} response(s) timed out, the last from {}\n", n, nid);
-        }
+        total = total.saturating_add(n as u32);
         if n < BATCH {
             break;
         }
+    }
+    if total > 0 && all {
+        pr_info!("{} response(s) abandoned at shutdown\n", total);
+    } else if total > 0 {
+        pr_info!("{} response(s) timed out, the last from {}\n", total, last);
     }
 }

@@ -8,6 +8,7 @@ use crate::counters::Counters;
 use crate::kapi::bindings::{lnet_event, lnet_tx_desc};
 use crate::kapi::errno::*;
 use crate::kapi::kiov::BioVec;
+use crate::kapi::vec;
 use crate::lnd::lnet_msg;
 use crate::lnet_core::hdr::{Hdr, MsgBody, WireHandle, HDR_NID16_LEN, HDR_NID4_LEN};
 use crate::lnet_core::health::Status;
@@ -318,16 +319,10 @@ fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: 
         hdr.src_nid,
         why
     );
-    let _ = ni.lnd.recv(
-        ni,
-        private,
-        core::ptr::null_mut(),
-        core::ptr::null_mut(),
-        0,
-        0,
-        0,
-        rlen,
-    );
+    let null = core::ptr::null_mut();
+    let _ = ni
+        .lnd
+        .recv(ni, private, null, false, null.cast(), 0, 0, 0, rlen);
 }
 
 /// A header arrived on `ni` (`lnet_parse`). Returns 0 once the LND has been
@@ -398,16 +393,53 @@ pub(crate) fn parse(
     }
 }
 
+/// Why an incoming request found no MD.
+pub(crate) enum Miss {
+    /// No ME/MD matched: on a lazy portal the message waits for one.
+    NoMatch,
+    /// The message is dropped, for this reason.
+    Drop(&'static str),
+}
+
+/// The portal and the matching view of an incoming PUT or GET.
+fn request_of(hdr: &Hdr) -> (u32, Incoming) {
+    let (op, portal, match_bits, roffset, rlength) = match hdr.msg {
+        MsgBody::Put {
+            ptl_index,
+            offset,
+            match_bits,
+            ..
+        } => (Op::Put, ptl_index, match_bits, offset, hdr.payload_length),
+        MsgBody::Get {
+            ptl_index,
+            src_offset,
+            sink_length,
+            match_bits,
+            ..
+        } => (Op::Get, ptl_index, match_bits, src_offset, sink_length),
+        _ => (Op::Put, MAX_PORTALS, 0, 0, 0),
+    };
+    let inc = Incoming {
+        op,
+        src_nid: hdr.src_nid,
+        src_pid: hdr.src_pid,
+        match_bits,
+        rlength,
+        roffset,
+    };
+    (portal, inc)
+}
+
 /// Matches an incoming request against the portal's MEs
-/// (`lnet_ptl_match_md`). Returns the MD cookie, offset and length, or why
-/// it is dropped.
+/// (`lnet_ptl_match_md`) and commits it to the MD found. Returns the MD
+/// cookie, offset and length.
 fn match_request(
     res: &mut Res,
     portal: u32,
     inc: &Incoming,
-) -> core::result::Result<(u64, u32, u32), &'static str> {
+) -> core::result::Result<(u64, u32, u32), Miss> {
     if portal >= MAX_PORTALS {
-        return Err("invalid portal");
+        return Err(Miss::Drop("invalid portal"));
     }
     let mut found = None;
     for (&(p, _), &me_cookie) in res.ptl.iter() {
@@ -420,104 +452,160 @@ fn match_request(
         let Some(md_cookie) = me.md else {
             continue;
         };
-        let Some(md) = res.mds.get(&md_cookie).filter(|md| !md.is_zombie()) else {
-            continue;
-        };
-        match core_md::try_match(&me.entry, &md.state, inc) {
+        match try_md(res, &me.entry, md_cookie, inc) {
             Match::No | Match::Exhausted => continue,
-            Match::TooBig { .. } => return Err("request too long for the matching MD"),
-            Match::OffsetBeyond { .. } => return Err("offset beyond the matching MD"),
+            Match::TooBig { .. } => return Err(Miss::Drop("request too long for the matching MD")),
+            Match::OffsetBeyond { .. } => return Err(Miss::Drop("offset beyond the matching MD")),
             Match::Yes { offset, mlength } => {
                 found = Some((md_cookie, offset, mlength));
                 break;
             }
         }
     }
-    let Some((cookie, offset, mlength)) = found else {
-        return Err("no matching ME");
-    };
+    let (cookie, offset, mlength) = found.ok_or(Miss::NoMatch)?;
+    commit(res, cookie, offset, mlength);
+    Ok((cookie, offset, mlength))
+}
+
+fn try_md(res: &Res, entry: &core_md::MatchEntry, md_cookie: u64, inc: &Incoming) -> Match {
+    match res.mds.get(&md_cookie).filter(|md| !md.is_zombie()) {
+        Some(md) => core_md::try_match(entry, &md.state, inc),
+        None => Match::No,
+    }
+}
+
+fn commit(res: &mut Res, cookie: u64, offset: u32, mlength: u32) {
     if let Some(md) = res.mds.get_mut(&cookie) {
         md.state.commit(offset, mlength);
         md.refcount += 1;
     }
-    Ok((cookie, offset, mlength))
+}
+
+/// An incoming request waiting on a lazy portal for an MD
+/// (`LNetSetLazyPortal`). The LND holds its payload until asked for it.
+pub(crate) struct Delayed {
+    msg: *mut lnet_msg,
+    ni: Arc<Ni>,
+    private: *mut c_void,
+    from: Nid,
+    portal: u32,
+}
+
+// SAFETY: the message and the LND's private pointer are not tied to a
+// thread; the LND expects lnd_recv from any thread.
+unsafe impl Send for Delayed {}
+
+impl Delayed {
+    fn hdr(&self) -> &Hdr {
+        // SAFETY: a delayed message is alive until it is received or dropped.
+        unsafe { &(*self.msg.cast::<Msg>()).hdr }
+    }
+}
+
+/// The parts of a matched MD a receive needs.
+struct MdView {
+    kiov: *mut BioVec,
+    niov: u32,
+    ack_disabled: bool,
+}
+
+fn md_view(res: &Res, cookie: u64) -> MdView {
+    match res.mds.get(&cookie) {
+        Some(md) => MdView {
+            kiov: md.kiov.as_ptr().cast_mut(),
+            niov: md.kiov.len() as u32,
+            ack_disabled: md.state.options & core_md::options::ACK_DISABLE != 0,
+        },
+        None => MdView {
+            kiov: core::ptr::null_mut(),
+            niov: 0,
+            ack_disabled: true,
+        },
+    }
 }
 
 fn parse_request(
     lnet: &TheLnet,
     ni: &Arc<Ni>,
-    mut m: KBox<Msg>,
+    m: KBox<Msg>,
     from: Nid,
     private: *mut c_void,
 ) -> i32 {
     let hdr = m.hdr;
-    let (op, portal, roffset, rlength) = match hdr.msg {
-        MsgBody::Put {
-            ptl_index, offset, ..
-        } => (Op::Put, ptl_index, offset, hdr.payload_length),
-        MsgBody::Get {
-            ptl_index,
-            src_offset,
-            sink_length,
-            ..
-        } => (Op::Get, ptl_index, src_offset, sink_length),
-        _ => (Op::Put, MAX_PORTALS, 0, 0),
-    };
-    let match_bits = match hdr.msg {
-        MsgBody::Put { match_bits, .. } | MsgBody::Get { match_bits, .. } => match_bits,
-        _ => 0,
-    };
-    let inc = Incoming {
-        op,
-        src_nid: hdr.src_nid,
-        src_pid: hdr.src_pid,
-        match_bits,
-        rlength,
-        roffset,
-    };
+    let (portal, inc) = request_of(&hdr);
     let mut res = lnet.res.lock();
-    let matched = match_request(&mut res, portal, &inc);
-    let (cookie, offset, mlength) = match matched {
-        Ok(x) => x,
-        Err(why) => {
+    let why = match match_request(&mut res, portal, &inc) {
+        Ok((cookie, offset, mlength)) => {
+            let view = md_view(&res, cookie);
             drop(res);
-            Msg::free(lnet, m);
-            drop_incoming(lnet, ni, private, hdr.payload_length, why, &hdr);
+            receive_request(
+                lnet, ni, m, cookie, view, offset, mlength, from, private, false,
+            );
             return 0;
         }
+        Err(Miss::NoMatch) if res.lazy & (1u64 << (portal % 64)) != 0 => {
+            if res.delayed.reserve(1, GFP_ATOMIC).is_ok() {
+                let d = Delayed {
+                    msg: Msg::into_c(m),
+                    ni: ni.clone(),
+                    private,
+                    from,
+                    portal,
+                };
+                // Room was reserved: this cannot fail.
+                let _ = res.delayed.push(d, GFP_ATOMIC);
+                return 0;
+            }
+            "no memory to wait on the lazy portal"
+        }
+        Err(Miss::NoMatch) => "no matching ME",
+        Err(Miss::Drop(why)) => why,
     };
-    let (kiov, niov, ack_disabled, md_len) = match res.mds.get(&cookie) {
-        Some(md) => (
-            md.kiov.as_ptr().cast_mut(),
-            md.kiov.len() as u32,
-            md.state.options & core_md::options::ACK_DISABLE != 0,
-            md.state.length,
-        ),
-        None => (core::ptr::null_mut(), 0, true, 0),
-    };
-    let _ = md_len;
-    m.md = Some(cookie);
     drop(res);
+    Msg::free(lnet, m);
+    drop_incoming(lnet, ni, private, hdr.payload_length, why, &hdr);
+    0
+}
 
+/// Receives a matched request: a PUT's payload goes into the MD and its
+/// end delivers the PUT event (and sends the ACK); a GET turns into the
+/// REPLY carrying the MD's data, whose end delivers the GET event.
+#[allow(clippy::too_many_arguments)]
+fn receive_request(
+    lnet: &TheLnet,
+    ni: &Arc<Ni>,
+    mut m: KBox<Msg>,
+    cookie: u64,
+    view: MdView,
+    offset: u32,
+    mlength: u32,
+    from: Nid,
+    private: *mut c_void,
+    delayed: bool,
+) {
+    let hdr = m.hdr;
+    m.md = Some(cookie);
     match hdr.msg {
         MsgBody::Put { ack_wmd, .. } => {
             m.build_event(lnet, EventKind::Put, from);
             m.ev.mlength = mlength;
             m.ev.offset = offset;
-            if !ack_wmd.is_none() && !ack_disabled {
+            if !ack_wmd.is_none() && !view.ack_disabled {
                 m.ack = Some((ack_wmd, hdr.src_nid, mlength));
             }
             let p = Msg::into_c(m);
-            if let Err(e) = ni.lnd.recv(
+            let r = ni.lnd.recv(
                 ni,
                 private,
                 p,
-                kiov,
-                niov,
+                delayed,
+                view.kiov,
+                view.niov,
                 offset,
                 mlength,
                 hdr.payload_length,
-            ) {
+            );
+            if let Err(e) = r {
                 // SAFETY: the LND did not take the message.
                 finalize(
                     lnet,
@@ -532,18 +620,11 @@ fn parse_request(
             m.ev.mlength = mlength;
             m.ev.offset = offset;
             // The GET has no payload: let the LND finish with it, then the
-            // same message goes back as the REPLY; its end delivers the GET
-            // event.
-            let _ = ni.lnd.recv(
-                ni,
-                private,
-                core::ptr::null_mut(),
-                core::ptr::null_mut(),
-                0,
-                0,
-                0,
-                0,
-            );
+            // same message goes back as the REPLY.
+            let null = core::ptr::null_mut();
+            let _ = ni
+                .lnd
+                .recv(ni, private, null, delayed, null.cast(), 0, 0, 0, 0);
             m.hdr = Hdr {
                 dest_nid: hdr.src_nid,
                 src_nid: hdr.dest_nid,
@@ -555,15 +636,104 @@ fn parse_request(
                 },
             };
             m.rx = false;
-            m.desc.kiov = kiov.cast();
-            m.desc.niov = niov;
+            m.desc.kiov = view.kiov.cast();
+            m.desc.niov = view.niov;
             m.desc.offset = offset;
             m.desc.len = mlength;
             send(lnet, m);
         }
         _ => Msg::free(lnet, m),
     }
-    0
+}
+
+/// A new MD on a lazy portal takes the messages waiting there that it
+/// matches, in arrival order (`lnet_ptl_attach_md`).
+pub(crate) fn attach_delayed(lnet: &TheLnet, portal: u32, me_cookie: u64, md_cookie: u64) {
+    let mut i = 0;
+    loop {
+        let mut res = lnet.res.lock();
+        let Some(entry) = res.mes.get(&me_cookie).map(|me| me.entry) else {
+            return;
+        };
+        let mut action = None;
+        while let Some(d) = res.delayed.as_slice().get(i) {
+            if d.portal != portal {
+                i += 1;
+                continue;
+            }
+            let (_, inc) = request_of(d.hdr());
+            match try_md(&res, &entry, md_cookie, &inc) {
+                Match::No => i += 1,
+                Match::Exhausted => return,
+                Match::Yes { offset, mlength } => {
+                    action = Some(Some((offset, mlength)));
+                    break;
+                }
+                Match::TooBig { .. } | Match::OffsetBeyond { .. } => {
+                    action = Some(None);
+                    break;
+                }
+            }
+        }
+        let Some(action) = action else {
+            return;
+        };
+        let Some(d) = vec::remove(&mut res.delayed, i) else {
+            return;
+        };
+        // SAFETY: a delayed message is ours until received or dropped.
+        let m = unsafe { Msg::from_c(d.msg) };
+        match action {
+            Some((offset, mlength)) => {
+                commit(&mut res, md_cookie, offset, mlength);
+                let view = md_view(&res, md_cookie);
+                drop(res);
+                receive_request(
+                    lnet, &d.ni, m, md_cookie, view, offset, mlength, d.from, d.private, true,
+                );
+            }
+            None => {
+                drop(res);
+                let hdr = m.hdr;
+                Msg::free(lnet, m);
+                drop_incoming(
+                    lnet,
+                    &d.ni,
+                    d.private,
+                    hdr.payload_length,
+                    "bad match",
+                    &hdr,
+                );
+            }
+        }
+    }
+}
+
+/// Drops the messages waiting on `portal`, or on every portal.
+pub(crate) fn drop_delayed(lnet: &TheLnet, portal: Option<u32>) {
+    loop {
+        let mut res = lnet.res.lock();
+        let i = res
+            .delayed
+            .iter()
+            .position(|d| portal.map_or(true, |p| d.portal == p));
+        let Some(d) = i.and_then(|i| vec::remove(&mut res.delayed, i)) else {
+            return;
+        };
+        drop(res);
+        // SAFETY: a delayed message is ours until received or dropped.
+        let m = unsafe { Msg::from_c(d.msg) };
+        let hdr = m.hdr;
+        Msg::free(lnet, m);
+        drop_incoming(
+            lnet,
+            &d.ni,
+            d.private,
+            hdr.payload_length,
+            "lazy portal cleared",
+            &hdr,
+        );
+    }
 }
 
 fn parse_response(
@@ -621,7 +791,10 @@ fn parse_response(
         m.ev.mlength = mlength;
         m.ev.offset = 0;
         let p = Msg::into_c(m);
-        if let Err(e) = ni.lnd.recv(ni, private, p, kiov, niov, 0, mlength, rlength) {
+        if let Err(e) = ni
+            .lnd
+            .recv(ni, private, p, false, kiov, niov, 0, mlength, rlength)
+        {
             // SAFETY: the LND did not take the message.
             finalize(
                 lnet,
@@ -635,7 +808,7 @@ fn parse_response(
         let p = Msg::into_c(m);
         if let Err(e) = ni
             .lnd
-            .recv(ni, private, p, core::ptr::null_mut(), 0, 0, 0, 0)
+            .recv(ni, private, p, false, core::ptr::null_mut(), 0, 0, 0, 0)
         {
             // SAFETY: the LND did not take the message.
             finalize(

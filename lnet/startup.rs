@@ -187,6 +187,8 @@ pub(crate) fn shutdown(lnet: &TheLnet, monitor_thread: &mut Option<crate::kapi::
         lnet.running.store(false, Ordering::Release);
     }
     drop(monitor_thread.take());
+    // Requests waiting on lazy portals will not be matched now.
+    crate::msg::drop_delayed(lnet, None);
     // No ACK or REPLY can come any more.
     monitor::expire_responses(lnet, true);
     stop_nis(lnet);

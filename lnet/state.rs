@@ -41,6 +41,10 @@ pub(crate) struct Res {
     pub(crate) mes: RBTree<u64, Me>,
     /// Match lists: (portal, position) -> ME cookie, in match order.
     pub(crate) ptl: RBTree<(u32, i64), u64>,
+    /// Lazy portals, one bit each (`LNetSetLazyPortal`).
+    pub(crate) lazy: u64,
+    /// Requests waiting on lazy portals, in arrival order.
+    pub(crate) delayed: KVec<crate::msg::Delayed>,
 }
 
 pub(crate) struct Nis {
@@ -94,6 +98,8 @@ impl TheLnet {
                     mds: RBTree::new(),
                     mes: RBTree::new(),
                     ptl: RBTree::new(),
+                    lazy: 0,
+                    delayed: KVec::new(),
                 }, "lnet_res"),
                 handled <- new_condvar!("lnet_md_handled"),
                 nis <- new_spinlock!(Nis { lnds: KVec::new(), nis: KVec::new() }, "lnet_nis"),

@@ -62,6 +62,20 @@ int LNetGetTimeout(struct lnet_nid *self, struct lnet_handle_md md_in,
 		   __u64 match_bits_in, unsigned int offset_in, bool recovery,
 		   int timeout);
 
+/*
+ * Messages that match nothing on a lazy portal wait there for an MD to be
+ * attached, instead of being dropped; clearing the attribute drops them.
+ */
+int LNetSetLazyPortal(int portal);
+int LNetClearLazyPortal(int portal);
+
+/*
+ * How far dstnid is: 0 for this node, 1 for a node on a local net (srcnid
+ * is then the local NID that reaches it, order its NI's rank); -EHOSTUNREACH
+ * otherwise.
+ */
+int LNetDist(struct lnet_nid *dstnid, struct lnet_nid *srcnid, __u32 *order);
+
 /* A snapshot of the node's message counters. */
 void lnet_counters_get(struct lnet_counters *counters);
 

@@ -21,11 +21,16 @@
 #include <linux/bvec.h>
 #include <linux/completion.h>
 #include <linux/err.h>
+#include <linux/kthread.h>
+#include <linux/delay.h>
 #include <lnet/api.h>
 
 static int inflight;
 module_param(inflight, int, 0444);
 MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
+static bool traffic;
+module_param(traffic, bool, 0444);
+MODULE_PARM_DESC(traffic, "keep a thread sending until (and during) unload");
 
 #define ULP_PORTAL	10
 #define MAX_EV		4
@@ -463,6 +468,180 @@ static void test_bad_args(void)
 	pr_info("lnet_ulp: bad arguments refused ok\n");
 }
 
+/*
+ * A lazy portal holds a request that matches nothing until a buffer is
+ * posted; clearing the attribute drops what waits.
+ */
+#define LAZY_PORTAL 11
+static void test_lazy(void)
+{
+	struct lnet_counters before, after;
+	struct buf src, dst, src2;
+	struct op cop, sop, cop2;
+	struct lnet_handle_md cmd, smd, cmd2;
+	struct lnet_md md;
+	struct lnet_me *me;
+	int rc, i;
+
+	op_init(&cop, true);
+	op_init(&sop, false);
+	op_init(&cop2, true);
+	if (buf_alloc(&src, 8192, true) || buf_alloc(&dst, 8192, false) ||
+	    buf_alloc(&src2, 100, false)) {
+		CHECK(0, "no memory");
+		goto out;
+	}
+	buf_fill(&src, 21);
+	CHECK(LNetSetLazyPortal(64) == -EINVAL, "lazy portal 64 accepted");
+	CHECK(LNetSetLazyPortal(LAZY_PORTAL) == 0, "set lazy");
+	rc = bind(&src, 2, 0, &cop, &cmd);
+	CHECK(rc == 0, "bind %d", rc);
+	rc = LNetPut(NULL, cmd, LNET_ACK_REQ, &self, LAZY_PORTAL, 0x500, 0, 7);
+	CHECK(rc == 0, "LNetPut %d", rc);
+	if (rc == 0)
+		atomic_inc(&sends);
+	CHECK(cop.nev == 0, "lazy: %d events before a buffer", cop.nev);
+	/* Posting the buffer lets the waiting PUT in. */
+	memset(&md, 0, sizeof(md));
+	md.start = dst.start;
+	md.length = dst.length;
+	md.threshold = 1;
+	md.options = LNET_MD_OP_PUT;
+	md.user_ptr = &sop;
+	md.handler = ulp_handler;
+	me = LNetMEAttach(LAZY_PORTAL, NULL, 0x500, 0, LNET_UNLINK,
+			  LNET_INS_AFTER);
+	CHECK(!IS_ERR(me), "ME");
+	if (!IS_ERR(me))
+		CHECK(LNetMDAttach(me, &md, LNET_UNLINK, &smd) == 0, "MD");
+	CHECK(wait_op(&cop, 10) && wait_op(&sop, 10), "lazy: no events");
+	i = pair(&cop, LNET_EVENT_ACK);
+	CHECK(i >= 0 && sop.type[0] == LNET_EVENT_PUT &&
+	      sop.mlength[0] == 8192, "lazy: events %d, target %d/%u", i,
+	      sop.type[0], sop.mlength[0]);
+	CHECK(buf_same(&src, &dst, 8192), "lazy: data differs");
+
+	/* A waiting request is dropped when the portal stops being lazy. */
+	counters(&before);
+	rc = bind(&src2, 2, 0, &cop2, &cmd2);
+	CHECK(rc == 0, "bind %d", rc);
+	rc = LNetPutTimeout(NULL, cmd2, LNET_ACK_REQ, &self, LAZY_PORTAL,
+			    0x501, 0, 0, 2);
+	CHECK(rc == 0, "LNetPut %d", rc);
+	if (rc == 0)
+		atomic_inc(&sends);
+	CHECK(LNetClearLazyPortal(LAZY_PORTAL) == 0, "clear lazy");
+	CHECK(wait_op(&cop2, 30), "lazy drop: no final event");
+	counters(&after);
+	CHECK(cop2.nev == 2 && cop2.type[1] == LNET_EVENT_UNLINK,
+	      "lazy drop: events n=%d", cop2.nev);
+	CHECK(after.lct_common.lcc_drop_count ==
+	      before.lct_common.lcc_drop_count + 1, "lazy drop not counted");
+	pr_info("lnet_ulp: lazy portal ok\n");
+out:
+	buf_free(&src);
+	buf_free(&dst);
+	buf_free(&src2);
+}
+
+static void test_dist(void)
+{
+	struct lnet_nid src, far = self.nid;
+	__u32 order = 99;
+
+	CHECK(LNetDist(&self.nid, &src, &order) == 0 &&
+	      !memcmp(&src, &self.nid, sizeof(src)) && order == 0,
+	      "LNetDist to self");
+	far.nid_type = 2;	/* tcp: no local NI, no route */
+	far.nid_addr[0] = cpu_to_be32(0x01020304);
+	CHECK(LNetDist(&far, &src, &order) == -EHOSTUNREACH,
+	      "LNetDist to an unreachable net");
+	pr_info("lnet_ulp: LNetDist ok\n");
+}
+
+/*
+ * Traffic during shutdown: a thread sends PUTs (answered) and GETs (never
+ * answered) in a loop while the module's exit calls LNetNIFini. Every send
+ * that LNet accepted must still end in exactly one final event.
+ */
+#define TRAFFIC_PORTAL 12
+static struct task_struct *traffic_task;
+static atomic_t traffic_sends = ATOMIC_INIT(0);
+static atomic_t traffic_finals = ATOMIC_INIT(0);
+static char traffic_src[4096], traffic_dst[4096], traffic_sink[4096];
+static struct lnet_handle_md traffic_post;
+
+static void traffic_handler(struct lnet_event *ev)
+{
+	if (ev->md_user_ptr == traffic_src && ev->unlinked)
+		atomic_inc(&traffic_finals);
+}
+
+static int traffic_main(void *unused)
+{
+	struct lnet_md md = {
+		.start = traffic_src,
+		.length = sizeof(traffic_src),
+		.threshold = 2,
+		.user_ptr = traffic_src,
+		.handler = traffic_handler,
+	};
+	struct lnet_handle_md h;
+	unsigned long n = 0;
+	int rc;
+
+	while (!kthread_should_stop()) {
+		rc = LNetMDBind(&md, LNET_UNLINK, &h);
+		if (rc) {
+			/* LNet is going or gone. */
+			msleep(20);
+			continue;
+		}
+		if (n++ & 1)
+			rc = LNetPut(NULL, h, LNET_ACK_REQ, &self,
+				     TRAFFIC_PORTAL, 0x600, 0, n);
+		else
+			rc = LNetGetTimeout(NULL, h, &self, TRAFFIC_PORTAL,
+					    0x601, 0, false, 3600);
+		if (rc == 0)
+			atomic_inc(&traffic_sends);
+		else
+			LNetMDUnlink(h);
+		usleep_range(200, 400);
+	}
+	return 0;
+}
+
+static void start_traffic(void)
+{
+	struct lnet_md md = {
+		.start = traffic_dst,
+		.length = sizeof(traffic_dst),
+		.threshold = LNET_MD_THRESH_INF,
+		.options = LNET_MD_OP_PUT | LNET_MD_MANAGE_REMOTE,
+		.user_ptr = traffic_dst,
+		.handler = traffic_handler,
+	};
+	struct lnet_me *me;
+
+	(void)traffic_sink;
+	me = LNetMEAttach(TRAFFIC_PORTAL, NULL, 0x600, 0, LNET_UNLINK,
+			  LNET_INS_AFTER);
+	CHECK(!IS_ERR(me), "traffic ME");
+	if (IS_ERR(me) || LNetMDAttach(me, &md, LNET_RETAIN, &traffic_post)) {
+		CHECK(0, "traffic MD");
+		return;
+	}
+	traffic_task = kthread_run(traffic_main, NULL, "lnet_ulp_traffic");
+	CHECK(!IS_ERR(traffic_task), "traffic thread");
+	if (IS_ERR(traffic_task))
+		traffic_task = NULL;
+	else
+		msleep(500);
+	pr_info("lnet_ulp: traffic running: %d sends so far\n",
+		atomic_read(&traffic_sends));
+}
+
 static struct op *pending;
 static struct buf *pending_bufs;
 
@@ -529,16 +708,22 @@ static int __init lnet_ulp_init(void)
 	test_get(BIG, true);
 	test_truncate();
 	test_unlink();
+	test_lazy();
+	test_dist();
 	test_no_response(false, 2);
 	test_no_response(true, 2);
 	test_no_response(true, 0);
 	if (inflight > 0)
 		start_inflight();
+	if (traffic)
+		start_traffic();
 	CHECK(atomic_read(&sends) == atomic_read(&finals) + (inflight > 0 ? inflight : 0),
 	      "sends %d finals %d", atomic_read(&sends), atomic_read(&finals));
 	if (failures) {
 		pr_err("lnet_ulp: %d check(s) failed\n", failures);
 		LNetNIFini();
+		if (traffic_task)
+			kthread_stop(traffic_task);
 		free_inflight();
 		return -EIO;
 	}
@@ -551,7 +736,15 @@ static void __exit lnet_ulp_exit(void)
 {
 	int i;
 
+	/* LNet goes down under the traffic thread's feet. */
 	LNetNIFini();
+	if (traffic_task)
+		kthread_stop(traffic_task);
+	CHECK(atomic_read(&traffic_sends) == atomic_read(&traffic_finals),
+	      "traffic: sends %d finals %d", atomic_read(&traffic_sends),
+	      atomic_read(&traffic_finals));
+	pr_info("lnet_ulp: traffic at unload: sends=%d finals=%d\n",
+		atomic_read(&traffic_sends), atomic_read(&traffic_finals));
 	/* Every in-flight GET must have ended, as an UNLINK. */
 	for (i = 0; pending && i < inflight; i++)
 		CHECK(pending[i].nev == 2 &&
