@@ -11,7 +11,7 @@ use crate::kapi::errno::*;
 use crate::lnd::{lnet_msg, lnet_ni, LndRef};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{options, EventKind, MatchEntry};
-use crate::lnet_core::nid::{Nid, NID_WIRE_MAX};
+use crate::lnet_core::nid::Nid;
 use crate::md::{flags, LibMd};
 use crate::msg::{self, Request};
 use crate::ni::Ni;
@@ -32,38 +32,7 @@ const LNET_UNLINK: c_uint = 1;
 const LNET_INS_BEFORE: c_uint = 0;
 const LNET_ACK_REQ: c_uint = 0;
 
-/// A NID from its C form, which is also its wire form.
-pub(crate) fn nid_from_c(c: &lnet_nid) -> Result<Nid> {
-    let mut b = [0u8; NID_WIRE_MAX];
-    b[0] = c.nid_size;
-    b[1] = c.nid_type;
-    let num = c.nid_num;
-    b[2..4].copy_from_slice(&num.to_ne_bytes());
-    let addr = c.nid_addr;
-    for (i, w) in addr.iter().enumerate() {
-        if let Some(d) = b.get_mut(4 + 4 * i..8 + 4 * i) {
-            d.copy_from_slice(&w.to_ne_bytes());
-        }
-    }
-    Nid::decode(&b).map(|(n, _)| n).map_err(|_| EINVAL)
-}
-
-/// The C form of a NID.
-pub(crate) fn nid_to_c(n: &Nid) -> lnet_nid {
-    let mut b = [0u8; NID_WIRE_MAX];
-    let _ = n.encode(&mut b);
-    let w = |i: usize| {
-        let mut x = [0u8; 4];
-        x.copy_from_slice(b.get(i..i + 4).unwrap_or(&[0; 4]));
-        u32::from_ne_bytes(x)
-    };
-    lnet_nid {
-        nid_size: b[0],
-        nid_type: b[1],
-        nid_num: u16::from_ne_bytes([b[2], b[3]]),
-        nid_addr: [w(4), w(8), w(12), w(16)],
-    }
-}
+pub(crate) use crate::kapi::lnet_abi::{nid_from_c, nid_to_c};
 
 /// An optional NID argument: NULL or a type-0xff NID mean "any".
 ///
@@ -499,6 +468,27 @@ unsafe extern "C" fn LNetGetTimeout(
     }
 }
 
+/// # Safety
+///
+/// `nid` is writable; `s` is a NUL-terminated string.
+#[no_mangle]
+unsafe extern "C" fn libcfs_strnid(nid: *mut lnet_nid, s: *const kernel::ffi::c_char) -> c_int {
+    if nid.is_null() || s.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: by this function's contract.
+    let text = unsafe { CStr::from_char_ptr(s.cast()) };
+    let parsed = text.to_str().ok().and_then(|t| Nid::parse(t.trim()).ok());
+    match parsed {
+        Some(n) => {
+            // SAFETY: by this function's contract.
+            unsafe { *nid = nid_to_c(&n) };
+            0
+        }
+        None => EINVAL.to_errno(),
+    }
+}
+
 fn lazy_portal(portal: c_int, set: bool) -> Result {
     let lnet = lnet()?;
     let p = u32::try_from(portal)
@@ -645,6 +635,18 @@ unsafe extern "C" fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void {
     match unsafe { ni_ref(ni) } {
         Some(ni) => ni.data.load(core::sync::atomic::Ordering::Acquire),
         None => core::ptr::null_mut(),
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_char {
+    // SAFETY: by this function's contract.
+    match unsafe { ni_ref(ni) } {
+        Some(ni) => ni.iface.as_ptr().cast(),
+        None => c"".as_ptr().cast(),
     }
 }
 

@@ -7,8 +7,13 @@
 #include <linux/export.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
+#include <linux/netdevice.h>
+#include <linux/inetdevice.h>
+#include <net/net_namespace.h>
 #include <lnet/api.h>
 #include <lnet/lnd.h>
+
+#include "../rust/kapi/kapi_helpers.c"
 
 /* Lowmem by its linear mapping; vmalloc and module memory by page table. */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr)
@@ -18,6 +23,46 @@ struct page *lnet_kvaddr_to_page(unsigned long vaddr)
 	return vmalloc_to_page((void *)vaddr);
 }
 EXPORT_SYMBOL_GPL(lnet_kvaddr_to_page);
+
+/*
+ * The IPv4 address (host order) of interface "name", or, with an empty
+ * name, of the first interface that is up, not loopback and has one; that
+ * interface's name goes to "found". In C for the RCU list walks.
+ */
+int lnet_inet_addr(const char *name, char *found, size_t found_len,
+		   __u32 *addr)
+{
+	struct net_device *dev;
+	int rc = name[0] ? -ENODEV : -ENETDOWN;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(&init_net, dev) {
+		struct in_device *in_dev;
+		const struct in_ifaddr *ifa;
+
+		if (name[0] && strcmp(dev->name, name))
+			continue;
+		if (!name[0] && ((dev->flags & IFF_LOOPBACK) ||
+				 !(dev->flags & IFF_UP)))
+			continue;
+		in_dev = __in_dev_get_rcu(dev);
+		if (in_dev) {
+			in_dev_for_each_ifa_rcu(ifa, in_dev) {
+				*addr = ntohl(ifa->ifa_local);
+				strscpy(found, dev->name, found_len);
+				rc = 0;
+				break;
+			}
+		}
+		if (rc == 0 || name[0]) {
+			if (rc)
+				rc = -EADDRNOTAVAIL;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return rc;
+}
 
 EXPORT_SYMBOL_GPL(LNetNIInit);
 EXPORT_SYMBOL_GPL(LNetNIFini);
@@ -34,11 +79,13 @@ EXPORT_SYMBOL_GPL(lnet_counters_get);
 EXPORT_SYMBOL_GPL(LNetSetLazyPortal);
 EXPORT_SYMBOL_GPL(LNetClearLazyPortal);
 EXPORT_SYMBOL_GPL(LNetDist);
+EXPORT_SYMBOL_GPL(libcfs_strnid);
 
 EXPORT_SYMBOL_GPL(lnet_register_lnd);
 EXPORT_SYMBOL_GPL(lnet_unregister_lnd);
 EXPORT_SYMBOL_GPL(lnet_ni_nid);
 EXPORT_SYMBOL_GPL(lnet_ni_set_data);
 EXPORT_SYMBOL_GPL(lnet_ni_data);
+EXPORT_SYMBOL_GPL(lnet_ni_iface);
 EXPORT_SYMBOL_GPL(lnet_parse);
 EXPORT_SYMBOL_GPL(lnet_finalize);

@@ -7,6 +7,10 @@
 //! (include/lnet/lnd.h), runs the loopback LND, and carries Lustre's core
 //! parameters with their validation.
 
+// pin_init! of `the_lnet`, with its many fields, nests deeper than the
+// default limit.
+#![recursion_limit = "256"]
+
 #[allow(unused_attributes)]
 #[path = "../rust/lnet-core/src/lib.rs"]
 pub mod lnet_core;

@@ -7,7 +7,6 @@
 use crate::api;
 use crate::kapi::errno::ESHUTDOWN;
 use crate::kapi::kthread::{self, Thread};
-use crate::params;
 use crate::state::TheLnet;
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::Ordering;
@@ -29,14 +28,12 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
     // SAFETY: `start` passes the pinned state, which outlives the thread
     // (the thread is stopped before the state is dropped).
     let lnet = unsafe { &*data.cast_const().cast::<TheLnet>() };
-    let mut last_scan = kthread::now_secs();
     while !kthread::should_stop() {
-        // Trackers are checked every transaction_timeout / 2 seconds.
-        let every = i64::from((params::snapshot().transaction_timeout / 2).max(1));
-        let now = kthread::now_secs();
-        if now.saturating_sub(last_scan) >= every {
+        // Lustre scans every transaction_timeout / 2 seconds; callers may
+        // set their own, shorter deadlines (LNetPutTimeout), so trackers
+        // are ended within a second of their deadline instead.
+        if kthread::now_secs() >= lnet.next_deadline.load(Ordering::Relaxed) {
             expire_responses(lnet, false);
-            last_scan = now;
         }
         kthread::sleep_ms(1000);
     }
@@ -51,8 +48,11 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
     const BATCH: usize = 16;
     let mut total = 0u32;
     let mut last = crate::lnet_core::nid::Nid::ANY;
+    let now = kthread::now_secs();
+    // Recomputed below from the trackers left; a tracker attached meanwhile
+    // lowers it again.
+    lnet.next_deadline.store(i64::MAX, Ordering::Relaxed);
     loop {
-        let now = kthread::now_secs();
         let mut batch = [0u64; BATCH];
         let mut n = 0;
         {
@@ -63,11 +63,15 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
                 };
                 if all || deadline <= now {
                     let Some(slot) = batch.get_mut(n) else {
+                        // Not ended in this batch: due now.
+                        lnet.next_deadline.fetch_min(deadline, Ordering::Relaxed);
                         break;
                     };
                     *slot = cookie;
                     n += 1;
                     last = nid;
+                } else {
+                    lnet.next_deadline.fetch_min(deadline, Ordering::Relaxed);
                 }
             }
         }

@@ -308,17 +308,29 @@ pub(crate) fn detach_tracker(lnet: &TheLnet, res: &mut Res, cookie: u64) {
     }
 }
 
+/// At most ten drop messages a second reach the console.
+fn log_allowed(lnet: &TheLnet) -> bool {
+    let now = kapi::kthread::now_secs();
+    if lnet.log_second.swap(now, Ordering::Relaxed) != now {
+        lnet.log_count.store(0, Ordering::Relaxed);
+    }
+    lnet.log_count.fetch_add(1, Ordering::Relaxed) < 10
+}
+
 /// Discards an incoming message's payload (`lnet_drop_message`).
 fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: &str, hdr: &Hdr) {
     Counters::add(&lnet.counters.drop_count);
     Counters::add_len(&lnet.counters.drop_length, rlen);
     Counters::add(&ni.drop_count);
-    pr_debug!(
-        "Dropping {} from {}: {}\n",
-        hdr.msg.type_name(),
-        hdr.src_nid,
-        why
-    );
+    if log_allowed(lnet) {
+        pr_warn!(
+            "Dropping {} from {} on {}: {}\n",
+            hdr.msg.type_name(),
+            hdr.src_nid,
+            ni.nid,
+            why
+        );
+    }
     let null = core::ptr::null_mut();
     let _ = ni
         .lnd
@@ -890,6 +902,7 @@ pub(crate) fn start(lnet: &TheLnet, r: Request) -> Result {
         if md.rspt.replace((deadline, r.target)).is_none() {
             lnet.counters.rst_alloc.fetch_add(1, Ordering::Relaxed);
         }
+        lnet.next_deadline.fetch_min(deadline, Ordering::Relaxed);
     }
     if is_put {
         set_payload(&mut m, &md.kiov, 0, len);

@@ -109,7 +109,38 @@ fn start_nis(lnet: &TheLnet) -> Result {
             failed = Err(ENODEV);
             return Err(());
         };
-        match start_ni(lnet, Nid::new4(spec.net, 0), spec.iface, l) {
+        let mut found = [0u8; 16];
+        let mut name = [0u8; 16];
+        for (d, s) in name
+            .iter_mut()
+            .take(15)
+            .zip(spec.iface.unwrap_or("").bytes())
+        {
+            *d = s;
+        }
+        let mut addr = 0u32;
+        // SAFETY: NUL-terminated name, a 16-byte buffer, a u32.
+        let rc = unsafe {
+            crate::kapi::bindings::lnet_inet_addr(
+                name.as_ptr().cast(),
+                found.as_mut_ptr().cast(),
+                found.len(),
+                &mut addr,
+            )
+        };
+        if rc != 0 {
+            pr_err!(
+                "No usable IPv4 interface {} for {}: {}\n",
+                spec.iface.unwrap_or("(any)"),
+                spec.net,
+                rc
+            );
+            failed = Err(Error::from_errno(rc));
+            return Err(());
+        }
+        let n = found.iter().position(|&b| b == 0).unwrap_or(found.len());
+        let iface = core::str::from_utf8(found.get(..n).unwrap_or(&[])).unwrap_or("");
+        match start_ni(lnet, Nid::new4(spec.net, addr), Some(iface), l) {
             Ok(()) => Ok(()),
             Err(e) => {
                 failed = Err(e);

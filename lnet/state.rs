@@ -83,6 +83,11 @@ pub(crate) struct TheLnet {
     pub(crate) msgs_in_flight: AtomicU32,
     /// Event sequence numbers.
     pub(crate) event_seq: AtomicU64,
+    /// No response tracker is due before this (monotonic seconds).
+    pub(crate) next_deadline: AtomicI64,
+    /// Console rate limit: the current second and messages in it.
+    pub(crate) log_second: AtomicI64,
+    pub(crate) log_count: AtomicU32,
 }
 
 static THE_LNET: AtomicPtr<TheLnet> = AtomicPtr::new(core::ptr::null_mut());
@@ -113,6 +118,9 @@ impl TheLnet {
                 pid: AtomicU32::new(crate::lnet_core::md::PID_ANY),
                 msgs_in_flight: AtomicU32::new(0),
                 event_seq: AtomicU64::new(0),
+                next_deadline: AtomicI64::new(i64::MAX),
+                log_second: AtomicI64::new(0),
+                log_count: AtomicU32::new(0),
             }),
             GFP_KERNEL,
         )

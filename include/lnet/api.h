@@ -76,6 +76,9 @@ int LNetClearLazyPortal(int portal);
  */
 int LNetDist(struct lnet_nid *dstnid, struct lnet_nid *srcnid, __u32 *order);
 
+/* Parses a NID in its text form ("10.0.0.1@tcp", "0@lo"): 0 or -EINVAL. */
+int libcfs_strnid(struct lnet_nid *nid, const char *str);
+
 /* A snapshot of the node's message counters. */
 void lnet_counters_get(struct lnet_counters *counters);
 

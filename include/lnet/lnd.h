@@ -80,6 +80,8 @@ void lnet_unregister_lnd(const struct lnet_lnd *lnd);
 void lnet_ni_nid(struct lnet_ni *ni, struct lnet_nid *nid);
 void lnet_ni_set_data(struct lnet_ni *ni, void *data);
 void *lnet_ni_data(struct lnet_ni *ni);
+/* The NI's interface name (NUL-terminated), "" for 0@lo. */
+const char *lnet_ni_iface(struct lnet_ni *ni);
 
 /*
  * A header arrived on ni from the peer "from". 0: LNet calls lnd_recv()
@@ -88,6 +90,10 @@ void *lnet_ni_data(struct lnet_ni *ni);
  */
 int lnet_parse(struct lnet_ni *ni, const void *hdr, unsigned int hdr_len,
 	       const struct lnet_nid *from, void *private, int rdma_req);
+
+/* IPv4 address (host order) of an interface, or of the first up one. */
+int lnet_inet_addr(const char *name, char *found, size_t found_len,
+		   __u32 *addr);
 
 /* The page under a kernel virtual address (lowmem or vmalloc). */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr);

@@ -31,3 +31,4 @@
 // allow type lnet_ins_pos
 // allow var LNET_.*
 // allow function lnet_kvaddr_to_page
+// allow function lnet_inet_addr

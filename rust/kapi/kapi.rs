@@ -11,5 +11,7 @@ pub mod debugfs;
 pub mod errno;
 pub mod kiov;
 pub mod kthread;
+pub mod lnet_abi;
 pub mod param;
+pub mod sock;
 pub mod vec;

@@ -18,7 +18,8 @@ pub fn pop<T>(v: &mut KVec<T>) -> Option<T> {
 
 /// Removes and returns element `i`, keeping the order of the others.
 pub fn remove<T>(v: &mut KVec<T>, i: usize) -> Option<T> {
-    v.as_mut_slice().get_mut(i..)?.rotate_left(1);
+    let tail = v.as_mut_slice().get_mut(i..).filter(|t| !t.is_empty())?;
+    tail.rotate_left(1);
     pop(v)
 }
 

@@ -28,6 +28,12 @@
 static int inflight;
 module_param(inflight, int, 0444);
 MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
+static char *mode = "self";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "self (over 0@lo), server or client (with peer=)");
+static char *peer = "";
+module_param(peer, charp, 0444);
+MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
 static bool traffic;
 module_param(traffic, bool, 0444);
 MODULE_PARM_DESC(traffic, "keep a thread sending until (and during) unload");
@@ -686,6 +692,193 @@ static void free_inflight(void)
 	pending_bufs = NULL;
 }
 
+/*
+ * Between two nodes: the server posts buffers on REMOTE_PORTAL and waits;
+ * the client waits until the server answers, then PUTs and GETs 4 KiB and
+ * 1 MiB, checks the data GETs bring back, and tells the server it is done.
+ */
+#define REMOTE_PORTAL	20
+#define BITS_SINK	0x7000
+#define BITS_SOURCE	0x7001
+#define BITS_DONE	0x7002
+#define PATTERN		77
+
+static struct buf srv_sink, srv_source, srv_done;
+static struct op srv_sink_op, srv_source_op, srv_done_op;
+
+static void done_handler(struct lnet_event *ev)
+{
+	if (ev->type == LNET_EVENT_PUT)
+		pr_info("lnet_ulp: peer done\n");
+	ulp_handler(ev);
+}
+
+static int server_start(void)
+{
+	struct lnet_handle_md h;
+	struct lnet_md md = { .handler = ulp_handler };
+	struct lnet_me *me;
+	int rc;
+
+	op_init(&srv_sink_op, false);
+	op_init(&srv_source_op, false);
+	op_init(&srv_done_op, false);
+	if (buf_alloc(&srv_sink, BIG, true) || buf_alloc(&srv_source, BIG, true) ||
+	    buf_alloc(&srv_done, 64, false))
+		return -ENOMEM;
+	buf_fill(&srv_source, PATTERN);
+
+	me = LNetMEAttach(REMOTE_PORTAL, NULL, BITS_SINK, 0, LNET_UNLINK,
+			  LNET_INS_AFTER);
+	if (IS_ERR(me))
+		return PTR_ERR(me);
+	md.start = srv_sink.start;
+	md.length = srv_sink.length;
+	md.threshold = LNET_MD_THRESH_INF;
+	md.options = LNET_MD_OP_PUT | LNET_MD_MANAGE_REMOTE | LNET_MD_KIOV;
+	md.user_ptr = &srv_sink_op;
+	rc = LNetMDAttach(me, &md, LNET_RETAIN, &h);
+	if (rc)
+		return rc;
+
+	me = LNetMEAttach(REMOTE_PORTAL, NULL, BITS_SOURCE, 0, LNET_UNLINK,
+			  LNET_INS_AFTER);
+	if (IS_ERR(me))
+		return PTR_ERR(me);
+	md.start = srv_source.start;
+	md.length = srv_source.length;
+	md.options = LNET_MD_OP_GET | LNET_MD_MANAGE_REMOTE | LNET_MD_KIOV;
+	md.user_ptr = &srv_source_op;
+	rc = LNetMDAttach(me, &md, LNET_RETAIN, &h);
+	if (rc)
+		return rc;
+
+	me = LNetMEAttach(REMOTE_PORTAL, NULL, BITS_DONE, 0, LNET_UNLINK,
+			  LNET_INS_AFTER);
+	if (IS_ERR(me))
+		return PTR_ERR(me);
+	md.start = srv_done.start;
+	md.length = srv_done.length;
+	md.threshold = 1;
+	md.options = LNET_MD_OP_PUT;
+	md.user_ptr = &srv_done_op;
+	md.handler = done_handler;
+	rc = LNetMDAttach(me, &md, LNET_UNLINK, &h);
+	if (rc)
+		return rc;
+	pr_info("lnet_ulp: server ready\n");
+	return 0;
+}
+
+static void server_stop(void)
+{
+	buf_free(&srv_sink);
+	buf_free(&srv_source);
+	buf_free(&srv_done);
+}
+
+/* One PUT (with ACK) or GET to the server; 0 when it completed. */
+static int remote_op(struct lnet_processid *srv, bool get, struct buf *b,
+		     __u64 bits, int timeout, bool quiet)
+{
+	struct op *opp = kzalloc(sizeof(*opp), GFP_KERNEL);
+	struct lnet_handle_md h;
+	int rc, i;
+
+	if (!opp)
+		return -ENOMEM;
+	op_init(opp, true);
+	rc = bind(b, 2, 0, opp, &h);
+	if (rc) {
+		kfree(opp);
+		return rc;
+	}
+	if (get)
+		rc = LNetGetTimeout(NULL, h, srv, REMOTE_PORTAL, bits, 0, false,
+				    timeout);
+	else
+		rc = LNetPutTimeout(NULL, h, LNET_ACK_REQ, srv, REMOTE_PORTAL,
+				    bits, 0, 0, timeout);
+	if (rc) {
+		LNetMDUnlink(h);
+		kfree(opp);
+		return rc;
+	}
+	atomic_inc(&sends);
+	/* LNet promises a final event by the deadline; allow it slack. */
+	if (!wait_op(opp, timeout + 30)) {
+		/* Left allocated: a late event must not land in freed memory. */
+		CHECK(0, "no final event");
+		return -ETIMEDOUT;
+	}
+	i = pair(opp, get ? LNET_EVENT_REPLY : LNET_EVENT_ACK);
+	rc = 0;
+	if (i < 0) {
+		if (!quiet)
+			CHECK(0, "%s %u: events n=%d %d/%d %d/%d",
+			      get ? "GET" : "PUT", b->bytes, opp->nev,
+			      opp->type[0], opp->status[0], opp->type[1],
+			      opp->status[1]);
+		rc = -EIO;
+	} else if (opp->mlength[i] != b->bytes) {
+		CHECK(0, "mlength %u of %u", opp->mlength[i], b->bytes);
+		rc = -EIO;
+	}
+	kfree(opp);
+	return rc;
+}
+
+static int client_run(void)
+{
+	struct lnet_processid srv = { .pid = LNET_PID_LUSTRE };
+	struct buf small, big, expect, note;
+	int rc, tries;
+
+	if (libcfs_strnid(&srv.nid, peer)) {
+		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
+		return -EINVAL;
+	}
+	if (buf_alloc(&small, 4096, false) || buf_alloc(&big, BIG, true) ||
+	    buf_alloc(&expect, BIG, true) || buf_alloc(&note, 16, false)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* Until the server has posted its buffers, PUTs go unanswered. */
+	for (tries = 0; tries < 60; tries++) {
+		rc = remote_op(&srv, false, &small, BITS_SINK, 2, true);
+		if (rc == 0)
+			break;
+		msleep(1000);
+	}
+	CHECK(rc == 0, "server %s never answered: %d", peer, rc);
+	if (rc)
+		goto out;
+	pr_info("lnet_ulp: server %s answers\n", peer);
+	buf_fill(&small, 1);
+	buf_fill(&big, 2);
+	CHECK(remote_op(&srv, false, &small, BITS_SINK, 20, false) == 0,
+	      "PUT 4 KiB");
+	CHECK(remote_op(&srv, false, &big, BITS_SINK, 20, false) == 0,
+	      "PUT 1 MiB");
+	CHECK(remote_op(&srv, true, &small, BITS_SOURCE, 20, false) == 0,
+	      "GET 4 KiB");
+	buf_fill(&expect, PATTERN);
+	CHECK(buf_same(&small, &expect, 4096), "GET 4 KiB: data differs");
+	CHECK(remote_op(&srv, true, &big, BITS_SOURCE, 20, false) == 0,
+	      "GET 1 MiB");
+	CHECK(buf_same(&big, &expect, BIG), "GET 1 MiB: data differs");
+	CHECK(remote_op(&srv, false, &note, BITS_DONE, 20, false) == 0,
+	      "done PUT");
+	rc = 0;
+	pr_info("lnet_ulp: remote PUT/GET 4 KiB and 1 MiB with %s done\n", peer);
+out:
+	buf_free(&small);
+	buf_free(&big);
+	buf_free(&expect);
+	buf_free(&note);
+	return rc;
+}
+
 static int __init lnet_ulp_init(void)
 {
 	int rc;
@@ -700,6 +893,25 @@ static int __init lnet_ulp_init(void)
 		pr_err("lnet_ulp: LNetGetId: %d\n", rc);
 		LNetNIFini();
 		return rc;
+	}
+	if (!strcmp(mode, "server")) {
+		rc = server_start();
+		if (rc) {
+			pr_err("lnet_ulp: server: %d\n", rc);
+			LNetNIFini();
+			server_stop();
+		}
+		return rc;
+	}
+	if (!strcmp(mode, "client")) {
+		rc = client_run();
+		if (rc || failures) {
+			pr_err("lnet_ulp: client: rc %d, %d check(s) failed\n",
+			       rc, failures);
+			LNetNIFini();
+			return rc ? rc : -EIO;
+		}
+		return 0;
 	}
 	test_bad_args();
 	test_put(4096, false);
@@ -738,6 +950,7 @@ static void __exit lnet_ulp_exit(void)
 
 	/* LNet goes down under the traffic thread's feet. */
 	LNetNIFini();
+	server_stop();
 	if (traffic_task)
 		kthread_stop(traffic_task);
 	CHECK(atomic_read(&traffic_sends) == atomic_read(&traffic_finals),

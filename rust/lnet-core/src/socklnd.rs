@@ -9,6 +9,7 @@
 //! (pre-2.0 Lustre) are answered as an unknown version.
 
 use super::hdr::{HDR_NID16_LEN, HDR_NID4_LEN};
+use super::health::Status;
 use super::nid::{Nid, NidError};
 use super::wire::{self, put};
 use core::fmt;
@@ -409,6 +410,47 @@ pub enum ZcAcks {
     Range(u64, u64),
 }
 
+/// errno values the classification below distinguishes (Linux numbers).
+pub mod errno {
+    /// `ENOMEM`
+    pub const ENOMEM: i32 = 12;
+    /// `ENETDOWN`
+    pub const ENETDOWN: i32 = 100;
+    /// `ENETUNREACH`
+    pub const ENETUNREACH: i32 = 101;
+    /// `ECONNRESET`
+    pub const ECONNRESET: i32 = 104;
+    /// `ETIMEDOUT`
+    pub const ETIMEDOUT: i32 = 110;
+    /// `ECONNREFUSED`
+    pub const ECONNREFUSED: i32 = 111;
+    /// `EHOSTUNREACH`
+    pub const EHOSTUNREACH: i32 = 113;
+}
+
+/// The health status of txs failed together with error `-err` (queued on a
+/// connection or peer that went away: `ksocknal_txlist_done`).
+pub fn txlist_status(err: i32) -> Status {
+    match err.saturating_abs() {
+        errno::ETIMEDOUT => Status::NetworkTimeout,
+        errno::ENETDOWN
+        | errno::EHOSTUNREACH
+        | errno::ENETUNREACH
+        | errno::ECONNREFUSED
+        | errno::ECONNRESET => Status::RemoteDropped,
+        _ => Status::LocalError,
+    }
+}
+
+/// The health status of a tx whose send on the socket failed with `-err`
+/// (`ksocknal_process_transmit`).
+pub fn send_error_status(err: i32) -> Status {
+    match err.saturating_abs() {
+        errno::ETIMEDOUT => Status::RemoteTimeout,
+        _ => Status::LocalError,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,6 +472,25 @@ mod tests {
             ctype: ConnType::BulkIn,
             nips: 0,
         }
+    }
+
+    #[test]
+    fn failure_classification() {
+        use errno::*;
+        for (e, txlist, send) in [
+            (ETIMEDOUT, Status::NetworkTimeout, Status::RemoteTimeout),
+            (ENETDOWN, Status::RemoteDropped, Status::LocalError),
+            (EHOSTUNREACH, Status::RemoteDropped, Status::LocalError),
+            (ENETUNREACH, Status::RemoteDropped, Status::LocalError),
+            (ECONNREFUSED, Status::RemoteDropped, Status::LocalError),
+            (ECONNRESET, Status::RemoteDropped, Status::LocalError),
+            (ENOMEM, Status::LocalError, Status::LocalError),
+            (5, Status::LocalError, Status::LocalError),
+        ] {
+            assert_eq!(txlist_status(-e), txlist, "txlist {e}");
+            assert_eq!(send_error_status(-e), send, "send {e}");
+        }
+        assert_eq!(txlist_status(i32::MIN), Status::LocalError);
     }
 
     #[test]

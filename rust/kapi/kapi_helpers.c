@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kapi C helpers: socket option setters and IPv4 socket addresses, which
+ * are static inlines or need struct sockaddr_in. A module that uses
+ * rust/kapi/sock.rs includes this file from one of its C files.
+ */
+#include <linux/in.h>
+#include <linux/net.h>
+#include <linux/tcp.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+#include "kapi_helpers.h"
+
+/* A TCP/IPv4 socket in the initial namespace. */
+int kapi_sock_create_tcp(struct socket **res)
+{
+	return sock_create_kern(&init_net, AF_INET, SOCK_STREAM, IPPROTO_TCP,
+				res);
+}
+
+/* 0 means "wait forever". */
+void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
+			    unsigned int snd_ms)
+{
+	struct sock *sk = sock->sk;
+
+	lock_sock(sk);
+	sk->sk_rcvtimeo = rcv_ms ? msecs_to_jiffies(rcv_ms) : MAX_SCHEDULE_TIMEOUT;
+	sk->sk_sndtimeo = snd_ms ? msecs_to_jiffies(snd_ms) : MAX_SCHEDULE_TIMEOUT;
+	release_sock(sk);
+}
+
+void kapi_sock_tune(struct socket *sock, int keepalive_idle,
+		    int keepalive_intvl, int keepalive_count)
+{
+	struct sock *sk = sock->sk;
+
+	sock_set_reuseaddr(sk);
+	tcp_sock_set_nodelay(sk);
+	if (keepalive_idle > 0 && keepalive_intvl > 0 && keepalive_count > 0) {
+		sock_set_keepalive(sk);
+		tcp_sock_set_keepidle(sk, keepalive_idle);
+		tcp_sock_set_keepintvl(sk, keepalive_intvl);
+		tcp_sock_set_keepcnt(sk, keepalive_count);
+	}
+}
+
+/* Addresses and ports in host order. */
+int kapi_sock_bind4(struct socket *sock, __u32 addr, __u16 port)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(addr),
+	};
+
+	return kernel_bind(sock, (struct sockaddr *)&sin, sizeof(sin));
+}
+
+int kapi_sock_connect4(struct socket *sock, __u32 addr, __u16 port)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET,
+		.sin_port = htons(port),
+		.sin_addr.s_addr = htonl(addr),
+	};
+
+	return kernel_connect(sock, (struct sockaddr *)&sin, sizeof(sin), 0);
+}
+
+int kapi_sock_peer4(struct socket *sock, __u32 *addr, __u16 *port)
+{
+	struct sockaddr_in sin;
+	int rc = kernel_getpeername(sock, (struct sockaddr *)&sin);
+
+	if (rc < 0)
+		return rc;
+	if (sin.sin_family != AF_INET)
+		return -EAFNOSUPPORT;
+	*addr = ntohl(sin.sin_addr.s_addr);
+	*port = ntohs(sin.sin_port);
+	return 0;
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* kapi C helpers; see kapi_helpers.c and rust/kapi/sock.rs. */
+#ifndef __KAPI_HELPERS_H__
+#define __KAPI_HELPERS_H__
+
+#include <linux/types.h>
+
+struct socket;
+
+int kapi_sock_create_tcp(struct socket **res);
+void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
+			    unsigned int snd_ms);
+void kapi_sock_tune(struct socket *sock, int keepalive_idle,
+		    int keepalive_intvl, int keepalive_count);
+int kapi_sock_bind4(struct socket *sock, __u32 addr, __u16 port);
+int kapi_sock_connect4(struct socket *sock, __u32 addr, __u16 port);
+int kapi_sock_peer4(struct socket *sock, __u32 *addr, __u16 *port);
+
+#endif

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Kernel TCP sockets over IPv4: create, bind, listen, accept, connect,
+//! and whole-buffer sends and receives to and from plain buffers and page
+//! fragments. Calls block; the caller is a kernel thread.
+
+use super::kiov::BioVec;
+use kernel::bindings;
+use kernel::prelude::*;
+
+// The helpers take `struct socket *` as an untyped pointer: bindgen's
+// `socket` contains types the FFI lint rejects.
+type RawSock = *mut kernel::ffi::c_void;
+
+extern "C" {
+    fn kapi_sock_create_tcp(res: *mut RawSock) -> i32;
+    fn kapi_sock_set_timeouts(sock: RawSock, rcv_ms: u32, snd_ms: u32);
+    fn kapi_sock_tune(sock: RawSock, idle: i32, intvl: i32, count: i32);
+    fn kapi_sock_bind4(sock: RawSock, addr: u32, port: u16) -> i32;
+    fn kapi_sock_connect4(sock: RawSock, addr: u32, port: u16) -> i32;
+    fn kapi_sock_peer4(sock: RawSock, addr: *mut u32, port: *mut u16) -> i32;
+}
+
+const SHUT_RDWR: u32 = 2;
+
+/// An owned kernel socket.
+pub struct Socket {
+    sock: *mut bindings::socket,
+}
+
+// SAFETY: the kernel serializes socket operations with the socket lock; one
+// thread may send while another receives and a third shuts it down.
+unsafe impl Send for Socket {}
+// SAFETY: as above.
+unsafe impl Sync for Socket {}
+
+fn check(rc: i32) -> Result {
+    kernel::error::to_result(rc)
+}
+
+impl Socket {
+    /// A new TCP socket in the initial network namespace.
+    pub fn tcp() -> Result<Socket> {
+        let mut sock: RawSock = core::ptr::null_mut();
+        // SAFETY: `sock` receives the new socket.
+        check(unsafe { kapi_sock_create_tcp(&mut sock) })?;
+        Ok(Socket { sock: sock.cast() })
+    }
+
+    /// Address reuse, no Nagle, and TCP keepalive when all three are > 0.
+    pub fn tune(&self, idle: i32, intvl: i32, count: i32) {
+        // SAFETY: a live socket.
+        unsafe { kapi_sock_tune(self.sock.cast(), idle, intvl, count) }
+    }
+
+    /// Receive and send timeouts in milliseconds; 0 waits forever.
+    pub fn set_timeouts(&self, rcv_ms: u32, snd_ms: u32) {
+        // SAFETY: a live socket.
+        unsafe { kapi_sock_set_timeouts(self.sock.cast(), rcv_ms, snd_ms) }
+    }
+
+    /// Binds to an IPv4 address and port (host order).
+    pub fn bind(&self, addr: u32, port: u16) -> Result {
+        // SAFETY: a live socket.
+        check(unsafe { kapi_sock_bind4(self.sock.cast(), addr, port) })
+    }
+
+    /// Starts listening with room for `backlog` pending connections.
+    pub fn listen(&self, backlog: i32) -> Result {
+        // SAFETY: a live socket.
+        check(unsafe { bindings::kernel_listen(self.sock, backlog) })
+    }
+
+    /// Waits for a connection (or for `shutdown`).
+    pub fn accept(&self) -> Result<Socket> {
+        let mut new = core::ptr::null_mut();
+        // SAFETY: a live listening socket; `new` receives the connection.
+        check(unsafe { bindings::kernel_accept(self.sock, &mut new, 0) })?;
+        Ok(Socket { sock: new })
+    }
+
+    /// Connects to an IPv4 address and port (host order); the send
+    /// timeout bounds the wait.
+    pub fn connect(&self, addr: u32, port: u16) -> Result {
+        // SAFETY: a live socket.
+        check(unsafe { kapi_sock_connect4(self.sock.cast(), addr, port) })
+    }
+
+    /// The peer's IPv4 address and port (host order).
+    pub fn peer(&self) -> Result<(u32, u16)> {
+        let (mut a, mut p) = (0u32, 0u16);
+        // SAFETY: a live socket and two out-parameters.
+        check(unsafe { kapi_sock_peer4(self.sock.cast(), &mut a, &mut p) })?;
+        Ok((a, p))
+    }
+
+    /// Ends both directions: blocked senders and receivers return.
+    pub fn shutdown(&self) {
+        // SAFETY: a live socket.
+        unsafe { bindings::kernel_sock_shutdown(self.sock, SHUT_RDWR) };
+    }
+
+    /// Sends all of `buf`; `more` says more bytes follow at once.
+    pub fn send(&self, buf: &[u8], more: bool) -> Result {
+        let mut done = 0;
+        while let Some(rest) = buf.get(done..).filter(|r| !r.is_empty()) {
+            let mut iov = bindings::kvec {
+                iov_base: rest.as_ptr().cast_mut().cast(),
+                iov_len: rest.len(),
+            };
+            let mut msg = bindings::msghdr {
+                msg_flags: bindings::MSG_NOSIGNAL | if more { bindings::MSG_MORE } else { 0 },
+                ..Default::default()
+            };
+            // SAFETY: `iov` describes `rest`, valid for the call.
+            let n =
+                unsafe { bindings::kernel_sendmsg(self.sock, &mut msg, &mut iov, 1, rest.len()) };
+            done += Self::progress(n)?;
+        }
+        Ok(())
+    }
+
+    /// Sends `len` bytes of the fragments `kiov` from byte `offset`.
+    ///
+    /// # Safety
+    ///
+    /// The fragments name valid pages and stay valid during the call.
+    pub unsafe fn send_kiov(&self, kiov: &[BioVec], offset: u32, len: u32) -> Result {
+        let mut left = len as usize;
+        let mut msg = bindings::msghdr {
+            msg_flags: bindings::MSG_NOSIGNAL,
+            ..Default::default()
+        };
+        let total = (offset as usize).saturating_add(left);
+        // SAFETY: the iterator covers `kiov`, valid by the contract.
+        unsafe {
+            bindings::iov_iter_bvec(
+                &mut msg.msg_iter,
+                bindings::ITER_SOURCE,
+                kiov.as_ptr(),
+                kiov.len() as _,
+                total,
+            );
+            bindings::iov_iter_advance(&mut msg.msg_iter, offset as usize);
+        }
+        while left > 0 {
+            // SAFETY: `msg` iterates over the caller's pages.
+            let n = unsafe { bindings::sock_sendmsg(self.sock, &mut msg) };
+            left = left.saturating_sub(Self::progress(n)?);
+        }
+        Ok(())
+    }
+
+    /// Fills all of `buf`.
+    pub fn recv(&self, buf: &mut [u8]) -> Result {
+        let mut done = 0;
+        while let Some(rest) = buf.get_mut(done..).filter(|r| !r.is_empty()) {
+            let len = rest.len();
+            let mut iov = bindings::kvec {
+                iov_base: rest.as_mut_ptr().cast(),
+                iov_len: len,
+            };
+            let mut msg = bindings::msghdr::default();
+            // SAFETY: `iov` describes `rest`, valid for the call.
+            let n = unsafe {
+                bindings::kernel_recvmsg(
+                    self.sock,
+                    &mut msg,
+                    &mut iov,
+                    1,
+                    len,
+                    bindings::MSG_WAITALL as i32,
+                )
+            };
+            done += Self::progress(n)?;
+        }
+        Ok(())
+    }
+
+    /// Receives `len` bytes into the fragments `kiov` from byte `offset`.
+    ///
+    /// # Safety
+    ///
+    /// The fragments name valid pages that nothing else writes meanwhile.
+    pub unsafe fn recv_kiov(&self, kiov: &[BioVec], offset: u32, len: u32) -> Result {
+        let mut left = len as usize;
+        let mut msg = bindings::msghdr::default();
+        let total = (offset as usize).saturating_add(left);
+        // SAFETY: the iterator covers `kiov`, valid by the contract.
+        unsafe {
+            bindings::iov_iter_bvec(
+                &mut msg.msg_iter,
+                bindings::ITER_DEST,
+                kiov.as_ptr(),
+                kiov.len() as _,
+                total,
+            );
+            bindings::iov_iter_advance(&mut msg.msg_iter, offset as usize);
+        }
+        while left > 0 {
+            // SAFETY: `msg` iterates over the caller's pages.
+            let n = unsafe {
+                bindings::sock_recvmsg(self.sock, &mut msg, bindings::MSG_WAITALL as i32)
+            };
+            left = left.saturating_sub(Self::progress(n)?);
+        }
+        Ok(())
+    }
+
+    /// Reads and drops `len` bytes.
+    pub fn discard(&self, mut len: u32) -> Result {
+        let mut scratch = [0u8; 256];
+        while len > 0 {
+            let n = (len as usize).min(scratch.len());
+            self.recv(scratch.get_mut(..n).unwrap_or(&mut []))?;
+            len -= n as u32;
+        }
+        Ok(())
+    }
+
+    /// Bytes moved by one call, or why none: 0 means the peer closed.
+    fn progress(n: i32) -> Result<usize> {
+        match n {
+            0 => Err(kernel::error::code::EPIPE),
+            n if n < 0 => Err(Error::from_errno(n)),
+            n => Ok(n as usize),
+        }
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        // SAFETY: we own the socket; nothing uses it after this.
+        unsafe { bindings::sock_release(self.sock) };
+    }
+}

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One socklnd NI: its address, its listening socket and acceptor thread,
+//! its connections and the reaper that frees dead ones.
+
+use crate::conn::Conn;
+use crate::kapi::kthread::{self, Thread};
+use crate::kapi::sock::Socket;
+use crate::kapi::vec;
+use crate::lnd::LnetNi;
+use crate::lnet_core::nid::Nid;
+use crate::lnet_core::socklnd::ACCEPTOR_PORT;
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::{c_str, new_mutex, new_spinlock};
+
+/// `accept_backlog`.
+const ACCEPT_BACKLOG: i32 = 127;
+
+#[pin_data]
+pub(crate) struct SockNi {
+    /// The acceptor and reaper; stopped first at shutdown.
+    #[pin]
+    threads: Mutex<KVec<Thread>>,
+    pub(crate) ni: LnetNi,
+    pub(crate) nid: Nid,
+    /// IPv4 address (host order) of the interface.
+    pub(crate) addr: u32,
+    /// Names this start of the NI in hellos.
+    pub(crate) incarnation: u64,
+    pub(crate) listener: Socket,
+    #[pin]
+    pub(crate) conns: SpinLock<KVec<Arc<Conn>>>,
+    pub(crate) stopping: AtomicBool,
+    /// Connections closed for a protocol error by the peer.
+    pub(crate) protocol_errors: AtomicU32,
+    /// Incoming connections refused before the hello completed.
+    pub(crate) refused: AtomicU32,
+}
+
+impl SockNi {
+    /// Starts the NI: listens on its address and starts its threads.
+    /// Returns the pointer LNet keeps as the NI's data.
+    pub(crate) fn start(ni: LnetNi) -> Result<*mut SockNi> {
+        let nid = ni.nid()?;
+        let Some(addr) = nid.addr4().filter(|a| *a != 0) else {
+            pr_err!("{} has no IPv4 address\n", nid);
+            return Err(EINVAL);
+        };
+        let listener = Socket::tcp()?;
+        listener.tune(0, 0, 0);
+        if let Err(e) = listener.bind(addr, ACCEPTOR_PORT) {
+            pr_err!(
+                "can't bind {}:{} for {}: {:?}\n",
+                nid,
+                ACCEPTOR_PORT,
+                ni.iface(),
+                e
+            );
+            return Err(e);
+        }
+        listener.listen(ACCEPT_BACKLOG)?;
+        let mut inc = [0u8; 8];
+        // SAFETY: fills the buffer it is given.
+        unsafe { kernel::bindings::get_random_bytes(inc.as_mut_ptr().cast(), 8) };
+        let sni = KBox::pin_init(
+            pin_init!(SockNi {
+                threads <- new_mutex!(KVec::new(), "socklnd_ni_threads"),
+                ni,
+                nid,
+                addr,
+                incarnation: u64::from_ne_bytes(inc),
+                listener,
+                conns <- new_spinlock!(KVec::new(), "socklnd_conns"),
+                stopping: AtomicBool::new(false),
+                protocol_errors: AtomicU32::new(0),
+                refused: AtomicU32::new(0),
+            }),
+            GFP_KERNEL,
+        )?;
+        // SAFETY: the box is never moved out of; `stop` rebuilds it.
+        let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(sni) });
+        // SAFETY: `p` is valid until `stop`, which stops these threads
+        // before freeing it.
+        let r = unsafe {
+            let data = p.cast::<c_void>();
+            Thread::spawn(c_str!("socknal_accept"), acceptor_main, data).and_then(|a| {
+                let r = Thread::spawn(c_str!("socknal_reaper"), reaper_main, data)?;
+                let mut t = (*p).threads.lock();
+                t.push(a, GFP_KERNEL)?;
+                t.push(r, GFP_KERNEL)?;
+                Ok(())
+            })
+        };
+        if let Err(e) = r {
+            // SAFETY: from into_raw above; threads (if any) stop on drop.
+            unsafe { Self::stop(p) };
+            return Err(e);
+        }
+        pr_info!(
+            "{} listening on {} port {}\n",
+            nid,
+            ni.iface(),
+            ACCEPTOR_PORT
+        );
+        Ok(p)
+    }
+
+    /// Stops the NI: no more connections, every queued message finalized
+    /// with an error, every thread stopped, then frees it.
+    ///
+    /// # Safety
+    ///
+    /// `p` came from [`SockNi::start`] and is not used after this.
+    pub(crate) unsafe fn stop(p: *mut SockNi) {
+        // SAFETY: by this function's contract.
+        let sni = unsafe { &*p };
+        sni.stopping.store(true, Ordering::Release);
+        sni.listener.shutdown();
+        // Acceptor and reaper exit now; no new connection appears.
+        loop {
+            let t = vec::pop(&mut sni.threads.lock());
+            let Some(t) = t else {
+                break;
+            };
+            drop(t);
+        }
+        loop {
+            let c = vec::pop(&mut sni.conns.lock());
+            let Some(c) = c else {
+                break;
+            };
+            c.close(crate::kapi::errno::ENETDOWN().to_errno());
+            drop(c);
+        }
+        pr_info!(
+            "{} stopped ({} protocol errors, {} refused)\n",
+            sni.nid,
+            sni.protocol_errors.load(Ordering::Relaxed),
+            sni.refused.load(Ordering::Relaxed)
+        );
+        // SAFETY: by this function's contract; nothing refers to it now.
+        drop(unsafe { KBox::from_raw(p) });
+    }
+
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+}
+
+/// # Safety
+///
+/// Started by [`SockNi::start`] with its NI, which outlives the thread.
+unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
+    // SAFETY: by this function's contract.
+    let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
+    while !kthread::should_stop() && !sni.is_stopping() {
+        match sni.listener.accept() {
+            Ok(sock) => crate::acceptor::accept(sni, sock),
+            Err(_) if sni.is_stopping() => break,
+            Err(e) => {
+                pr_warn!("accept on {}: {:?}\n", sni.nid, e);
+                kthread::sleep_ms(100);
+            }
+        }
+    }
+    while !kthread::should_stop() {
+        kthread::sleep_ms(100);
+    }
+    0
+}
+
+/// Frees dead connections once their threads have parked.
+///
+/// # Safety
+///
+/// Started by [`SockNi::start`] with its NI, which outlives the thread.
+unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
+    // SAFETY: by this function's contract.
+    let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
+    while !kthread::should_stop() {
+        loop {
+            let dead = {
+                let mut conns = sni.conns.lock();
+                let i = conns.iter().position(|c| c.reapable());
+                i.and_then(|i| vec::remove(&mut conns, i))
+            };
+            let Some(c) = dead else {
+                break;
+            };
+            // Outside the lock: dropping stops its (parked) threads.
+            drop(c);
+        }
+        kthread::sleep_ms(1000);
+    }
+    0
+}

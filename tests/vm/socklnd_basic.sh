@@ -1,0 +1,25 @@
+# lab: vms=2 nics=2 timeout=240
+# ksocklnd between two VMs over eth0: VM 1 serves buffers, VM 0 PUTs and
+# GETs 4 KiB and 1 MiB to it through lnet_ulp.ko and checks the data that
+# comes back. Both sides then unload with no leak and no splat.
+dmesg -c >/dev/null
+modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load"
+modprobe ksocklnd || lab_fail "ksocklnd did not load"
+if [ "$LAB_VM" = 1 ]; then
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	i=0
+	while ! dmesg | grep -q 'lnet_ulp: peer done'; do
+		i=$((i + 1))
+		[ $i -lt 150 ] || lab_fail "the client never finished"
+		sleep 1
+	done
+else
+	if ! modprobe lnet_ulp mode=client peer="$(lab_addr 1 0)@tcp"; then
+		dmesg | grep -E 'lnet_ulp|ksocklnd|lnet:' | tail -n 30
+		lab_fail "client checks failed"
+	fi
+fi
+dmesg | grep -E 'lnet_ulp|ksocklnd' | sed 's/^/  /'
+lab_rmmod lnet_ulp
+lab_rmmod ksocklnd
+lab_rmmod lnet
