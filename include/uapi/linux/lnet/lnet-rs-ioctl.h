@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * lnet-rs: the ioctl ABI of the LNet misc device /dev/lnet, as used by
+ * lnetctl (rust/lnetctl) to configure and inspect LNet.
+ *
+ * This is lnet-rs's own ABI, not Lustre's IOC_LIBCFS_* one: lnetctl prints
+ * Lustre's YAML, but talks to the kernel only through the commands below.
+ *
+ * Rules, which the kernel enforces on every call:
+ *
+ *  - Every argument starts with struct lnet_ioc_hdr. ioc_len must equal
+ *    sizeof() of the command's structure and ioc_version must equal
+ *    LNET_IOC_VERSION; otherwise the call fails with EINVAL (length) or
+ *    EPROTO (version) and nothing else is read. _IOC_SIZE of the command
+ *    number also carries the size, so a mismatched build usually fails
+ *    with ENOTTY before the header is even read.
+ *  - Structures are fixed-size and explicitly laid out: only __u8, __u16,
+ *    __u32, __u64, nested structures of those and fixed arrays; every hole
+ *    is a named padding field. Padding fields and unused array slots must
+ *    be zero on input (EINVAL otherwise), so that later versions can give
+ *    them a meaning. The kernel zeroes them on output.
+ *  - Fields documented as signed (s32/s64) carry a two's complement value
+ *    in the unsigned field of the same size.
+ *  - Strings are NUL-terminated within their array (EINVAL otherwise).
+ *  - "in" fields are read by the kernel; "out" fields are written by it;
+ *    every call copies the whole structure back.
+ *  - Iterating commands (GET_NI, GET_PEER, GET_PEER_NI) fail with ENOENT
+ *    once the index is past the last element.
+ *  - Commands other than CONFIGURE, UNCONFIGURE, SET_NUMA_RANGE and
+ *    GET_GLOBALS fail with ENETDOWN while LNet is not configured.
+ *
+ * Bumping LNET_IOC_VERSION is required for any change of layout or meaning.
+ */
+#ifndef __UAPI_LNET_RS_IOCTL_H__
+#define __UAPI_LNET_RS_IOCTL_H__
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define LNET_IOC_DEV_PATH	"/dev/lnet"
+#define LNET_IOC_VERSION	1
+
+/*
+ * Lustre's own ioctls use 'e' with numbers below 0x80; lnet-rs uses the same
+ * letter with numbers from 0xc0, so the two ABIs can never be confused.
+ */
+#define LNET_IOC_MAGIC		'e'
+
+/* Common header of every argument. */
+struct lnet_ioc_hdr {
+	__u32	ioc_len;	/* sizeof(the command's structure) */
+	__u32	ioc_version;	/* LNET_IOC_VERSION */
+};
+
+/*
+ * A NID in the layout of the 20-byte large form, struct lnet_nid
+ * (include/lnet/types.h; wire.md §1.2): byte for byte the same, but without
+ * the packed attribute (its fields are naturally aligned anyway).
+ * nid_num and nid_addr are big-endian. A 4-byte address uses nid_addr[0]
+ * only (nid_size 0) and leaves the rest zero; an IPv6 address uses all four
+ * words (nid_size 12). nid_type 0xff is LNET_ANY_NID, whatever the rest.
+ */
+struct lnet_ioc_nid {
+	__u8	nid_size;	/* address bytes beyond 4: 0 or 12 */
+	__u8	nid_type;	/* LND type, 0xff for "any" */
+	__u16	nid_num;	/* network number, big-endian */
+	__u32	nid_addr[4];	/* address, big-endian */
+};
+
+#define LNET_IOC_NID_TYPE_ANY	0xff
+
+/* Interface and net names, including the terminating NUL (IFNAMSIZ). */
+#define LNET_IOC_NAME_LEN	16
+/* Interfaces per net add (Lustre's LNET_INTERFACES_NUM). */
+#define LNET_IOC_MAX_INTF	16
+/* CPTs reported per NI (Lustre's LNET_MAX_SHOW_NUM_CPT). */
+#define LNET_IOC_MAX_CPTS	128
+/* NIDs per peer add/del call; longer lists take several calls. */
+#define LNET_IOC_PEER_MAX_NIDS	32
+/* NIDs per page of a recovery queue. */
+#define LNET_IOC_RECOVERY_PAGE	32
+/* Entries per page of a ping reply. */
+#define LNET_IOC_PING_PAGE	32
+
+/* A tunable given as this value keeps its default (it is (__u32)-1). */
+#define LNET_IOC_TUNABLE_DEFAULT	0xffffffffU
+/* A UDSP priority that was never set (shown by lnetctl as -1). */
+#define LNET_IOC_PRIORITY_UNSET		0xffffffffU
+
+/* Index of each message type in the *_stats[] arrays. */
+#define LNET_IOC_MSG_PUT	0
+#define LNET_IOC_MSG_GET	1
+#define LNET_IOC_MSG_REPLY	2
+#define LNET_IOC_MSG_ACK	3
+#define LNET_IOC_MSG_HELLO	4
+#define LNET_IOC_MSG_TYPES	5
+
+/* Latency statistics of one kind of exchange (all in nanoseconds). */
+struct lnet_ioc_latency {
+	__u64	lat_samples;
+	__u64	lat_min_nsec;
+	__u64	lat_max_nsec;
+	__u64	lat_avg_nsec;
+};
+
+/*
+ * LNET_IOC_CONFIGURE: bring LNet up (LNetNIInit). With
+ * LNET_IOC_CFG_LOAD_NETWORKS the NIs of the networks=/ip2nets= module
+ * parameters are started too (lnetctl lnet configure --all); without it
+ * only the loopback NI exists. Configuring a configured LNet succeeds and
+ * changes nothing.
+ *
+ * LNET_IOC_UNCONFIGURE: shut LNet down (LNetNIFini of the configure
+ * reference). cfg_flags must be 0. EBUSY while other users (e.g. Lustre)
+ * still hold LNet up.
+ */
+struct lnet_ioc_config {
+	struct lnet_ioc_hdr cfg_hdr;
+	__u32	cfg_flags;	/* in: LNET_IOC_CFG_* */
+	__u32	cfg_padding;
+};
+
+#define LNET_IOC_CFG_LOAD_NETWORKS	(1U << 0)
+
+/*
+ * LNET_IOC_NET_ADD: add a net (lnetctl net add), one NI per interface, or
+ * add NIs to an existing net. nc_net is the net's name ("tcp", "o2ib1").
+ * With no interface the LND picks one, as Lustre does. The tunables are s32
+ * values or LNET_IOC_TUNABLE_DEFAULT; conns_per_peer applies to socklnd and
+ * o2iblnd nets only. EEXIST if an NI on one of the interfaces exists.
+ *
+ * LNET_IOC_NET_DEL: delete the NIs of nc_net on the listed interfaces, or
+ * the whole net when nc_nintf is 0 (lnetctl net del). The tunables must be
+ * LNET_IOC_TUNABLE_DEFAULT. ENOENT if the net or an NI does not exist.
+ */
+struct lnet_ioc_net_cfg {
+	struct lnet_ioc_hdr nc_hdr;
+	__u8	nc_net[LNET_IOC_NAME_LEN];			/* in */
+	__u32	nc_nintf;					/* in */
+	__u32	nc_peer_timeout;				/* in, s32 */
+	__u32	nc_peer_credits;				/* in, s32 */
+	__u32	nc_peer_buffer_credits;				/* in, s32 */
+	__u32	nc_credits;					/* in, s32 */
+	__u32	nc_conns_per_peer;				/* in, s32 */
+	__u8	nc_intf[LNET_IOC_MAX_INTF][LNET_IOC_NAME_LEN];	/* in */
+};
+
+/*
+ * LNET_IOC_GET_NI: the ni_idx'th local NI (0, 1, ... in the order of the
+ * kernel's net list, the NIs of one net consecutive; 0@lo first). Everything
+ * lnetctl net show prints at any verbosity.
+ */
+struct lnet_ioc_ni {
+	struct lnet_ioc_hdr ni_hdr;
+	__u32	ni_idx;			/* in */
+	__u32	ni_status;		/* out: LNET_IOC_NI_STATUS_* */
+	struct lnet_ioc_nid ni_nid;	/* out */
+	__u32	ni_fatal_error;		/* out: ni_fatal_error_on, 0 or 1 */
+	__u32	ni_health_value;	/* out, s32 */
+	__u8	ni_intf[LNET_IOC_NAME_LEN];	/* out: "" if none */
+	/* statistics */
+	__u32	ni_send_count;
+	__u32	ni_recv_count;
+	__u32	ni_drop_count;
+	struct lnet_ioc_latency ni_put_egress;
+	struct lnet_ioc_latency ni_get_rtt;
+	struct lnet_ioc_latency ni_put_ack;
+	__u32	ni_sent_stats[LNET_IOC_MSG_TYPES];
+	__u32	ni_received_stats[LNET_IOC_MSG_TYPES];
+	__u32	ni_dropped_stats[LNET_IOC_MSG_TYPES];
+	/* health stats (ni_hstats) */
+	__u32	ni_hs_interrupts;	/* hlt_local_interrupt */
+	__u32	ni_hs_dropped;		/* hlt_local_dropped */
+	__u32	ni_hs_aborted;		/* hlt_local_aborted */
+	__u32	ni_hs_no_route;		/* hlt_local_no_route */
+	__u32	ni_hs_timeouts;		/* hlt_local_timeout */
+	__u32	ni_hs_error;		/* hlt_local_error */
+	__u32	ni_ping_count;
+	__u64	ni_next_ping;		/* s64, absolute monotonic seconds */
+	/* common tunables, s32 */
+	__u32	ni_peer_timeout;
+	__u32	ni_peer_credits;
+	__u32	ni_peer_buffer_credits;
+	__u32	ni_credits;
+	/* LND tunables, s32; lnetctl prints those of the NI's LND only */
+	__u32	ni_lnd_peercredits_hiw;		/* o2ib */
+	__u32	ni_lnd_map_on_demand;		/* o2ib */
+	__u32	ni_lnd_concurrent_sends;	/* o2ib */
+	__u32	ni_lnd_fmr_pool_size;		/* o2ib */
+	__u32	ni_lnd_fmr_flush_trigger;	/* o2ib */
+	__u32	ni_lnd_fmr_cache;		/* o2ib */
+	__u32	ni_lnd_ntx;			/* o2ib */
+	__u32	ni_lnd_conns_per_peer;		/* o2ib, tcp */
+	__u32	ni_lnd_timeout;			/* o2ib, tcp: lnd_get_timeout() */
+	__u32	ni_lnd_tos;			/* o2ib, tcp */
+	/* UDSP selection priorities, LNET_IOC_PRIORITY_UNSET if none */
+	__u32	ni_net_priority;
+	__u32	ni_nid_priority;
+	__u32	ni_dev_cpt;		/* s32 */
+	__u32	ni_ncpts;		/* valid entries of ni_cpts */
+	__u16	ni_cpts[LNET_IOC_MAX_CPTS];
+};
+
+#define LNET_IOC_NI_STATUS_DOWN	0
+#define LNET_IOC_NI_STATUS_UP	1
+
+/*
+ * LNET_IOC_SET_NI_HEALTH: set the health value of the local NI hv_nid, or of
+ * every local NI with LNET_IOC_HEALTH_ALL (hv_nid is then ignored and
+ * should be LNET_ANY_NID). lnetctl net set --health.
+ *
+ * LNET_IOC_SET_PEER_NI_HEALTH: the same for the peer NI hv_nid, or every
+ * peer NI of every peer. lnetctl peer set --health.
+ *
+ * hv_value is s32 and passed as given: range checks are the kernel's
+ * (health.md §9). ENOENT if hv_nid is not found.
+ */
+struct lnet_ioc_health {
+	struct lnet_ioc_hdr hv_hdr;
+	struct lnet_ioc_nid hv_nid;	/* in */
+	__u32	hv_flags;		/* in: LNET_IOC_HEALTH_* */
+	__u32	hv_value;		/* in, s32 */
+	__u32	hv_padding;
+};
+
+#define LNET_IOC_HEALTH_ALL	(1U << 0)
+
+/*
+ * LNET_IOC_PEER_ADD: create the peer pc_prim_nid if needed, then add the
+ * pc_nnids NIDs of pc_nids to it (lnetctl peer add). PEER_NON_MR creates
+ * the peer as not Multi-Rail; PEER_LOCK_PRIM locks its primary NID.
+ *
+ * LNET_IOC_PEER_DEL: delete the listed NIDs from peer pc_prim_nid, or the
+ * whole peer when pc_nnids is 0 (lnetctl peer del). PEER_FORCE allows
+ * deleting a locked primary NID.
+ */
+struct lnet_ioc_peer_cfg {
+	struct lnet_ioc_hdr pc_hdr;
+	struct lnet_ioc_nid pc_prim_nid;	/* in */
+	__u32	pc_flags;			/* in: LNET_IOC_PEER_* */
+	__u32	pc_nnids;			/* in */
+	__u32	pc_padding;
+	struct lnet_ioc_nid pc_nids[LNET_IOC_PEER_MAX_NIDS];	/* in */
+};
+
+#define LNET_IOC_PEER_NON_MR	(1U << 0)
+#define LNET_IOC_PEER_LOCK_PRIM	(1U << 1)
+#define LNET_IOC_PEER_FORCE	(1U << 2)
+
+/* LNET_IOC_GET_PEER: the pr_idx'th peer (lnetctl peer show). */
+struct lnet_ioc_peer {
+	struct lnet_ioc_hdr pr_hdr;
+	__u32	pr_idx;				/* in */
+	__u32	pr_nnis;			/* out: peer NIs */
+	struct lnet_ioc_nid pr_prim_nid;	/* out */
+	__u32	pr_multi_rail;			/* out: 0 or 1 */
+	__u32	pr_state;			/* out: lp_state (lnetctl.md §2.2) */
+	__u32	pr_padding;
+};
+
+/*
+ * LNET_IOC_GET_PEER_NI: the pn_idx'th NI of the peer whose primary NID is
+ * pn_prim_nid (ENOENT if no such peer or index). Everything lnetctl peer
+ * show prints for one peer NI at any verbosity.
+ */
+struct lnet_ioc_peer_ni {
+	struct lnet_ioc_hdr pn_hdr;
+	struct lnet_ioc_nid pn_prim_nid;	/* in */
+	__u32	pn_idx;				/* in */
+	struct lnet_ioc_nid pn_nid;		/* out */
+	__u32	pn_state;		/* LNET_IOC_PEER_NI_STATE_* */
+	__u32	pn_max_ni_tx_credits;
+	__u32	pn_available_tx_credits;	/* s32 */
+	__u32	pn_min_tx_credits;		/* s32 */
+	__u32	pn_tx_q_num_of_buf;
+	__u32	pn_available_rtr_credits;	/* s32 */
+	__u32	pn_min_rtr_credits;		/* s32 */
+	__u32	pn_refcount;
+	/* statistics */
+	__u32	pn_send_count;
+	__u32	pn_recv_count;
+	__u32	pn_drop_count;
+	struct lnet_ioc_latency pn_put_egress;
+	struct lnet_ioc_latency pn_get_rtt;
+	struct lnet_ioc_latency pn_put_ack;
+	__u32	pn_sent_stats[LNET_IOC_MSG_TYPES];
+	__u32	pn_received_stats[LNET_IOC_MSG_TYPES];
+	__u32	pn_dropped_stats[LNET_IOC_MSG_TYPES];
+	/* health stats (lpni_hstats) */
+	__u32	pn_health_value;	/* s32 */
+	__u32	pn_hs_dropped;		/* hlt_remote_dropped */
+	__u32	pn_hs_timeout;		/* hlt_remote_timeout */
+	__u32	pn_hs_error;		/* hlt_remote_error */
+	__u32	pn_hs_network_timeout;	/* hlt_network_timeout */
+	__u32	pn_ping_count;
+	/* UDSP selection priorities, LNET_IOC_PRIORITY_UNSET if none */
+	__u32	pn_net_priority;	/* lpn_sel_priority */
+	__u32	pn_nid_priority;	/* lpni_sel_priority */
+	__u32	pn_padding;
+	__u64	pn_next_ping;		/* s64, absolute monotonic seconds */
+};
+
+/* Shown as "NA" unless the peer is a router or aliveness is tracked. */
+#define LNET_IOC_PEER_NI_STATE_NA	0
+#define LNET_IOC_PEER_NI_STATE_UP	1
+#define LNET_IOC_PEER_NI_STATE_DOWN	2
+
+/*
+ * LNET_IOC_GET_STATS: the global counters (lnetctl stats show), summed over
+ * CPTs: struct lnet_counters of include/lnet/types.h field by field
+ * (st_X is lcc_X or lch_X), laid out with natural alignment, followed by
+ * the two resend counters stats show also prints.
+ */
+struct lnet_ioc_stats {
+	struct lnet_ioc_hdr st_hdr;
+	/* struct lnet_counters_common */
+	__u32	st_msgs_alloc;
+	__u32	st_msgs_max;
+	__u32	st_errors;
+	__u32	st_send_count;
+	__u32	st_recv_count;
+	__u32	st_route_count;
+	__u32	st_drop_count;
+	__u32	st_padding0;
+	__u64	st_send_length;
+	__u64	st_recv_length;
+	__u64	st_route_length;
+	__u64	st_drop_length;
+	/* struct lnet_counters_health */
+	__u32	st_rst_alloc;
+	__u32	st_resend_count;
+	__u32	st_response_timeout_count;
+	__u32	st_local_interrupt_count;
+	__u32	st_local_dropped_count;
+	__u32	st_local_aborted_count;
+	__u32	st_local_no_route_count;
+	__u32	st_local_timeout_count;
+	__u32	st_local_error_count;
+	__u32	st_remote_dropped_count;
+	__u32	st_remote_error_count;
+	__u32	st_remote_timeout_count;
+	__u32	st_network_timeout_count;
+	/* lch_failed_resends, lch_successful_resends (health.md §6.1) */
+	__u32	st_failed_resends;
+	__u32	st_successful_resends;
+	__u32	st_padding1;
+};
+
+/*
+ * LNET_IOC_GET_RECOVERY_QUEUE: up to LNET_IOC_RECOVERY_PAGE NIDs of the
+ * local NI (rq_type 0) or peer NI (rq_type 1) recovery queue, starting at
+ * position rq_start. rq_total is the queue's length now; the caller asks
+ * again with rq_start + rq_count until it has rq_total NIDs or a page comes
+ * back empty (the queue may change between calls). lnetctl debug recovery.
+ */
+struct lnet_ioc_recovery {
+	struct lnet_ioc_hdr rq_hdr;
+	__u32	rq_type;	/* in: LNET_IOC_RECOVERY_* */
+	__u32	rq_start;	/* in */
+	__u32	rq_count;	/* out: valid entries of rq_nids */
+	__u32	rq_total;	/* out */
+	struct lnet_ioc_nid rq_nids[LNET_IOC_RECOVERY_PAGE];	/* out */
+};
+
+#define LNET_IOC_RECOVERY_LOCAL	0
+#define LNET_IOC_RECOVERY_PEER	1
+
+/* One NI of a ping reply: its NID and its status word as sent. */
+struct lnet_ioc_ping_entry {
+	struct lnet_ioc_nid pe_nid;
+	__u32	pe_status;	/* LNET_NI_STATUS_UP 0x15aac0de, DOWN 0xdeadface */
+};
+
+/*
+ * LNET_IOC_PING: ping pg_target (lnetctl ping) from pg_source (LNET_ANY_NID
+ * lets LNet choose), waiting at most pg_timeout_ms. The reply's entries, in
+ * reply order and including 0@lo, are returned from index pg_start, at most
+ * LNET_IOC_PING_PAGE of them; pg_total is their number.
+ *
+ * Paging: a call with pg_start 0 sends a ping and keeps its reply with the
+ * open file; a call with pg_start > 0 and the same target, source and
+ * timeout returns entries from that kept reply without pinging again (it
+ * pings afresh if the file has no reply for that target).
+ */
+struct lnet_ioc_ping {
+	struct lnet_ioc_hdr pg_hdr;
+	struct lnet_ioc_nid pg_target;	/* in */
+	struct lnet_ioc_nid pg_source;	/* in */
+	__u32	pg_timeout_ms;		/* in */
+	__u32	pg_start;		/* in */
+	__u32	pg_count;		/* out: valid entries of pg_entries */
+	__u32	pg_total;		/* out */
+	struct lnet_ioc_nid pg_primary;	/* out: the peer's primary NID */
+	__u32	pg_multi_rail;		/* out: 0 or 1 (ping feature MULTI_RAIL) */
+	struct lnet_ioc_ping_entry pg_entries[LNET_IOC_PING_PAGE];	/* out */
+};
+
+/*
+ * LNET_IOC_SET_NUMA_RANGE: set lnet_numa_range (lnetctl set numa_range),
+ * which sysfs shows read-only. Works while LNet is down.
+ */
+struct lnet_ioc_value {
+	struct lnet_ioc_hdr val_hdr;
+	__u32	val_value;	/* in */
+	__u32	val_padding;
+};
+
+/*
+ * LNET_IOC_GET_GLOBALS: the values lnetctl global show prints that are not
+ * module parameters in /sys/module/lnet/parameters: numa_range (read there
+ * by Lustre's lnetctl through an ioctl too) and the derived lnet_lnd_timeout
+ * (health.md §5.1), which Lustre shows in debugfs. Works while LNet is down.
+ */
+struct lnet_ioc_globals {
+	struct lnet_ioc_hdr gl_hdr;
+	__u32	gl_numa_range;	/* out */
+	__u32	gl_lnd_timeout;	/* out */
+};
+
+#define LNET_IOC_CONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc0, struct lnet_ioc_config)
+#define LNET_IOC_UNCONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc1, struct lnet_ioc_config)
+#define LNET_IOC_NET_ADD	_IOWR(LNET_IOC_MAGIC, 0xc2, struct lnet_ioc_net_cfg)
+#define LNET_IOC_NET_DEL	_IOWR(LNET_IOC_MAGIC, 0xc3, struct lnet_ioc_net_cfg)
+#define LNET_IOC_GET_NI		_IOWR(LNET_IOC_MAGIC, 0xc4, struct lnet_ioc_ni)
+#define LNET_IOC_SET_NI_HEALTH	_IOWR(LNET_IOC_MAGIC, 0xc5, struct lnet_ioc_health)
+#define LNET_IOC_PEER_ADD	_IOWR(LNET_IOC_MAGIC, 0xc6, struct lnet_ioc_peer_cfg)
+#define LNET_IOC_PEER_DEL	_IOWR(LNET_IOC_MAGIC, 0xc7, struct lnet_ioc_peer_cfg)
+#define LNET_IOC_GET_PEER	_IOWR(LNET_IOC_MAGIC, 0xc8, struct lnet_ioc_peer)
+#define LNET_IOC_GET_PEER_NI	_IOWR(LNET_IOC_MAGIC, 0xc9, struct lnet_ioc_peer_ni)
+#define LNET_IOC_SET_PEER_NI_HEALTH \
+				_IOWR(LNET_IOC_MAGIC, 0xca, struct lnet_ioc_health)
+#define LNET_IOC_GET_STATS	_IOWR(LNET_IOC_MAGIC, 0xcb, struct lnet_ioc_stats)
+#define LNET_IOC_GET_RECOVERY_QUEUE \
+				_IOWR(LNET_IOC_MAGIC, 0xcc, struct lnet_ioc_recovery)
+#define LNET_IOC_PING		_IOWR(LNET_IOC_MAGIC, 0xcd, struct lnet_ioc_ping)
+#define LNET_IOC_SET_NUMA_RANGE	_IOWR(LNET_IOC_MAGIC, 0xce, struct lnet_ioc_value)
+#define LNET_IOC_GET_GLOBALS	_IOWR(LNET_IOC_MAGIC, 0xcf, struct lnet_ioc_globals)
+
+/* Sizes are part of the ABI: a change here is a new LNET_IOC_VERSION. */
+#ifdef __cplusplus
+#define LNET_IOC_SIZE_CHECK static_assert
+#else
+#define LNET_IOC_SIZE_CHECK _Static_assert
+#endif
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_hdr) == 8, "lnet_ioc_hdr");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_nid) == 20, "lnet_ioc_nid");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_latency) == 32, "lnet_ioc_latency");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_config) == 16, "lnet_ioc_config");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_net_cfg) == 304, "lnet_ioc_net_cfg");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_ni) == 592, "lnet_ioc_ni");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_health) == 40, "lnet_ioc_health");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_peer_cfg) == 680, "lnet_ioc_peer_cfg");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_peer) == 48, "lnet_ioc_peer");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_peer_ni) == 296, "lnet_ioc_peer_ni");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_stats) == 136, "lnet_ioc_stats");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_recovery) == 664, "lnet_ioc_recovery");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_ping_entry) == 24, "lnet_ioc_ping_entry");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_ping) == 856, "lnet_ioc_ping");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_value) == 16, "lnet_ioc_value");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_globals) == 16, "lnet_ioc_globals");
+
+#endif /* __UAPI_LNET_RS_IOCTL_H__ */

@@ -1,0 +1,627 @@
+//! An in-memory LNet behind the `Backend` trait, for host tests. It checks
+//! every argument's header as the kernel will, keeps nets, NIs, peers and
+//! the module parameters (with lnet-core's setter rules), and answers the
+//! ioctls in the header's documented way, paging included.
+
+use lnet_core::nid::{lnd, Net, Nid};
+use lnet_core::params::{self, Param, Tunables};
+use nix::errno::Errno;
+
+use crate::abi::{self, IocArg, LnetIocNid};
+use crate::backend::{Backend, ParamError, Request};
+
+#[derive(Clone, Debug)]
+pub struct FakeNi {
+    pub nid: Nid,
+    pub intf: Option<String>,
+    pub health: i32,
+    /// peer_timeout, peer_credits, peer_buffer_credits, credits,
+    /// conns_per_peer as configured (TUNABLE_DEFAULT: default).
+    pub tun: [u32; 5],
+}
+
+#[derive(Clone, Debug)]
+pub struct FakePeer {
+    pub prim: Nid,
+    /// All NIDs, the primary first.
+    pub nids: Vec<Nid>,
+    pub health: Vec<i32>,
+    pub mr: bool,
+    pub locked: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct PingReply {
+    pub target: Nid,
+    pub primary: Nid,
+    pub mr: bool,
+    pub entries: Vec<(Nid, u32)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Fake {
+    pub up: bool,
+    /// Host interfaces and their IPv4 addresses.
+    pub host_ifs: Vec<(String, [u8; 4])>,
+    /// The nets `configure --all` starts (the networks= parameter).
+    pub boot_nets: Vec<(Net, Vec<String>)>,
+    pub nis: Vec<FakeNi>,
+    pub peers: Vec<FakePeer>,
+    pub tun: Tunables,
+    /// router_sensitivity_percentage, if the module had it.
+    pub router_sensitivity: Option<i64>,
+    pub stats: abi::LnetIocStats,
+    pub recovery: [Vec<Nid>; 2],
+    pub pings: Vec<PingReply>,
+    /// Entries per page of recovery queues and ping replies.
+    pub page: usize,
+    /// Failures to inject: the next request of that command fails.
+    pub fail: Vec<(abi::Cmd, Errno)>,
+    /// Every command issued.
+    pub log: Vec<abi::Cmd>,
+    /// Pings actually sent (a page from the kept reply sends none).
+    pub pings_sent: usize,
+    /// The timeout and source of the last ping request.
+    pub last_ping: Option<(u32, Nid)>,
+    kept: Option<PingReply>,
+}
+
+fn ip_nid(net: Net, ip: [u8; 4]) -> Nid {
+    Nid::new4(net, u32::from_be_bytes(ip))
+}
+
+impl Fake {
+    /// An LNet that is down, with interfaces eth0, eth1 and ib0.
+    pub fn new() -> Fake {
+        Fake {
+            up: false,
+            host_ifs: vec![
+                ("eth0".into(), [192, 168, 1, 10]),
+                ("eth1".into(), [192, 168, 2, 10]),
+                ("ib0".into(), [10, 0, 0, 10]),
+            ],
+            boot_nets: Vec::new(),
+            nis: Vec::new(),
+            peers: Vec::new(),
+            tun: Tunables::DEFAULT,
+            router_sensitivity: None,
+            stats: abi::LnetIocStats::new(),
+            recovery: [Vec::new(), Vec::new()],
+            pings: Vec::new(),
+            page: 2,
+            fail: Vec::new(),
+            log: Vec::new(),
+            pings_sent: 0,
+            last_ping: None,
+            kept: None,
+        }
+    }
+
+    /// An LNet that is up with only the loopback NI.
+    pub fn up() -> Fake {
+        let mut f = Fake::new();
+        f.start();
+        f
+    }
+
+    fn start(&mut self) {
+        self.up = true;
+        self.nis = vec![FakeNi {
+            nid: Nid::LO,
+            intf: None,
+            health: 1000,
+            tun: [abi::TUNABLE_DEFAULT; 5],
+        }];
+    }
+
+    fn find_if(&self, name: &str) -> Option<[u8; 4]> {
+        self.host_ifs.iter().find(|(n, _)| n == name).map(|x| x.1)
+    }
+
+    fn add_net(&mut self, net: Net, intfs: &[String], tun: [u32; 5]) -> Result<(), Errno> {
+        if net.lnd() == lnd::LO {
+            return Err(Errno::EEXIST);
+        }
+        if net.lnd() != lnd::SOCK && net.lnd() != lnd::O2IB {
+            return Err(Errno::EPROTONOSUPPORT);
+        }
+        let mut names: Vec<String> = intfs.to_vec();
+        if names.is_empty() {
+            // The LND picks the first interface not yet on that net.
+            let used: Vec<&str> = self
+                .nis
+                .iter()
+                .filter(|n| n.nid.net() == net)
+                .filter_map(|n| n.intf.as_deref())
+                .collect();
+            let free = self
+                .host_ifs
+                .iter()
+                .find(|(n, _)| !used.contains(&n.as_str()))
+                .ok_or(Errno::ENODEV)?;
+            names.push(free.0.clone());
+        }
+        let mut new = Vec::new();
+        for n in &names {
+            let ip = self.find_if(n).ok_or(Errno::ENODEV)?;
+            let nid = ip_nid(net, ip);
+            if self.nis.iter().any(|x| x.nid == nid) || new.iter().any(|x: &FakeNi| x.nid == nid) {
+                return Err(Errno::EEXIST);
+            }
+            new.push(FakeNi {
+                nid,
+                intf: Some(n.clone()),
+                health: 1000,
+                tun,
+            });
+        }
+        // A net's NIs stay together, in the order they were added.
+        let at = self
+            .nis
+            .iter()
+            .rposition(|x| x.nid.net() == net)
+            .map(|i| i + 1)
+            .unwrap_or(self.nis.len());
+        self.nis.splice(at..at, new);
+        Ok(())
+    }
+
+    fn ni_abi(&self, idx: usize) -> Option<abi::LnetIocNi> {
+        let ni = self.nis.get(idx)?;
+        let mut a = abi::LnetIocNi::new();
+        a.ni_idx = idx as u32;
+        a.ni_status = if ni.health > 0 {
+            abi::NI_STATUS_UP
+        } else {
+            abi::NI_STATUS_DOWN
+        };
+        a.ni_nid = LnetIocNid::from_nid(&ni.nid);
+        a.ni_health_value = ni.health as u32;
+        if let Some(i) = &ni.intf {
+            abi::put_str(&mut a.ni_intf, i)?;
+        }
+        a.ni_net_priority = abi::PRIORITY_UNSET;
+        a.ni_nid_priority = abi::PRIORITY_UNSET;
+        let k = idx as u32;
+        if ni.nid.net().lnd() == lnd::LO {
+            a.ni_dev_cpt = 0;
+            a.ni_ncpts = 1;
+            a.ni_cpts[0] = 0;
+            return Some(a);
+        }
+        a.ni_send_count = 100 + k;
+        a.ni_recv_count = 200 + k;
+        a.ni_drop_count = k;
+        a.ni_put_egress = abi::LnetIocLatency {
+            lat_samples: 3,
+            lat_min_nsec: 1000,
+            lat_max_nsec: 3000,
+            lat_avg_nsec: 2000,
+        };
+        a.ni_get_rtt = abi::LnetIocLatency {
+            lat_samples: 2,
+            lat_min_nsec: 5000,
+            lat_max_nsec: 7000,
+            lat_avg_nsec: 6000,
+        };
+        a.ni_put_ack = abi::LnetIocLatency {
+            lat_samples: 0,
+            lat_min_nsec: 0,
+            lat_max_nsec: 0,
+            lat_avg_nsec: 0,
+        };
+        a.ni_sent_stats = [10, 11, 12, 13, 14];
+        a.ni_received_stats = [20, 21, 22, 23, 24];
+        a.ni_dropped_stats = [0, 1, 0, 0, 0];
+        a.ni_hs_interrupts = 1;
+        a.ni_hs_dropped = 2;
+        a.ni_hs_aborted = 3;
+        a.ni_hs_no_route = 4;
+        a.ni_hs_timeouts = 5;
+        a.ni_hs_error = 6;
+        a.ni_ping_count = 7;
+        a.ni_next_ping = 12345;
+        let d = |v: u32, def: i32| {
+            if v == abi::TUNABLE_DEFAULT {
+                def as u32
+            } else {
+                v
+            }
+        };
+        let o2ib = ni.nid.net().lnd() == lnd::O2IB;
+        a.ni_peer_timeout = d(ni.tun[0], 180);
+        a.ni_peer_credits = d(ni.tun[1], 8);
+        a.ni_peer_buffer_credits = d(ni.tun[2], 0);
+        a.ni_credits = d(ni.tun[3], 256);
+        a.ni_lnd_conns_per_peer = d(ni.tun[4], 1);
+        a.ni_lnd_timeout = 50;
+        a.ni_lnd_tos = -1i32 as u32;
+        if o2ib {
+            a.ni_lnd_peercredits_hiw = 4;
+            a.ni_lnd_map_on_demand = 1;
+            a.ni_lnd_concurrent_sends = 8;
+            a.ni_lnd_fmr_pool_size = 512;
+            a.ni_lnd_fmr_flush_trigger = 384;
+            a.ni_lnd_fmr_cache = 1;
+            a.ni_lnd_ntx = 512;
+        }
+        a.ni_dev_cpt = -1i32 as u32;
+        a.ni_ncpts = 2;
+        a.ni_cpts[0] = 0;
+        a.ni_cpts[1] = 1;
+        Some(a)
+    }
+
+    fn peer_ni_abi(&self, p: &FakePeer, idx: usize) -> Option<abi::LnetIocPeerNi> {
+        let nid = p.nids.get(idx)?;
+        let mut a = abi::LnetIocPeerNi::new();
+        a.pn_prim_nid = LnetIocNid::from_nid(&p.prim);
+        a.pn_idx = idx as u32;
+        a.pn_nid = LnetIocNid::from_nid(nid);
+        a.pn_state = abi::PEER_NI_STATE_NA;
+        a.pn_max_ni_tx_credits = 8;
+        a.pn_available_tx_credits = 8;
+        a.pn_min_tx_credits = 7;
+        a.pn_tx_q_num_of_buf = 0;
+        a.pn_available_rtr_credits = 8;
+        a.pn_min_rtr_credits = 8;
+        a.pn_refcount = 2;
+        a.pn_send_count = 5;
+        a.pn_recv_count = 6;
+        a.pn_drop_count = 0;
+        a.pn_put_egress.lat_samples = 1;
+        a.pn_sent_stats = [1, 2, 3, 4, 5];
+        a.pn_received_stats = [6, 7, 8, 9, 10];
+        a.pn_dropped_stats = [0, 0, 0, 0, 0];
+        a.pn_health_value = p.health.get(idx).copied().unwrap_or(1000) as u32;
+        a.pn_hs_dropped = 1;
+        a.pn_hs_timeout = 2;
+        a.pn_hs_error = 3;
+        a.pn_hs_network_timeout = 4;
+        a.pn_ping_count = 0;
+        a.pn_next_ping = 0;
+        a.pn_net_priority = abi::PRIORITY_UNSET;
+        a.pn_nid_priority = abi::PRIORITY_UNSET;
+        Some(a)
+    }
+
+    fn owner(&self, nid: &Nid) -> Option<usize> {
+        self.peers.iter().position(|p| p.nids.contains(nid))
+    }
+
+    fn handle(&mut self, req: Request<'_>) -> Result<(), Errno> {
+        let cmd = req.cmd();
+        let any_time = [
+            abi::Cmd::Configure,
+            abi::Cmd::Unconfigure,
+            abi::Cmd::SetNumaRange,
+            abi::Cmd::GetGlobals,
+        ];
+        if !self.up && !any_time.contains(&cmd) {
+            return Err(Errno::ENETDOWN);
+        }
+        match req {
+            Request::Configure(a) => {
+                if a.cfg_padding != 0 || a.cfg_flags & !abi::CFG_LOAD_NETWORKS != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                if self.up {
+                    return Ok(());
+                }
+                self.start();
+                if a.cfg_flags & abi::CFG_LOAD_NETWORKS != 0 {
+                    for (net, ifs) in self.boot_nets.clone() {
+                        self.add_net(net, &ifs, [abi::TUNABLE_DEFAULT; 5])?;
+                    }
+                }
+                Ok(())
+            }
+            Request::Unconfigure(a) => {
+                if a.cfg_flags != 0 || a.cfg_padding != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                self.up = false;
+                self.nis.clear();
+                self.peers.clear();
+                Ok(())
+            }
+            Request::NetAdd(a) => {
+                let (net, intfs) = net_cfg(a)?;
+                let tun = [
+                    a.nc_peer_timeout,
+                    a.nc_peer_credits,
+                    a.nc_peer_buffer_credits,
+                    a.nc_credits,
+                    a.nc_conns_per_peer,
+                ];
+                self.add_net(net, &intfs, tun)
+            }
+            Request::NetDel(a) => {
+                let (net, intfs) = net_cfg(a)?;
+                if !self.nis.iter().any(|n| n.nid.net() == net) {
+                    return Err(Errno::ENOENT);
+                }
+                if intfs.is_empty() {
+                    self.nis.retain(|n| n.nid.net() != net);
+                    return Ok(());
+                }
+                for i in &intfs {
+                    let pos = self
+                        .nis
+                        .iter()
+                        .position(|n| n.nid.net() == net && n.intf.as_deref() == Some(i))
+                        .ok_or(Errno::ENOENT)?;
+                    self.nis.remove(pos);
+                }
+                Ok(())
+            }
+            Request::GetNi(a) => {
+                *a = self.ni_abi(a.ni_idx as usize).ok_or(Errno::ENOENT)?;
+                Ok(())
+            }
+            Request::SetNiHealth(a) => {
+                if a.hv_padding != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                let v = a.hv_value as i32;
+                if a.hv_flags & abi::HEALTH_ALL != 0 {
+                    self.nis.iter_mut().for_each(|n| n.health = v);
+                    return Ok(());
+                }
+                let nid = a.hv_nid.to_nid().map_err(|_| Errno::EINVAL)?;
+                let ni = self
+                    .nis
+                    .iter_mut()
+                    .find(|n| n.nid == nid)
+                    .ok_or(Errno::ENOENT)?;
+                ni.health = v;
+                Ok(())
+            }
+            Request::SetPeerNiHealth(a) => {
+                let v = a.hv_value as i32;
+                if a.hv_flags & abi::HEALTH_ALL != 0 {
+                    for p in &mut self.peers {
+                        p.health.iter_mut().for_each(|h| *h = v);
+                    }
+                    return Ok(());
+                }
+                let nid = a.hv_nid.to_nid().map_err(|_| Errno::EINVAL)?;
+                let i = self.owner(&nid).ok_or(Errno::ENOENT)?;
+                let p = &mut self.peers[i];
+                let j = p.nids.iter().position(|n| *n == nid).ok_or(Errno::ENOENT)?;
+                p.health[j] = v;
+                Ok(())
+            }
+            Request::PeerAdd(a) => {
+                let (prim, nids) = peer_cfg(a)?;
+                let i = match self.peers.iter().position(|p| p.prim == prim) {
+                    Some(i) => i,
+                    None => {
+                        if self.owner(&prim).is_some() {
+                            return Err(Errno::EEXIST);
+                        }
+                        self.peers.push(FakePeer {
+                            prim,
+                            nids: vec![prim],
+                            health: vec![1000],
+                            mr: a.pc_flags & abi::PEER_NON_MR == 0,
+                            locked: a.pc_flags & abi::PEER_LOCK_PRIM != 0,
+                        });
+                        self.peers.len() - 1
+                    }
+                };
+                for n in nids {
+                    if self.owner(&n).is_some() {
+                        return Err(Errno::EEXIST);
+                    }
+                    self.peers[i].nids.push(n);
+                    self.peers[i].health.push(1000);
+                }
+                Ok(())
+            }
+            Request::PeerDel(a) => {
+                let (prim, nids) = peer_cfg(a)?;
+                let i = self
+                    .peers
+                    .iter()
+                    .position(|p| p.prim == prim)
+                    .ok_or(Errno::ENOENT)?;
+                if nids.is_empty() || nids.contains(&prim) {
+                    if self.peers[i].locked && a.pc_flags & abi::PEER_FORCE == 0 {
+                        return Err(Errno::EPERM);
+                    }
+                    self.peers.remove(i);
+                    return Ok(());
+                }
+                for n in nids {
+                    let p = &mut self.peers[i];
+                    let j = p.nids.iter().position(|x| *x == n).ok_or(Errno::ENOENT)?;
+                    p.nids.remove(j);
+                    p.health.remove(j);
+                }
+                Ok(())
+            }
+            Request::GetPeer(a) => {
+                let p = self.peers.get(a.pr_idx as usize).ok_or(Errno::ENOENT)?;
+                a.pr_nnis = p.nids.len() as u32;
+                a.pr_prim_nid = LnetIocNid::from_nid(&p.prim);
+                a.pr_multi_rail = u32::from(p.mr);
+                // MULTI_RAIL (bit 0) and CONFIGURED (bit 3).
+                a.pr_state = u32::from(p.mr) | (1 << 3);
+                Ok(())
+            }
+            Request::GetPeerNi(a) => {
+                let prim = a.pn_prim_nid.to_nid().map_err(|_| Errno::EINVAL)?;
+                let p = self
+                    .peers
+                    .iter()
+                    .find(|p| p.prim == prim)
+                    .ok_or(Errno::ENOENT)?;
+                *a = self
+                    .peer_ni_abi(p, a.pn_idx as usize)
+                    .ok_or(Errno::ENOENT)?;
+                Ok(())
+            }
+            Request::GetStats(a) => {
+                *a = self.stats;
+                Ok(())
+            }
+            Request::GetRecoveryQueue(a) => {
+                let q = match a.rq_type {
+                    abi::RECOVERY_LOCAL => &self.recovery[0],
+                    abi::RECOVERY_PEER => &self.recovery[1],
+                    _ => return Err(Errno::EINVAL),
+                };
+                let start = (a.rq_start as usize).min(q.len());
+                let page: Vec<Nid> = q[start..].iter().take(self.page).copied().collect();
+                a.rq_total = q.len() as u32;
+                a.rq_count = page.len() as u32;
+                for (slot, n) in a.rq_nids.iter_mut().zip(&page) {
+                    *slot = LnetIocNid::from_nid(n);
+                }
+                Ok(())
+            }
+            Request::Ping(a) => {
+                let target = a.pg_target.to_nid().map_err(|_| Errno::EINVAL)?;
+                let source = a.pg_source.to_nid().map_err(|_| Errno::EINVAL)?;
+                self.last_ping = Some((a.pg_timeout_ms, source));
+                let reply = match (&self.kept, a.pg_start) {
+                    (Some(k), s) if s > 0 && k.target == target => k.clone(),
+                    _ => {
+                        self.pings_sent += 1;
+                        let r = self
+                            .pings
+                            .iter()
+                            .find(|p| p.target == target)
+                            .cloned()
+                            .ok_or(Errno::EHOSTUNREACH)?;
+                        self.kept = Some(r.clone());
+                        r
+                    }
+                };
+                let start = (a.pg_start as usize).min(reply.entries.len());
+                let page: Vec<(Nid, u32)> = reply.entries[start..]
+                    .iter()
+                    .take(self.page)
+                    .copied()
+                    .collect();
+                a.pg_total = reply.entries.len() as u32;
+                a.pg_count = page.len() as u32;
+                a.pg_primary = LnetIocNid::from_nid(&reply.primary);
+                a.pg_multi_rail = u32::from(reply.mr);
+                for (slot, (n, st)) in a.pg_entries.iter_mut().zip(&page) {
+                    slot.pe_nid = LnetIocNid::from_nid(n);
+                    slot.pe_status = *st;
+                }
+                Ok(())
+            }
+            Request::SetNumaRange(a) => {
+                if a.val_padding != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                self.tun.numa_range = a.val_value;
+                Ok(())
+            }
+            Request::GetGlobals(a) => {
+                a.gl_numa_range = self.tun.numa_range;
+                a.gl_lnd_timeout = self.tun.lnd_timeout;
+                Ok(())
+            }
+        }
+    }
+}
+
+fn net_cfg(a: &abi::LnetIocNetCfg) -> Result<(Net, Vec<String>), Errno> {
+    let net = Net::parse(&abi::get_str(&a.nc_net)).map_err(|_| Errno::EINVAL)?;
+    let n = a.nc_nintf as usize;
+    if n > abi::MAX_INTF || a.nc_intf[n..].iter().any(|s| s.iter().any(|&c| c != 0)) {
+        return Err(Errno::EINVAL);
+    }
+    Ok((
+        net,
+        a.nc_intf[..n].iter().map(|s| abi::get_str(s)).collect(),
+    ))
+}
+
+fn peer_cfg(a: &abi::LnetIocPeerCfg) -> Result<(Nid, Vec<Nid>), Errno> {
+    let n = a.pc_nnids as usize;
+    if n > abi::PEER_MAX_NIDS || a.pc_padding != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let prim = a.pc_prim_nid.to_nid().map_err(|_| Errno::EINVAL)?;
+    let nids = a.pc_nids[..n]
+        .iter()
+        .map(|x| x.to_nid().map_err(|_| Errno::EINVAL))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((prim, nids))
+}
+
+fn hdr_ok(req: &Request<'_>) -> bool {
+    match req {
+        Request::Configure(a) | Request::Unconfigure(a) => a.hdr_ok(),
+        Request::NetAdd(a) | Request::NetDel(a) => a.hdr_ok(),
+        Request::GetNi(a) => a.hdr_ok(),
+        Request::SetNiHealth(a) | Request::SetPeerNiHealth(a) => a.hdr_ok(),
+        Request::PeerAdd(a) | Request::PeerDel(a) => a.hdr_ok(),
+        Request::GetPeer(a) => a.hdr_ok(),
+        Request::GetPeerNi(a) => a.hdr_ok(),
+        Request::GetStats(a) => a.hdr_ok(),
+        Request::GetRecoveryQueue(a) => a.hdr_ok(),
+        Request::Ping(a) => a.hdr_ok(),
+        Request::SetNumaRange(a) => a.hdr_ok(),
+        Request::GetGlobals(a) => a.hdr_ok(),
+    }
+}
+
+impl Backend for Fake {
+    fn ioctl(&mut self, req: Request<'_>) -> Result<(), Errno> {
+        let cmd = req.cmd();
+        self.log.push(cmd);
+        // The kernel's checks on every call.
+        if !hdr_ok(&req) {
+            return Err(Errno::EINVAL);
+        }
+        if let Some(i) = self.fail.iter().position(|(c, _)| *c == cmd) {
+            return Err(self.fail.remove(i).1);
+        }
+        self.handle(req)
+    }
+
+    fn read_param(&mut self, name: &str) -> Result<String, ParamError> {
+        if name == "router_sensitivity_percentage" {
+            return self
+                .router_sensitivity
+                .map(|v| v.to_string())
+                .ok_or(ParamError::Open(Errno::ENOENT));
+        }
+        let p = Param::from_name(name.as_bytes()).ok_or(ParamError::Open(Errno::ENOENT))?;
+        Ok(p.value(&self.tun).to_string())
+    }
+
+    fn write_param(&mut self, name: &str, value: &str) -> Result<(), ParamError> {
+        if name == "router_sensitivity_percentage" {
+            return match self.router_sensitivity {
+                Some(_) => {
+                    let v: i64 = value.parse().map_err(|_| ParamError::Io(Errno::EINVAL))?;
+                    if !(0..=100).contains(&v) {
+                        return Err(ParamError::Io(Errno::EINVAL));
+                    }
+                    self.router_sensitivity = Some(v);
+                    Ok(())
+                }
+                None => Err(ParamError::Open(Errno::ENOENT)),
+            };
+        }
+        let p = Param::from_name(name.as_bytes()).ok_or(ParamError::Open(Errno::ENOENT))?;
+        if !p.runtime_writable() {
+            return Err(ParamError::Open(Errno::EACCES));
+        }
+        match params::set(&self.tun, p, Some(value.as_bytes())) {
+            Ok(c) => {
+                self.tun = c.tunables;
+                Ok(())
+            }
+            Err(e) => Err(ParamError::Io(Errno::from_raw(e.errno()))),
+        }
+    }
+}
