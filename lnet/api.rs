@@ -113,7 +113,7 @@ fn err_ptr<T>(e: Error) -> *mut T {
 ///
 /// `match_id` is null or points to a `struct lnet_processid`.
 #[no_mangle]
-unsafe extern "C" fn LNetMEAttach(
+pub(crate) unsafe extern "C" fn LNetMEAttach(
     portal: c_uint,
     match_id: *mut lnet_processid,
     match_bits: u64,
@@ -183,7 +183,7 @@ unsafe fn me_attach(
 /// `umd` points to a valid `struct lnet_md` describing memory that stays
 /// valid until the MD is unlinked; `handle` points to writable memory.
 #[no_mangle]
-unsafe extern "C" fn LNetMDAttach(
+pub(crate) unsafe extern "C" fn LNetMDAttach(
     me: *mut lnet_me,
     umd: *const lnet_md,
     unlink: c_uint,
@@ -235,7 +235,7 @@ unsafe extern "C" fn LNetMDAttach(
 ///
 /// As [`LNetMDAttach`].
 #[no_mangle]
-unsafe extern "C" fn LNetMDBind(
+pub(crate) unsafe extern "C" fn LNetMDBind(
     umd: *const lnet_md,
     unlink: c_uint,
     handle: *mut lnet_handle_md,
@@ -450,7 +450,7 @@ unsafe extern "C" fn LNetGet(
 ///
 /// As [`LNetPut`].
 #[no_mangle]
-unsafe extern "C" fn LNetGetTimeout(
+pub(crate) unsafe extern "C" fn LNetGetTimeout(
     self_: *mut lnet_nid,
     mdh: lnet_handle_md,
     target: *mut lnet_processid,

@@ -21,6 +21,7 @@ pub mod kapi;
 mod api;
 mod config;
 mod counters;
+mod dev;
 mod lnd;
 mod lolnd;
 mod md;
@@ -28,6 +29,7 @@ mod monitor;
 mod msg;
 mod ni;
 mod params;
+mod ping;
 mod startup;
 mod state;
 
@@ -50,6 +52,12 @@ impl kernel::Module for Lnet {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         config::check_networks()?;
         let the_lnet = state::TheLnet::new()?;
+        state::TheLnet::publish(&the_lnet);
+        if let Err(e) = dev::register() {
+            state::TheLnet::unpublish();
+            pr_err!("can't register /dev/lnet: {:?}\n", e);
+            return Err(e);
+        }
         // Lustre shows the derived fallback LND timeout in debugfs as
         // lnet/lnet_lnd_timeout; lnetctl `global show` will report it too.
         // Diagnostics only: without debugfs, LNet still loads.
@@ -79,7 +87,6 @@ impl kernel::Module for Lnet {
             t.transaction_timeout,
             t.lnd_timeout
         );
-        state::TheLnet::publish(&the_lnet);
         Ok(Lnet {
             _debugfs: debugfs,
             the_lnet,
@@ -98,9 +105,10 @@ impl Drop for Lnet {
                 api.refcount
             );
             api.refcount = 0;
-            startup::shutdown(&self.the_lnet, &mut api.monitor);
+            startup::shutdown(&self.the_lnet, &mut api);
         }
         drop(api);
+        dev::deregister();
         state::TheLnet::unpublish();
         pr_info!("LNet unloaded\n");
     }

@@ -103,6 +103,12 @@ fn publish(t: &Tunables) {
         .store(t.max_recovery_ping_count, Relaxed);
 }
 
+/// `lnetctl set numa_range` (the parameter is read-only in sysfs, as in
+/// Lustre, and set through /dev/lnet). Any value is valid.
+pub(crate) fn set_numa_range(v: u32) {
+    LIVE.numa_range.store(v, Relaxed);
+}
+
 extern "C" {
     fn lnet_param_networks() -> *const c_char;
     fn lnet_param_ip2nets() -> *const c_char;

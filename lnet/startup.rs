@@ -61,12 +61,50 @@ pub(crate) fn ni_arc(lnet: &TheLnet, ni: &Ni) -> Option<Arc<Ni>> {
 /// Returns how many earlier calls are still counted.
 pub(crate) fn ni_init(lnet: &TheLnet, pid: u32) -> Result<u32> {
     let mut api = lnet.api.lock();
+    ni_init_locked(lnet, &mut api, pid, true)
+}
+
+/// `lnetctl lnet configure [--all]`: /dev/lnet's reference; with
+/// `load_networks` the NIs of `networks=` start too, otherwise only
+/// `0@lo`. A second configure changes nothing.
+pub(crate) fn dev_configure(lnet: &TheLnet, load_networks: bool) -> Result {
+    let mut api = lnet.api.lock();
+    if api.dev_ref {
+        return Ok(());
+    }
+    ni_init_locked(lnet, &mut api, crate::ping::PID_LUSTRE, load_networks)?;
+    api.dev_ref = true;
+    Ok(())
+}
+
+/// `lnetctl lnet unconfigure`: drops /dev/lnet's reference; EBUSY while
+/// another user (an upper layer) holds LNet up.
+pub(crate) fn dev_unconfigure(lnet: &TheLnet) -> Result {
+    let mut api = lnet.api.lock();
+    if !api.dev_ref {
+        return if api.refcount > 0 { Err(EBUSY) } else { Ok(()) };
+    }
+    if api.refcount > 1 {
+        return Err(EBUSY);
+    }
+    api.dev_ref = false;
+    api.refcount = 0;
+    shutdown(lnet, &mut api);
+    Ok(())
+}
+
+fn ni_init_locked(
+    lnet: &TheLnet,
+    api: &mut crate::state::Api,
+    pid: u32,
+    load_networks: bool,
+) -> Result<u32> {
     if api.refcount > 0 {
         api.refcount += 1;
         return Ok(api.refcount - 1);
     }
     lnet.pid.store(pid, Ordering::Relaxed);
-    let monitor = start_nis(lnet).and_then(|()| monitor::start(lnet));
+    let monitor = start_nis(lnet, load_networks).and_then(|()| monitor::start(lnet));
     let monitor = match monitor {
         Ok(t) => t,
         Err(e) => {
@@ -78,14 +116,26 @@ pub(crate) fn ni_init(lnet: &TheLnet, pid: u32) -> Result<u32> {
     api.monitor = Some(monitor);
     lnet.running.store(true, Ordering::Release);
     api.refcount = 1;
+    match crate::ping::target_start(lnet) {
+        Ok(t) => api.ping = Some(t),
+        Err(e) => {
+            pr_err!("Can't post the ping buffer: {:?}\n", e);
+            api.refcount = 0;
+            shutdown(lnet, api);
+            return Err(e);
+        }
+    }
     pr_info!("LNet up, pid {}\n", pid);
     Ok(0)
 }
 
 /// Starts `0@lo` and the NIs of `networks=`.
-fn start_nis(lnet: &TheLnet) -> Result {
+fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     let lo = LndRef::new(&LOLND).ok_or(EINVAL)?;
     start_ni(lnet, Nid::LO, None, lo)?;
+    if !load_networks {
+        return Ok(());
+    }
     let mut failed = Ok(());
     let r = networks::for_each_ni(config::networks(), config::NCPTS, |spec| {
         let found = {
@@ -205,19 +255,20 @@ pub(crate) fn ni_fini(lnet: &TheLnet) -> Result {
     }
     api.refcount -= 1;
     if api.refcount == 0 {
-        shutdown(lnet, &mut api.monitor);
+        api.dev_ref = false;
+        shutdown(lnet, &mut api);
     }
     Ok(())
 }
 
 /// Takes LNet down, ending every message with an event.
-pub(crate) fn shutdown(lnet: &TheLnet, monitor_thread: &mut Option<crate::kapi::kthread::Thread>) {
+pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     {
         // Under the resource lock, so no send attaches to an MD after this.
         let _res = lnet.res.lock();
         lnet.running.store(false, Ordering::Release);
     }
-    drop(monitor_thread.take());
+    drop(api.monitor.take());
     // Requests waiting on lazy portals will not be matched now.
     crate::msg::drop_delayed(lnet, None);
     // No ACK or REPLY can come any more.
@@ -237,6 +288,10 @@ pub(crate) fn shutdown(lnet: &TheLnet, monitor_thread: &mut Option<crate::kapi::
         waited += 1;
     }
     forget_nis(lnet);
+    // Nothing is in flight: the ping buffer can go.
+    if let Some(t) = api.ping.take() {
+        crate::ping::target_stop(lnet, t);
+    }
     unlink_all(lnet);
     pr_info!("LNet down\n");
 }

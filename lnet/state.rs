@@ -56,6 +56,10 @@ pub(crate) struct Api {
     /// LNetNIInit calls not yet matched by LNetNIFini.
     pub(crate) refcount: u32,
     pub(crate) monitor: Option<Thread>,
+    /// /dev/lnet's own reference (`lnetctl lnet configure`).
+    pub(crate) dev_ref: bool,
+    /// The ping buffer on the reserved portal while LNet is up.
+    pub(crate) ping: Option<crate::ping::PingTarget>,
 }
 
 #[pin_data]
@@ -108,7 +112,10 @@ impl TheLnet {
                 }, "lnet_res"),
                 handled <- new_condvar!("lnet_md_handled"),
                 nis <- new_spinlock!(Nis { lnds: KVec::new(), nis: KVec::new() }, "lnet_nis"),
-                api <- new_mutex!(Api { refcount: 0, monitor: None }, "lnet_api"),
+                api <- new_mutex!(
+                    Api { refcount: 0, monitor: None, dev_ref: false, ping: None },
+                    "lnet_api"
+                ),
                 counters: Counters::default(),
                 interface_cookie: u64::from_ne_bytes(cookie) & !1,
                 next_cookie: AtomicU64::new(1),

@@ -44,5 +44,8 @@ if grep -i "warning" lab-out/build.log; then
 fi
 rm -f lab-out/build.log
 
+echo "== userspace tools for the lab"
+cargo build --release -q -p lnetctl
+
 echo "== lab: scenarios in VMs"
 python3 tests/lab/lab.py "$@"

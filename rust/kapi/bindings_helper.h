@@ -9,6 +9,7 @@
 #include <linux/moduleparam.h>
 #include <lnet/api.h>
 #include <lnet/lnd.h>
+#include <uapi/linux/lnet/lnet-rs-ioctl.h>
 
 // opaque dentry
 // allow function debugfs_create_dir
@@ -30,5 +31,7 @@
 // allow type lnet_unlink
 // allow type lnet_ins_pos
 // allow var LNET_.*
+// allow type lnet_ioc_.*
+// allow var LNET_IOC_.*
 // allow function lnet_kvaddr_to_page
 // allow function lnet_inet_addr

@@ -100,6 +100,14 @@ def build_initramfs(kd, work):
         copy_in(root, path, f"/usr/sbin/{tool}")
         for lib in shared_libs(path):
             copy_in(root, lib)
+    # Our userspace tools, built by scripts/test.sh (cargo build --release).
+    for tool in ("lnetctl",):
+        path = TOP / "target/release" / tool
+        if not path.exists():
+            sys.exit(f"lab: {path} missing: run cargo build --release -p {tool}")
+        copy_in(root, str(path), f"/usr/sbin/{tool}")
+        for lib in shared_libs(str(path)):
+            copy_in(root, lib)
     # Applet links made here: `busybox --install` takes seconds under TCG.
     applets = subprocess.run(["/bin/busybox", "--list-full"], capture_output=True, text=True, check=True).stdout
     for applet in applets.split():

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! /dev/lnet: the ioctls lnetctl uses (include/uapi/linux/lnet/
+//! lnet-rs-ioctl.h). Every argument is checked before anything changes: its
+//! length and version, its padding, its strings and values. Changes need
+//! CAP_NET_ADMIN; reads do not.
+
+use crate::kapi::bindings::{
+    lnet_ioc_config, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg, lnet_ioc_ni,
+    lnet_ioc_nid, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
+    lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_value, LNET_IOC_VERSION,
+};
+use crate::kapi::errno;
+use crate::lnet_core::nid::{lnd, Nid};
+use crate::ni::Ni;
+use crate::state::TheLnet;
+use crate::{params, ping, startup};
+use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
+use core::mem::size_of;
+use kernel::prelude::*;
+use kernel::sync::Mutex;
+use kernel::uaccess::UserSlice;
+
+extern "C" {
+    fn lnet_dev_register() -> c_int;
+    fn lnet_dev_deregister();
+    fn lnet_dev_file_data(file: *mut c_void) -> *mut c_void;
+    fn lnet_dev_set_file_data(file: *mut c_void, data: *mut c_void);
+}
+
+/// `_IOWR('e', nr, size)`.
+const fn iowr(nr: u32, size: usize) -> u32 {
+    (3 << 30) | ((size as u32 & 0x3fff) << 16) | ((b'e' as u32) << 8) | nr
+}
+
+const CONFIGURE: u32 = iowr(0xc0, size_of::<lnet_ioc_config>());
+const UNCONFIGURE: u32 = iowr(0xc1, size_of::<lnet_ioc_config>());
+const NET_ADD: u32 = iowr(0xc2, size_of::<lnet_ioc_net_cfg>());
+const NET_DEL: u32 = iowr(0xc3, size_of::<lnet_ioc_net_cfg>());
+const GET_NI: u32 = iowr(0xc4, size_of::<lnet_ioc_ni>());
+const SET_NI_HEALTH: u32 = iowr(0xc5, size_of::<lnet_ioc_health>());
+const PEER_ADD: u32 = iowr(0xc6, size_of::<lnet_ioc_peer_cfg>());
+const PEER_DEL: u32 = iowr(0xc7, size_of::<lnet_ioc_peer_cfg>());
+const GET_PEER: u32 = iowr(0xc8, size_of::<lnet_ioc_peer>());
+const GET_PEER_NI: u32 = iowr(0xc9, size_of::<lnet_ioc_peer_ni>());
+const SET_PEER_NI_HEALTH: u32 = iowr(0xca, size_of::<lnet_ioc_health>());
+const GET_STATS: u32 = iowr(0xcb, size_of::<lnet_ioc_stats>());
+const GET_RECOVERY_QUEUE: u32 = iowr(0xcc, size_of::<lnet_ioc_recovery>());
+const PING: u32 = iowr(0xcd, size_of::<lnet_ioc_ping>());
+const SET_NUMA_RANGE: u32 = iowr(0xce, size_of::<lnet_ioc_value>());
+const GET_GLOBALS: u32 = iowr(0xcf, size_of::<lnet_ioc_globals>());
+
+const CAP_NET_ADMIN: c_int = 12;
+const CFG_LOAD_NETWORKS: u32 = 1;
+const TUNABLE_DEFAULT: u32 = u32::MAX;
+const PRIORITY_UNSET: u32 = u32::MAX;
+/// Largest wait a ping may ask for.
+const PING_MAX_MS: u32 = 600_000;
+
+/// A structure of the ioctl ABI: only integers and arrays of them.
+///
+/// # Safety
+///
+/// Every bit pattern must be a valid value of the type.
+unsafe trait Ioc: Default + Copy {}
+// SAFETY: bindgen structs of __u8/__u16/__u32/__u64 fields and arrays.
+unsafe impl Ioc for lnet_ioc_config {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_ni {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_stats {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_ping {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_value {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_globals {}
+
+fn bytes_mut<T: Ioc>(v: &mut T) -> &mut [u8] {
+    // SAFETY: `Ioc` types accept any bytes; the slice covers exactly `v`.
+    unsafe { core::slice::from_raw_parts_mut((v as *mut T).cast::<u8>(), size_of::<T>()) }
+}
+
+fn bytes<T: Ioc>(v: &T) -> &[u8] {
+    // SAFETY: as above; reading plain integers.
+    unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
+}
+
+/// Copies the argument in and checks its header (length, then version).
+fn read<T: Ioc>(arg: usize) -> Result<T> {
+    let mut v = T::default();
+    UserSlice::new(arg, size_of::<T>())
+        .reader()
+        .read_slice(bytes_mut(&mut v))?;
+    check_hdr(bytes(&v), size_of::<T>())?;
+    Ok(v)
+}
+
+fn check_hdr(b: &[u8], size: usize) -> Result {
+    let word = |at: usize| {
+        b.get(at..at + 4)
+            .and_then(|w| w.try_into().ok())
+            .map(u32::from_ne_bytes)
+            .ok_or(EINVAL)
+    };
+    if word(0)? as usize != size {
+        return Err(EINVAL);
+    }
+    if word(4)? != LNET_IOC_VERSION {
+        return Err(errno::EPROTO());
+    }
+    Ok(())
+}
+
+/// Checks just the header of a command not served yet, so that a bad
+/// argument still says what is wrong with it.
+fn read_hdr_only(arg: usize, size: usize) -> Result {
+    let mut b = [0u8; 8];
+    UserSlice::new(arg, 8).reader().read_slice(&mut b)?;
+    check_hdr(&b, size)
+}
+
+fn write<T: Ioc>(arg: usize, v: &T) -> Result {
+    UserSlice::new(arg, size_of::<T>())
+        .writer()
+        .write_slice(bytes(v))
+}
+
+fn need_admin() -> Result {
+    // SAFETY: checks the current task's credentials.
+    if unsafe { kernel::bindings::capable(CAP_NET_ADMIN) } {
+        Ok(())
+    } else {
+        Err(EPERM)
+    }
+}
+
+fn need_up(lnet: &TheLnet) -> Result {
+    if lnet.is_running() {
+        Ok(())
+    } else {
+        Err(errno::ENETDOWN())
+    }
+}
+
+fn nid_to_ioc(n: &Nid) -> lnet_ioc_nid {
+    let c = crate::kapi::lnet_abi::nid_to_c(n);
+    lnet_ioc_nid {
+        nid_size: c.nid_size,
+        nid_type: c.nid_type,
+        nid_num: c.nid_num,
+        nid_addr: c.nid_addr,
+    }
+}
+
+fn nid_from_ioc(n: &lnet_ioc_nid) -> Result<Nid> {
+    let c = crate::kapi::bindings::lnet_nid {
+        nid_size: n.nid_size,
+        nid_type: n.nid_type,
+        nid_num: n.nid_num,
+        nid_addr: n.nid_addr,
+    };
+    crate::kapi::lnet_abi::nid_from_c(&c)
+}
+
+/// What an open /dev/lnet keeps: the last ping reply, for paging.
+#[pin_data]
+struct FileState {
+    #[pin]
+    ping: Mutex<Option<PingCache>>,
+}
+
+struct PingCache {
+    target: Nid,
+    source: Nid,
+    timeout_ms: u32,
+    reply: ping::Reply,
+}
+
+pub(crate) fn register() -> Result {
+    // SAFETY: registers the static misc device of lnet_dev.c.
+    kernel::error::to_result(unsafe { lnet_dev_register() })
+}
+
+pub(crate) fn deregister() {
+    // SAFETY: registered by `register`.
+    unsafe { lnet_dev_deregister() };
+}
+
+/// # Safety
+///
+/// Called by the VFS for an open of /dev/lnet.
+#[no_mangle]
+unsafe extern "C" fn lnet_dev_open(_inode: *mut c_void, file: *mut c_void) -> c_int {
+    let st = KBox::pin_init(
+        pin_init!(FileState {
+            ping <- kernel::new_mutex!(None, "lnet_dev_ping"),
+        }),
+        GFP_KERNEL,
+    );
+    match st {
+        Ok(st) => {
+            // SAFETY: never moved out of the box; released in release.
+            let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(st) });
+            // SAFETY: the VFS's file.
+            unsafe { lnet_dev_set_file_data(file, p.cast()) };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// # Safety
+///
+/// Called by the VFS once, after the last use of the file.
+#[no_mangle]
+unsafe extern "C" fn lnet_dev_release(_inode: *mut c_void, file: *mut c_void) -> c_int {
+    // SAFETY: set by open; no ioctl runs on the file any more.
+    let p = unsafe { lnet_dev_file_data(file) }.cast::<FileState>();
+    if !p.is_null() {
+        // SAFETY: from into_raw in open.
+        drop(unsafe { KBox::from_raw(p) });
+    }
+    0
+}
+
+/// # Safety
+///
+/// Called by the VFS for an ioctl on an open /dev/lnet.
+#[no_mangle]
+unsafe extern "C" fn lnet_dev_ioctl(file: *mut c_void, cmd: c_uint, arg: c_ulong) -> c_long {
+    // SAFETY: set by open, freed only by release.
+    let st = unsafe {
+        lnet_dev_file_data(file)
+            .cast::<FileState>()
+            .cast_const()
+            .as_ref()
+    };
+    let r = match (TheLnet::get(), st) {
+        (Some(lnet), Some(st)) => dispatch(lnet, st, cmd, arg as usize),
+        _ => Err(ENODEV),
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno() as c_long,
+    }
+}
+
+fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
+    match cmd {
+        CONFIGURE => {
+            need_admin()?;
+            let c: lnet_ioc_config = read(arg)?;
+            if c.cfg_padding != 0 || c.cfg_flags & !CFG_LOAD_NETWORKS != 0 {
+                return Err(EINVAL);
+            }
+            startup::dev_configure(lnet, c.cfg_flags & CFG_LOAD_NETWORKS != 0)
+        }
+        UNCONFIGURE => {
+            need_admin()?;
+            let c: lnet_ioc_config = read(arg)?;
+            if c.cfg_padding != 0 || c.cfg_flags != 0 {
+                return Err(EINVAL);
+            }
+            startup::dev_unconfigure(lnet)
+        }
+        GET_NI => {
+            let mut n: lnet_ioc_ni = read(arg)?;
+            need_up(lnet)?;
+            let ni = lnet.nis.lock().nis.get(n.ni_idx as usize).cloned();
+            let ni = ni.ok_or(ENOENT)?;
+            fill_ni(&mut n, &ni);
+            write(arg, &n)
+        }
+        GET_STATS => {
+            let mut s: lnet_ioc_stats = read(arg)?;
+            need_up(lnet)?;
+            fill_stats(&mut s, lnet);
+            write(arg, &s)
+        }
+        PING => {
+            let mut p: lnet_ioc_ping = read(arg)?;
+            need_up(lnet)?;
+            do_ping(lnet, st, &mut p)?;
+            write(arg, &p)
+        }
+        SET_NUMA_RANGE => {
+            need_admin()?;
+            let v: lnet_ioc_value = read(arg)?;
+            if v.val_padding != 0 {
+                return Err(EINVAL);
+            }
+            params::set_numa_range(v.val_value);
+            Ok(())
+        }
+        GET_GLOBALS => {
+            let mut g: lnet_ioc_globals = read(arg)?;
+            let t = params::snapshot();
+            g.gl_numa_range = t.numa_range;
+            g.gl_lnd_timeout = t.lnd_timeout;
+            write(arg, &g)
+        }
+        // Not served yet: the argument is still checked, then refused.
+        NET_ADD | NET_DEL | PEER_ADD | PEER_DEL | SET_NI_HEALTH | SET_PEER_NI_HEALTH => {
+            need_admin()?;
+            read_hdr_only(arg, ioc_size(cmd))?;
+            Err(errno::EOPNOTSUPP())
+        }
+        GET_PEER | GET_PEER_NI | GET_RECOVERY_QUEUE => {
+            read_hdr_only(arg, ioc_size(cmd))?;
+            Err(errno::EOPNOTSUPP())
+        }
+        _ => Err(ENOTTY),
+    }
+}
+
+fn ioc_size(cmd: u32) -> usize {
+    ((cmd >> 16) & 0x3fff) as usize
+}
+
+fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
+    use core::sync::atomic::Ordering::Relaxed;
+    n.ni_status = u32::from(ni.is_active());
+    n.ni_nid = nid_to_ioc(&ni.nid);
+    n.ni_fatal_error = 0;
+    n.ni_health_value = crate::lnet_core::health::MAX_HEALTH;
+    n.ni_intf = [0; 16];
+    for (d, s) in n.ni_intf.iter_mut().zip(ni.iface().bytes()) {
+        *d = s;
+    }
+    n.ni_send_count = ni.send_count.load(Relaxed);
+    n.ni_recv_count = ni.recv_count.load(Relaxed);
+    n.ni_drop_count = ni.drop_count.load(Relaxed);
+    let tcp = ni.nid.net().lnd() == lnd::SOCK;
+    // The LND's tunables as configured (ksocklnd's defaults; loopback has
+    // none).
+    let (peer_timeout, peer_credits, credits) = if tcp { (180, 8, 256) } else { (0, 0, 0) };
+    n.ni_peer_timeout = peer_timeout;
+    n.ni_peer_credits = peer_credits;
+    n.ni_peer_buffer_credits = 0;
+    n.ni_credits = credits;
+    for t in [
+        &mut n.ni_lnd_peercredits_hiw,
+        &mut n.ni_lnd_map_on_demand,
+        &mut n.ni_lnd_concurrent_sends,
+        &mut n.ni_lnd_fmr_pool_size,
+        &mut n.ni_lnd_fmr_flush_trigger,
+        &mut n.ni_lnd_fmr_cache,
+        &mut n.ni_lnd_ntx,
+    ] {
+        *t = TUNABLE_DEFAULT;
+    }
+    n.ni_lnd_conns_per_peer = if tcp { 1 } else { TUNABLE_DEFAULT };
+    n.ni_lnd_timeout = if tcp { 50 } else { TUNABLE_DEFAULT };
+    n.ni_lnd_tos = if tcp { u32::MAX } else { TUNABLE_DEFAULT };
+    n.ni_net_priority = PRIORITY_UNSET;
+    n.ni_nid_priority = PRIORITY_UNSET;
+    n.ni_dev_cpt = u32::MAX;
+    n.ni_ncpts = 1;
+    n.ni_cpts = [0; 128];
+}
+
+fn fill_stats(s: &mut lnet_ioc_stats, lnet: &TheLnet) {
+    let c = lnet.counters.snapshot();
+    let m = c.lct_common;
+    s.st_msgs_alloc = m.lcc_msgs_alloc;
+    s.st_msgs_max = m.lcc_msgs_max;
+    s.st_errors = m.lcc_errors;
+    s.st_send_count = m.lcc_send_count;
+    s.st_recv_count = m.lcc_recv_count;
+    s.st_route_count = m.lcc_route_count;
+    s.st_drop_count = m.lcc_drop_count;
+    s.st_send_length = m.lcc_send_length;
+    s.st_recv_length = m.lcc_recv_length;
+    s.st_route_length = m.lcc_route_length;
+    s.st_drop_length = m.lcc_drop_length;
+    let h = c.lct_health;
+    s.st_rst_alloc = h.lch_rst_alloc;
+    s.st_resend_count = h.lch_resend_count;
+    s.st_response_timeout_count = h.lch_response_timeout_count;
+    s.st_local_interrupt_count = h.lch_local_interrupt_count;
+    s.st_local_dropped_count = h.lch_local_dropped_count;
+    s.st_local_aborted_count = h.lch_local_aborted_count;
+    s.st_local_no_route_count = h.lch_local_no_route_count;
+    s.st_local_timeout_count = h.lch_local_timeout_count;
+    s.st_local_error_count = h.lch_local_error_count;
+    s.st_remote_dropped_count = h.lch_remote_dropped_count;
+    s.st_remote_error_count = h.lch_remote_error_count;
+    s.st_remote_timeout_count = h.lch_remote_timeout_count;
+    s.st_network_timeout_count = h.lch_network_timeout_count;
+    s.st_failed_resends = 0;
+    s.st_successful_resends = 0;
+}
+
+fn do_ping(lnet: &TheLnet, st: &FileState, p: &mut lnet_ioc_ping) -> Result {
+    let target = nid_from_ioc(&p.pg_target)?;
+    let source = nid_from_ioc(&p.pg_source)?;
+    if target.is_any() || p.pg_timeout_ms == 0 || p.pg_timeout_ms > PING_MAX_MS {
+        return Err(EINVAL);
+    }
+    let mut cache = st.ping.lock();
+    let fresh = p.pg_start == 0
+        || !matches!(&*cache, Some(c) if c.target == target && c.source == source
+            && c.timeout_ms == p.pg_timeout_ms);
+    if fresh {
+        *cache = None;
+        let secs = p.pg_timeout_ms.div_ceil(1000);
+        let reply = ping::ping(lnet, target, source, secs)?;
+        *cache = Some(PingCache {
+            target,
+            source,
+            timeout_ms: p.pg_timeout_ms,
+            reply,
+        });
+    }
+    let Some(c) = cache.as_ref() else {
+        return Err(EINVAL);
+    };
+    let entries = &c.reply.entries;
+    p.pg_total = entries.len() as u32;
+    p.pg_primary = nid_to_ioc(&c.reply.primary);
+    p.pg_multi_rail = u32::from(c.reply.multi_rail);
+    p.pg_count = 0;
+    let start = p.pg_start as usize;
+    for (slot, e) in p.pg_entries.iter_mut().zip(entries.iter().skip(start)) {
+        slot.pe_nid = nid_to_ioc(&e.nid);
+        slot.pe_status = e.status;
+        p.pg_count += 1;
+    }
+    Ok(())
+}
