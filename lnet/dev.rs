@@ -75,6 +75,12 @@ unsafe impl Ioc for lnet_ioc_ping {}
 unsafe impl Ioc for lnet_ioc_value {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_globals {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_peer_cfg {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_peer {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_peer_ni {}
 
 fn bytes_mut<T: Ioc>(v: &mut T) -> &mut [u8] {
     // SAFETY: `Ioc` types accept any bytes; the slice covers exactly `v`.
@@ -300,13 +306,52 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             g.gl_lnd_timeout = t.lnd_timeout;
             write(arg, &g)
         }
+        PEER_ADD | PEER_DEL => {
+            need_admin()?;
+            let c: lnet_ioc_peer_cfg = read(arg)?;
+            need_up(lnet)?;
+            peer_cfg(lnet, &c, cmd == PEER_ADD)
+        }
+        GET_PEER => {
+            let mut p: lnet_ioc_peer = read(arg)?;
+            need_up(lnet)?;
+            if p.pr_padding != 0 {
+                return Err(EINVAL);
+            }
+            {
+                let peers = lnet.peers.lock();
+                let peer = peers.list.get(p.pr_idx as usize).ok_or(ENOENT)?;
+                p.pr_nnis = peer.nis.len() as u32;
+                p.pr_prim_nid = nid_to_ioc(&peer.primary);
+                p.pr_multi_rail = u32::from(peer.multi_rail);
+                // lp_state: discovered/configured bits are not tracked yet.
+                p.pr_state = 0;
+            }
+            write(arg, &p)
+        }
+        GET_PEER_NI => {
+            let mut p: lnet_ioc_peer_ni = read(arg)?;
+            need_up(lnet)?;
+            let prim = nid_from_ioc(&p.pn_prim_nid)?;
+            {
+                let peers = lnet.peers.lock();
+                let peer = peers
+                    .list
+                    .iter()
+                    .find(|x| x.primary == prim)
+                    .ok_or(ENOENT)?;
+                let ni = peer.nis.get(p.pn_idx as usize).ok_or(ENOENT)?;
+                fill_peer_ni(&mut p, ni);
+            }
+            write(arg, &p)
+        }
         // Not served yet: the argument is still checked, then refused.
-        NET_ADD | NET_DEL | PEER_ADD | PEER_DEL | SET_NI_HEALTH | SET_PEER_NI_HEALTH => {
+        NET_ADD | NET_DEL | SET_NI_HEALTH | SET_PEER_NI_HEALTH => {
             need_admin()?;
             read_hdr_only(arg, ioc_size(cmd))?;
             Err(errno::EOPNOTSUPP())
         }
-        GET_PEER | GET_PEER_NI | GET_RECOVERY_QUEUE => {
+        GET_RECOVERY_QUEUE => {
             read_hdr_only(arg, ioc_size(cmd))?;
             Err(errno::EOPNOTSUPP())
         }
@@ -358,6 +403,69 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_dev_cpt = u32::MAX;
     n.ni_ncpts = 1;
     n.ni_cpts = [0; 128];
+}
+
+const PEER_NON_MR: u32 = 1;
+const PEER_LOCK_PRIM: u32 = 2;
+const PEER_FORCE: u32 = 4;
+
+fn peer_cfg(lnet: &TheLnet, c: &lnet_ioc_peer_cfg, add: bool) -> Result {
+    if c.pc_padding != 0 || c.pc_flags & !(PEER_NON_MR | PEER_LOCK_PRIM | PEER_FORCE) != 0 {
+        return Err(EINVAL);
+    }
+    let n = c.pc_nnids as usize;
+    if n > c.pc_nids.len() {
+        return Err(EINVAL);
+    }
+    // Unused slots must be zero, for later versions.
+    let zero = |x: &lnet_ioc_nid| {
+        x.nid_size == 0 && x.nid_type == 0 && x.nid_num == 0 && x.nid_addr == [0; 4]
+    };
+    if !c.pc_nids.iter().skip(n).all(zero) {
+        return Err(EINVAL);
+    }
+    let prim = nid_from_ioc(&c.pc_prim_nid)?;
+    if prim.is_any() || prim == Nid::LO {
+        return Err(EINVAL);
+    }
+    let mut nids = KVec::with_capacity(n, GFP_KERNEL)?;
+    for x in c.pc_nids.iter().take(n) {
+        let nid = nid_from_ioc(x)?;
+        if nid.is_any() || nid == Nid::LO {
+            return Err(EINVAL);
+        }
+        nids.push(nid, GFP_KERNEL)?;
+    }
+    let mut peers = lnet.peers.lock();
+    if add {
+        peers.add(
+            &prim,
+            &nids,
+            c.pc_flags & PEER_NON_MR == 0,
+            c.pc_flags & PEER_LOCK_PRIM != 0,
+        )
+    } else {
+        peers.del(&prim, &nids, c.pc_flags & PEER_FORCE != 0)
+    }
+}
+
+fn fill_peer_ni(p: &mut lnet_ioc_peer_ni, ni: &crate::peer::PeerNi) {
+    p.pn_nid = nid_to_ioc(&ni.nid);
+    p.pn_state = 0;
+    // Peer credits are the LND's (ksocklnd's default peer_credits).
+    p.pn_max_ni_tx_credits = 8;
+    p.pn_available_tx_credits = 8;
+    p.pn_min_tx_credits = 8;
+    p.pn_tx_q_num_of_buf = 0;
+    p.pn_available_rtr_credits = 8;
+    p.pn_min_rtr_credits = 8;
+    p.pn_refcount = 1;
+    p.pn_send_count = ni.send_count;
+    p.pn_recv_count = ni.recv_count;
+    p.pn_drop_count = ni.drop_count;
+    p.pn_health_value = ni.health;
+    p.pn_net_priority = PRIORITY_UNSET;
+    p.pn_nid_priority = PRIORITY_UNSET;
 }
 
 fn fill_stats(s: &mut lnet_ioc_stats, lnet: &TheLnet) {

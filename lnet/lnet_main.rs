@@ -29,6 +29,7 @@ mod monitor;
 mod msg;
 mod ni;
 mod params;
+mod peer;
 mod ping;
 mod startup;
 mod state;

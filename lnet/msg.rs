@@ -13,7 +13,8 @@ use crate::lnd::lnet_msg;
 use crate::lnet_core::hdr::{Hdr, MsgBody, WireHandle, HDR_NID16_LEN, HDR_NID4_LEN};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{self as core_md, EventKind, Incoming, Match, Op};
-use crate::lnet_core::nid::Nid;
+use crate::lnet_core::nid::{Net, Nid};
+use crate::lnet_core::select::{self, NetCandidate, NiCandidate, PeerNiCandidate};
 use crate::md::flags;
 use crate::ni::Ni;
 use crate::state::{Res, TheLnet, MAX_PORTALS};
@@ -148,33 +149,214 @@ fn set_payload(m: &mut Msg, kiov: &KVec<BioVec>, offset: u32, len: u32) {
     m.desc.len = len;
 }
 
-/// The local NI a message to `dest` leaves from, and the NID it names as
-/// its source. Messages to one of our own NIDs go over the loopback NI.
-fn select_ni(lnet: &TheLnet, dest: &Nid) -> Option<(Arc<Ni>, Nid)> {
+/// Candidates compared at once; NIs or nets beyond this are not considered.
+const MAX_CANDIDATES: usize = 16;
+
+/// The local NI a message leaves from, the peer NID it goes to and the NID
+/// it names as its source (`lnet_select_pathway`, selection.md §1-§3, §5):
+/// a given source is used as is; a Multi-Rail peer gets the best net, NI
+/// and peer NI by health then round robin; another peer keeps one
+/// preferred NI. Messages to our own NIDs go over the loopback NI.
+fn select_path(
+    lnet: &TheLnet,
+    dest: &Nid,
+    src: &Nid,
+    reserved: bool,
+) -> Option<(Arc<Ni>, Nid, Nid)> {
     let nis = lnet.nis.lock();
-    let local = nis.nis.iter().find(|ni| ni.nid == *dest && ni.is_active());
-    if let Some(ni) = local {
+    if *dest == Nid::LO || nis.nis.iter().any(|n| n.nid == *dest) {
         let lo = nis.nis.iter().find(|n| n.nid == Nid::LO && n.is_active())?;
-        return Some((lo.clone(), ni.nid));
+        return Some((lo.clone(), *dest, *dest));
     }
-    let ni = nis
-        .nis
-        .iter()
-        .find(|ni| ni.nid.net() == dest.net() && ni.is_active())?;
-    Some((ni.clone(), ni.nid))
+    let active = |n: &&Arc<Ni>| n.is_active();
+    let mut peers = lnet.peers.lock();
+    let (pi, li) = peers.find_or_create(dest).ok()?;
+    let peer = peers.list.get_mut(pi)?;
+
+    let pick_ni = |net: Net| -> Option<Arc<Ni>> {
+        let mut cand = [NiCandidate {
+            fatal: false,
+            health: 0,
+            sel_priority: u32::MAX,
+            dev_priority: u32::MAX,
+            distance: 0,
+            tx_credits: 0,
+            seq: 0,
+        }; MAX_CANDIDATES];
+        let mut which = [0usize; MAX_CANDIDATES];
+        let mut n = 0;
+        for (i, ni) in nis
+            .nis
+            .iter()
+            .enumerate()
+            .filter(|(_, ni)| ni.is_active() && ni.nid.net() == net)
+        {
+            let (Some(c), Some(w)) = (cand.get_mut(n), which.get_mut(n)) else {
+                break;
+            };
+            c.health = ni.health.load(Ordering::Relaxed);
+            c.seq = ni.seq.load(Ordering::Relaxed);
+            *w = i;
+            n += 1;
+        }
+        let best = select::best_ni(cand.get(..n)?, 0, false)?;
+        nis.nis.get(*which.get(best)?).cloned()
+    };
+
+    let (ni, lpni) = if !src.is_any() {
+        // Source given (an upper layer's choice, or a response): exactly
+        // that NI and the destination NID.
+        let ni = nis
+            .nis
+            .iter()
+            .filter(active)
+            .find(|n| n.nid == *src)?
+            .clone();
+        (ni, li)
+    } else if peer.multi_rail && !reserved {
+        // A net first, then the NI and the peer NI on it.
+        let mut nets = [(
+            Net::ANY,
+            NetCandidate {
+                peer_net_health: 0,
+                peer_net_priority: u32::MAX,
+                local_net_health: 0,
+                local_net_priority: u32::MAX,
+                peer_net_seq: 0,
+                local_net_seq: 0,
+            },
+        ); MAX_CANDIDATES];
+        let mut n = 0;
+        for p in peer.nis.iter() {
+            let net = p.nid.net();
+            if let Some((_, c)) = nets.iter_mut().take(n).find(|(x, _)| *x == net) {
+                c.peer_net_health = c.peer_net_health.max(p.health);
+                continue;
+            }
+            let local = nis
+                .nis
+                .iter()
+                .filter(|x| x.is_active() && x.nid.net() == net);
+            let (mut health, mut seq, mut any) = (0, 0, false);
+            for x in local {
+                any = true;
+                health = health.max(x.health.load(Ordering::Relaxed));
+                seq = seq.max(x.seq.load(Ordering::Relaxed));
+            }
+            let Some(slot) = nets.get_mut(n).filter(|_| any) else {
+                continue;
+            };
+            *slot = (
+                net,
+                NetCandidate {
+                    peer_net_health: p.health,
+                    peer_net_priority: u32::MAX,
+                    local_net_health: health,
+                    local_net_priority: u32::MAX,
+                    peer_net_seq: peer.net_seq(net),
+                    local_net_seq: seq,
+                },
+            );
+            n += 1;
+        }
+        let mut cands = [NetCandidate {
+            peer_net_health: 0,
+            peer_net_priority: 0,
+            local_net_health: 0,
+            local_net_priority: 0,
+            peer_net_seq: 0,
+            local_net_seq: 0,
+        }; MAX_CANDIDATES];
+        for (d, (_, c)) in cands.iter_mut().zip(nets.iter().take(n)) {
+            *d = *c;
+        }
+        let best = select::best_net(cands.get(..n)?)?;
+        let net = nets.get(best)?.0;
+        let ni = pick_ni(net)?;
+        let mut lp = [PeerNiCandidate {
+            health: 0,
+            sel_priority: u32::MAX,
+            preferred: false,
+            tx_credits: 0,
+            seq: 0,
+        }; MAX_CANDIDATES];
+        let mut which = [0usize; MAX_CANDIDATES];
+        let mut k = 0;
+        for (i, p) in peer
+            .nis
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.nid.net() == net)
+        {
+            let (Some(c), Some(w)) = (lp.get_mut(k), which.get_mut(k)) else {
+                break;
+            };
+            c.health = p.health;
+            c.seq = p.seq;
+            c.preferred = p.pref_nid == Some(ni.nid);
+            *w = i;
+            k += 1;
+        }
+        let bi = select::best_peer_ni(lp.get(..k)?)?;
+        (ni, *which.get(bi)?)
+    } else {
+        // Not Multi-Rail: the destination NID, from the preferred NI.
+        let lp = peer.nis.get(li)?;
+        let net = lp.nid.net();
+        let pref = lp
+            .pref_nid
+            .and_then(|p| nis.nis.iter().filter(active).find(|n| n.nid == p).cloned());
+        let ni = match pref {
+            Some(ni) => ni,
+            None => pick_ni(net)?,
+        };
+        if !reserved {
+            if let Some(lp) = peer.nis.get_mut(li) {
+                lp.pref_nid.get_or_insert(ni.nid);
+            }
+        }
+        (ni, li)
+    };
+    peer.commit(lpni);
+    let to = peer.nis.get(lpni)?.nid;
+    ni.seq.store(
+        lnet.net_seq.fetch_add(1, Ordering::Relaxed).wrapping_add(1),
+        Ordering::Relaxed,
+    );
+    let from = ni.nid;
+    Some((ni, to, from))
+}
+
+/// Counts a message received from `from` on `ni` (creating its peer, with
+/// the receiving NI as the preferred one, as Lustre does).
+fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid) {
+    if ni.nid == Nid::LO {
+        return;
+    }
+    let mut peers = lnet.peers.lock();
+    let Ok((pi, li)) = peers.find_or_create(from) else {
+        return;
+    };
+    if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
+        p.recv_count = p.recv_count.wrapping_add(1);
+        p.pref_nid.get_or_insert(ni.nid);
+    }
 }
 
 /// Sends a message (`lnet_send`): picks the NI, encodes the header and hands
 /// it to the LND. Any failure finalizes the message.
 pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
-    let Some((ni, src)) = select_ni(lnet, &m.hdr.dest_nid) else {
+    let reserved = matches!(
+        m.hdr.msg,
+        MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }
+    );
+    let Some((ni, to, src)) = select_path(lnet, &m.hdr.dest_nid, &m.hdr.src_nid, reserved) else {
         pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
         finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::RemoteError);
         return;
     };
-    if m.hdr.src_nid.is_any() {
-        m.hdr.src_nid = src;
-    }
+    m.hdr.dest_nid = to;
+    m.hdr.src_nid = src;
     m.hdr.src_pid = lnet.pid.load(Ordering::Relaxed);
     let hdr = m.hdr;
     let d = &mut m.desc;
@@ -322,6 +504,14 @@ fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: 
     Counters::add(&lnet.counters.drop_count);
     Counters::add_len(&lnet.counters.drop_length, rlen);
     Counters::add(&ni.drop_count);
+    {
+        let mut peers = lnet.peers.lock();
+        if let Some((pi, li)) = peers.find(&hdr.src_nid) {
+            if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
+                p.drop_count = p.drop_count.wrapping_add(1);
+            }
+        }
+    }
     if log_allowed(lnet) {
         pr_warn!(
             "Dropping {} from {} on {}: {}\n",
@@ -387,6 +577,7 @@ pub(crate) fn parse(
     Counters::add(&lnet.counters.recv_count);
     Counters::add_len(&lnet.counters.recv_length, rlen);
     ni.count_recv(rlen);
+    count_rx(lnet, ni, &from);
     let Ok(mut m) = Msg::new(lnet, hdr) else {
         drop_incoming(lnet, ni, private, rlen, "out of memory", &hdr);
         return 0;

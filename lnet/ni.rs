@@ -26,6 +26,10 @@ pub(crate) struct Ni {
     /// The LND's own data (`lnet_ni_set_data`).
     pub(crate) data: AtomicPtr<c_void>,
     pub(crate) state: AtomicU32,
+    /// `ni_healthv`.
+    pub(crate) health: AtomicU32,
+    /// Round-robin sequence (`ni_seq`).
+    pub(crate) seq: AtomicU64,
     pub(crate) send_count: AtomicU32,
     pub(crate) recv_count: AtomicU32,
     pub(crate) drop_count: AtomicU32,
@@ -47,6 +51,8 @@ impl Ni {
             lnd,
             data: AtomicPtr::new(core::ptr::null_mut()),
             state: AtomicU32::new(NiState::Init as u32),
+            health: AtomicU32::new(crate::lnet_core::health::MAX_HEALTH),
+            seq: AtomicU64::new(0),
             send_count: AtomicU32::new(0),
             recv_count: AtomicU32::new(0),
             drop_count: AtomicU32::new(0),

@@ -73,6 +73,11 @@ pub(crate) struct TheLnet {
     pub(crate) nis: SpinLock<Nis>,
     #[pin]
     pub(crate) api: Mutex<Api>,
+    /// Peers and peer NIs; taken after `nis` when both are held.
+    #[pin]
+    pub(crate) peers: SpinLock<crate::peer::Peers>,
+    /// Global net sequence (`ln_net_seq`).
+    pub(crate) net_seq: AtomicU64,
     pub(crate) counters: Counters,
     /// Names this incarnation of LNet in wire handles.
     pub(crate) interface_cookie: u64,
@@ -116,6 +121,8 @@ impl TheLnet {
                     Api { refcount: 0, monitor: None, dev_ref: false, ping: None },
                     "lnet_api"
                 ),
+                peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),
+                net_seq: AtomicU64::new(0),
                 counters: Counters::default(),
                 interface_cookie: u64::from_ne_bytes(cookie) & !1,
                 next_cookie: AtomicU64::new(1),

@@ -34,6 +34,9 @@ MODULE_PARM_DESC(mode, "self (over 0@lo), server or client (with peer=)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
+static int repeat;
+module_param(repeat, int, 0444);
+MODULE_PARM_DESC(repeat, "mode=client: extra 4 KiB PUTs after the checks");
 static bool traffic;
 module_param(traffic, bool, 0444);
 MODULE_PARM_DESC(traffic, "keep a thread sending until (and during) unload");
@@ -705,6 +708,10 @@ static void free_inflight(void)
 
 static struct buf srv_sink, srv_source, srv_done;
 static struct op srv_sink_op, srv_source_op, srv_done_op;
+static struct lnet_handle_md srv_mds[3] = {
+	{ LNET_WIRE_HANDLE_COOKIE_NONE }, { LNET_WIRE_HANDLE_COOKIE_NONE },
+	{ LNET_WIRE_HANDLE_COOKIE_NONE },
+};
 
 static void done_handler(struct lnet_event *ev)
 {
@@ -715,7 +722,6 @@ static void done_handler(struct lnet_event *ev)
 
 static int server_start(void)
 {
-	struct lnet_handle_md h;
 	struct lnet_md md = { .handler = ulp_handler };
 	struct lnet_me *me;
 	int rc;
@@ -737,7 +743,7 @@ static int server_start(void)
 	md.threshold = LNET_MD_THRESH_INF;
 	md.options = LNET_MD_OP_PUT | LNET_MD_MANAGE_REMOTE | LNET_MD_KIOV;
 	md.user_ptr = &srv_sink_op;
-	rc = LNetMDAttach(me, &md, LNET_RETAIN, &h);
+	rc = LNetMDAttach(me, &md, LNET_RETAIN, &srv_mds[0]);
 	if (rc)
 		return rc;
 
@@ -749,7 +755,7 @@ static int server_start(void)
 	md.length = srv_source.length;
 	md.options = LNET_MD_OP_GET | LNET_MD_MANAGE_REMOTE | LNET_MD_KIOV;
 	md.user_ptr = &srv_source_op;
-	rc = LNetMDAttach(me, &md, LNET_RETAIN, &h);
+	rc = LNetMDAttach(me, &md, LNET_RETAIN, &srv_mds[1]);
 	if (rc)
 		return rc;
 
@@ -763,15 +769,30 @@ static int server_start(void)
 	md.options = LNET_MD_OP_PUT;
 	md.user_ptr = &srv_done_op;
 	md.handler = done_handler;
-	rc = LNetMDAttach(me, &md, LNET_UNLINK, &h);
+	rc = LNetMDAttach(me, &md, LNET_UNLINK, &srv_mds[2]);
 	if (rc)
 		return rc;
 	pr_info("lnet_ulp: server ready\n");
 	return 0;
 }
 
+/*
+ * LNet may stay up after we go (lnetctl holds it): unlink what we posted,
+ * so no event reaches this module once it is gone, before the buffers go.
+ */
 static void server_stop(void)
 {
+	struct op *ops[3] = { &srv_sink_op, &srv_source_op, &srv_done_op };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if (LNetMDHandleIsInvalid(srv_mds[i]))
+			continue;
+		/* ENOENT: already unlinked (the done MD after its PUT). */
+		if (LNetMDUnlink(srv_mds[i]) == 0)
+			CHECK(wait_op(ops[i], 30), "server MD %d: no unlink", i);
+		LNetInvalidateMDHandle(&srv_mds[i]);
+	}
 	buf_free(&srv_sink);
 	buf_free(&srv_source);
 	buf_free(&srv_done);
@@ -867,6 +888,9 @@ static int client_run(void)
 	CHECK(remote_op(&srv, true, &big, BITS_SOURCE, 20, false) == 0,
 	      "GET 1 MiB");
 	CHECK(buf_same(&big, &expect, BIG), "GET 1 MiB: data differs");
+	for (tries = 0; tries < repeat; tries++)
+		CHECK(remote_op(&srv, false, &small, BITS_SINK, 20, false) == 0,
+		      "PUT %d of %d", tries, repeat);
 	CHECK(remote_op(&srv, false, &note, BITS_DONE, 20, false) == 0,
 	      "done PUT");
 	rc = 0;
@@ -898,8 +922,8 @@ static int __init lnet_ulp_init(void)
 		rc = server_start();
 		if (rc) {
 			pr_err("lnet_ulp: server: %d\n", rc);
-			LNetNIFini();
 			server_stop();
+			LNetNIFini();
 		}
 		return rc;
 	}
@@ -948,9 +972,9 @@ static void __exit lnet_ulp_exit(void)
 {
 	int i;
 
+	server_stop();
 	/* LNet goes down under the traffic thread's feet. */
 	LNetNIFini();
-	server_stop();
 	if (traffic_task)
 		kthread_stop(traffic_task);
 	CHECK(atomic_read(&traffic_sends) == atomic_read(&traffic_finals),

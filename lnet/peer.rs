@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Peers and their NIs (`struct lnet_peer`, `lnet_peer_ni`): created by
+//! traffic (one NID, not Multi-Rail) or by `lnetctl peer add` (a primary
+//! NID and more, Multi-Rail unless told otherwise). Selection reads them to
+//! spread traffic over a Multi-Rail peer's NIs.
+
+use crate::lnet_core::health::MAX_HEALTH;
+use crate::lnet_core::nid::{Net, Nid};
+use kernel::prelude::*;
+
+/// One NI of a peer.
+#[derive(Clone, Copy)]
+pub(crate) struct PeerNi {
+    pub(crate) nid: Nid,
+    pub(crate) health: u32,
+    /// Round-robin sequence (`lpni_seq`).
+    pub(crate) seq: u64,
+    /// Non-Multi-Rail peers: the local NI that talks to this one.
+    pub(crate) pref_nid: Option<Nid>,
+    pub(crate) send_count: u32,
+    pub(crate) recv_count: u32,
+    pub(crate) drop_count: u32,
+}
+
+impl PeerNi {
+    fn new(nid: Nid) -> PeerNi {
+        PeerNi {
+            nid,
+            health: MAX_HEALTH,
+            seq: 0,
+            pref_nid: None,
+            send_count: 0,
+            recv_count: 0,
+            drop_count: 0,
+        }
+    }
+}
+
+pub(crate) struct Peer {
+    pub(crate) primary: Nid,
+    pub(crate) multi_rail: bool,
+    /// Configured by lnetctl (not created by traffic).
+    pub(crate) configured: bool,
+    pub(crate) lock_primary: bool,
+    /// `lp_send_seq`.
+    pub(crate) send_seq: u64,
+    pub(crate) nis: KVec<PeerNi>,
+    /// Sequence of each peer net (`lpn_seq`).
+    pub(crate) net_seqs: KVec<(Net, u64)>,
+}
+
+impl Peer {
+    pub(crate) fn net_seq(&self, net: Net) -> u64 {
+        self.net_seqs
+            .iter()
+            .find(|(n, _)| *n == net)
+            .map_or(0, |(_, s)| *s)
+    }
+
+    fn set_net_seq(&mut self, net: Net, seq: u64) {
+        if let Some(e) = self.net_seqs.iter_mut().find(|(n, _)| *n == net) {
+            e.1 = seq;
+        } else {
+            // Best effort: without room the net just keeps sequence 0.
+            let _ = self.net_seqs.push((net, seq), GFP_ATOMIC);
+        }
+    }
+
+    /// Records a send to `lpni` (selection.md §6).
+    pub(crate) fn commit(&mut self, lpni: usize) {
+        self.send_seq = self.send_seq.wrapping_add(1);
+        let seq = self.send_seq;
+        if let Some(p) = self.nis.get_mut(lpni) {
+            p.seq = seq;
+            p.send_count = p.send_count.wrapping_add(1);
+            let net = p.nid.net();
+            self.set_net_seq(net, seq);
+        }
+    }
+}
+
+/// All peers. Linear searches: fine for the node counts of a lab, to be
+/// replaced by a hash when peers number in thousands.
+#[derive(Default)]
+pub(crate) struct Peers {
+    pub(crate) list: KVec<Peer>,
+}
+
+impl Peers {
+    /// The peer owning `nid` and the index of that NID in it.
+    pub(crate) fn find(&self, nid: &Nid) -> Option<(usize, usize)> {
+        self.list
+            .iter()
+            .enumerate()
+            .find_map(|(pi, p)| p.nis.iter().position(|n| n.nid == *nid).map(|ni| (pi, ni)))
+    }
+
+    /// The peer of `nid`, created (non-Multi-Rail, one NI) if unknown.
+    pub(crate) fn find_or_create(&mut self, nid: &Nid) -> Result<(usize, usize)> {
+        if let Some(f) = self.find(nid) {
+            return Ok(f);
+        }
+        let mut nis = KVec::new();
+        nis.push(PeerNi::new(*nid), GFP_ATOMIC)?;
+        self.list.push(
+            Peer {
+                primary: *nid,
+                multi_rail: false,
+                configured: false,
+                lock_primary: false,
+                send_seq: 0,
+                nis,
+                net_seqs: KVec::new(),
+            },
+            GFP_ATOMIC,
+        )?;
+        Ok((self.list.len() - 1, 0))
+    }
+
+    /// `lnetctl peer add`: creates the peer `primary` if needed and adds
+    /// `nids` to it. A NID that belongs to another peer is refused, except
+    /// a traffic-created peer of that one NID, which is merged in.
+    pub(crate) fn add(
+        &mut self,
+        primary: &Nid,
+        nids: &[Nid],
+        multi_rail: bool,
+        lock: bool,
+    ) -> Result {
+        for n in Iterator::chain(core::iter::once(primary), nids.iter()) {
+            if let Some((pi, _)) = self.find(n) {
+                let p = self.list.get(pi).ok_or(EINVAL)?;
+                let mine = p.nis.iter().any(|x| x.nid == *primary);
+                if !mine && (p.configured || p.nis.len() > 1) {
+                    return Err(EEXIST);
+                }
+            }
+        }
+        // Traffic-created single-NID peers of these NIDs are folded in.
+        for n in Iterator::chain(core::iter::once(primary), nids.iter()) {
+            if let Some((pi, _)) = self.find(n) {
+                let folded = self
+                    .list
+                    .get(pi)
+                    .is_some_and(|p| !p.configured && p.nis.len() == 1 && p.primary != *primary);
+                if folded {
+                    crate::kapi::vec::remove(&mut self.list, pi);
+                }
+            }
+        }
+        let pi = match self.find(primary) {
+            Some((pi, _)) => pi,
+            None => self.find_or_create(primary)?.0,
+        };
+        let p = self.list.get_mut(pi).ok_or(EINVAL)?;
+        p.configured = true;
+        p.multi_rail = multi_rail;
+        p.lock_primary |= lock;
+        p.primary = *primary;
+        for n in nids {
+            if !p.nis.iter().any(|x| x.nid == *n) {
+                p.nis.push(PeerNi::new(*n), GFP_ATOMIC)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `lnetctl peer del`: the listed NIDs of the peer, or the whole peer.
+    pub(crate) fn del(&mut self, primary: &Nid, nids: &[Nid], force: bool) -> Result {
+        let (pi, _) = self.find(primary).ok_or(ENOENT)?;
+        if nids.is_empty() {
+            crate::kapi::vec::remove(&mut self.list, pi);
+            return Ok(());
+        }
+        let p = self.list.get_mut(pi).ok_or(ENOENT)?;
+        for n in nids {
+            if *n == p.primary && p.lock_primary && !force {
+                return Err(EPERM);
+            }
+            let i = p.nis.iter().position(|x| x.nid == *n).ok_or(ENOENT)?;
+            crate::kapi::vec::remove(&mut p.nis, i);
+        }
+        if p.nis.is_empty() {
+            crate::kapi::vec::remove(&mut self.list, pi);
+        } else if !p.nis.iter().any(|x| x.nid == p.primary) {
+            if let Some(first) = p.nis.first() {
+                p.primary = first.nid;
+            }
+        }
+        Ok(())
+    }
+}

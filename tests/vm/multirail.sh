@@ -1,0 +1,52 @@
+# lab: vms=2 nics=2 timeout=240
+# Multi-Rail over ksocklnd: tcp on eth0 and tcp1 on eth1. Each VM tells
+# LNet the other is one Multi-Rail peer with a NID on each net
+# (lnetctl peer add); VM 0 then sends 40 PUTs to the peer's primary NID
+# without choosing a source, and both of its NIs must carry them (per-NI
+# send counters from lnetctl net show -v). peer show lists the peer.
+peer=$(lab_peer)
+p0=$(lab_addr "$peer" 0)@tcp
+p1=$(lab_addr "$peer" 1)@tcp1
+dmesg -c >/dev/null
+modprobe lnet networks="tcp(eth0),tcp1(eth1)" || lab_fail "lnet did not load"
+modprobe ksocklnd || lab_fail "ksocklnd did not load"
+lnetctl lnet configure --all || lab_fail "configure"
+lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
+lnetctl peer show >/tmp/peers || lab_fail "peer show"
+grep -q "primary nid: $p0" /tmp/peers && grep -q "nid: $p1" /tmp/peers || { cat /tmp/peers; lab_fail "peer show lacks the peer"; }
+grep -q "Multi-Rail: [Tt]rue" /tmp/peers || { cat /tmp/peers; lab_fail "peer is not Multi-Rail"; }
+
+# Sends counted by the NI with NID $1, from lnetctl net show -v.
+sends() {
+	lnetctl net show -v >/tmp/nets || lab_fail "net show -v"
+	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
+}
+me0=$(lab_addr "$LAB_VM" 0)@tcp
+me1=$(lab_addr "$LAB_VM" 1)@tcp1
+if [ "$LAB_VM" = 1 ]; then
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	i=0
+	while ! dmesg | grep -q 'lnet_ulp: peer done'; do
+		i=$((i + 1))
+		[ $i -lt 150 ] || lab_fail "the client never finished"
+		sleep 1
+	done
+else
+	before0=$(sends "$me0")
+	before1=$(sends "$me1")
+	if ! modprobe lnet_ulp mode=client peer="$p0" repeat=40; then
+		dmesg | grep -E 'lnet_ulp|ksocklnd|lnet:' | tail -n 30
+		lab_fail "client checks failed"
+	fi
+	after0=$(sends "$me0")
+	after1=$(sends "$me1")
+	d0=$((after0 - before0))
+	d1=$((after1 - before1))
+	lab_log "sends over $me0: $d0, over $me1: $d1"
+	[ "$d0" -ge 10 ] && [ "$d1" -ge 10 ] || { cat /tmp/nets; lab_fail "traffic did not use both rails ($d0, $d1)"; }
+fi
+lab_rmmod lnet_ulp
+lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
