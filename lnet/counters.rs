@@ -19,6 +19,9 @@ pub(crate) struct Counters {
     pub(crate) drop_length: AtomicU64,
     pub(crate) rst_alloc: AtomicU32,
     pub(crate) response_timeout_count: AtomicU32,
+    pub(crate) resend_count: AtomicU32,
+    pub(crate) failed_resends: AtomicU32,
+    pub(crate) successful_resends: AtomicU32,
     /// Per health status 1..=10 (`lch_local_interrupt_count`...).
     pub(crate) hstatus: [AtomicU32; 10],
 }
@@ -66,6 +69,7 @@ impl Counters {
         let h = &mut c.lct_health;
         h.lch_rst_alloc = self.rst_alloc.load(Relaxed);
         h.lch_response_timeout_count = self.response_timeout_count.load(Relaxed);
+        h.lch_resend_count = self.resend_count.load(Relaxed);
         let s = |i: usize| self.hstatus.get(i).map_or(0, |a| a.load(Relaxed));
         h.lch_local_interrupt_count = s(0);
         h.lch_local_dropped_count = s(1);

@@ -76,6 +76,8 @@ unsafe impl Ioc for lnet_ioc_value {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_globals {}
 // SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_health {}
+// SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_peer_cfg {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_peer {}
@@ -345,8 +347,14 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             }
             write(arg, &p)
         }
+        SET_NI_HEALTH | SET_PEER_NI_HEALTH => {
+            need_admin()?;
+            let h: lnet_ioc_health = read(arg)?;
+            need_up(lnet)?;
+            set_health(lnet, &h, cmd == SET_NI_HEALTH)
+        }
         // Not served yet: the argument is still checked, then refused.
-        NET_ADD | NET_DEL | SET_NI_HEALTH | SET_PEER_NI_HEALTH => {
+        NET_ADD | NET_DEL => {
             need_admin()?;
             read_hdr_only(arg, ioc_size(cmd))?;
             Err(errno::EOPNOTSUPP())
@@ -368,7 +376,13 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_status = u32::from(ni.is_active());
     n.ni_nid = nid_to_ioc(&ni.nid);
     n.ni_fatal_error = 0;
-    n.ni_health_value = crate::lnet_core::health::MAX_HEALTH;
+    n.ni_health_value = ni.health.load(Relaxed);
+    n.ni_hs_interrupts = ni.hstats.interrupts.load(Relaxed);
+    n.ni_hs_dropped = ni.hstats.dropped.load(Relaxed);
+    n.ni_hs_aborted = ni.hstats.aborted.load(Relaxed);
+    n.ni_hs_no_route = ni.hstats.no_route.load(Relaxed);
+    n.ni_hs_timeouts = ni.hstats.timeouts.load(Relaxed);
+    n.ni_hs_error = ni.hstats.error.load(Relaxed);
     n.ni_intf = [0; 16];
     for (d, s) in n.ni_intf.iter_mut().zip(ni.iface().bytes()) {
         *d = s;
@@ -403,6 +417,54 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_dev_cpt = u32::MAX;
     n.ni_ncpts = 1;
     n.ni_cpts = [0; 128];
+}
+
+const HEALTH_ALL: u32 = 1;
+
+/// `lnetctl net|peer set --health` (health.md §9). As Lustre's ioctl path,
+/// a value outside 0..=1000 becomes 1000.
+fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
+    use core::sync::atomic::Ordering::Relaxed;
+    if h.hv_padding != 0 || h.hv_flags & !HEALTH_ALL != 0 {
+        return Err(EINVAL);
+    }
+    let all = h.hv_flags & HEALTH_ALL != 0;
+    let v = h.hv_value as i32;
+    let value = if (0..=crate::lnet_core::health::MAX_HEALTH as i32).contains(&v) {
+        v as u32
+    } else {
+        crate::lnet_core::health::MAX_HEALTH
+    };
+    let nid = if all {
+        Nid::ANY
+    } else {
+        nid_from_ioc(&h.hv_nid)?
+    };
+    let mut found = false;
+    if local {
+        let nis = lnet.nis.lock();
+        for ni in nis
+            .nis
+            .iter()
+            .filter(|n| n.nid != Nid::LO && (all || n.nid == nid))
+        {
+            ni.health.store(value, Relaxed);
+            found = true;
+        }
+    } else {
+        let mut peers = lnet.peers.lock();
+        for p in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
+            if all || p.nid == nid {
+                p.health = value;
+                found = true;
+            }
+        }
+    }
+    if found || all {
+        Ok(())
+    } else {
+        Err(ENOENT)
+    }
 }
 
 const PEER_NON_MR: u32 = 1;
@@ -464,6 +526,10 @@ fn fill_peer_ni(p: &mut lnet_ioc_peer_ni, ni: &crate::peer::PeerNi) {
     p.pn_recv_count = ni.recv_count;
     p.pn_drop_count = ni.drop_count;
     p.pn_health_value = ni.health;
+    p.pn_hs_dropped = ni.hstats.dropped;
+    p.pn_hs_timeout = ni.hstats.timeout;
+    p.pn_hs_error = ni.hstats.error;
+    p.pn_hs_network_timeout = ni.hstats.network_timeout;
     p.pn_net_priority = PRIORITY_UNSET;
     p.pn_nid_priority = PRIORITY_UNSET;
 }
@@ -496,8 +562,14 @@ fn fill_stats(s: &mut lnet_ioc_stats, lnet: &TheLnet) {
     s.st_remote_error_count = h.lch_remote_error_count;
     s.st_remote_timeout_count = h.lch_remote_timeout_count;
     s.st_network_timeout_count = h.lch_network_timeout_count;
-    s.st_failed_resends = 0;
-    s.st_successful_resends = 0;
+    s.st_failed_resends = lnet
+        .counters
+        .failed_resends
+        .load(core::sync::atomic::Ordering::Relaxed);
+    s.st_successful_resends = lnet
+        .counters
+        .successful_resends
+        .load(core::sync::atomic::Ordering::Relaxed);
 }
 
 fn do_ping(lnet: &TheLnet, st: &FileState, p: &mut lnet_ioc_ping) -> Result {

@@ -38,6 +38,17 @@ pub(crate) struct Msg {
     pub(crate) ack: Option<(WireHandle, Nid, u32)>,
     /// Received (counted on the receive side) rather than sent.
     pub(crate) rx: bool,
+    /// The peer NID a received message came from.
+    pub(crate) from: Nid,
+    /// The source the sender asked for (ANY to let selection choose);
+    /// resends select again from it.
+    pub(crate) src_param: Nid,
+    /// Resends made so far.
+    pub(crate) retry_count: u32,
+    /// Never resend (recovery pings, unroutable messages).
+    pub(crate) no_resend: bool,
+    /// No resend after this (monotonic seconds).
+    pub(crate) deadline: i64,
 }
 
 // SAFETY: the raw pointers inside (fragment vectors of referenced MDs, the
@@ -55,6 +66,11 @@ impl Msg {
                 ni: None,
                 ack: None,
                 rx: false,
+                from: Nid::ANY,
+                src_param: Nid::ANY,
+                retry_count: 0,
+                no_resend: false,
+                deadline: 0,
             },
             GFP_KERNEL,
         )?;
@@ -343,9 +359,22 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid) {
     }
 }
 
+/// Sends a message again after a failed attempt: selection runs afresh
+/// from the sender's own source choice (selection.md §7).
+pub(crate) fn resend(lnet: &TheLnet, mut m: KBox<Msg>) {
+    m.hdr.src_nid = m.src_param;
+    m.ni = None;
+    send(lnet, m);
+}
+
 /// Sends a message (`lnet_send`): picks the NI, encodes the header and hands
 /// it to the LND. Any failure finalizes the message.
 pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
+    if m.retry_count == 0 {
+        m.src_param = m.hdr.src_nid;
+        let tt = params::snapshot().transaction_timeout;
+        m.deadline = kapi::kthread::now_secs().saturating_add(i64::from(tt));
+    }
     let reserved = matches!(
         m.hdr.msg,
         MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }
@@ -394,10 +423,10 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
 
 /// Ends a message (`lnet_finalize`): delivers its event, sends the ACK an
 /// incoming PUT asked for, and frees it.
-pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: Status) {
-    if hstatus != Status::Ok {
-        lnet.counters.hstatus(hstatus as u32);
-    }
+pub(crate) fn finalize(lnet: &TheLnet, m: KBox<Msg>, status: i32, hstatus: Status) {
+    let Some(mut m) = crate::health::check(lnet, m, status, hstatus) else {
+        return;
+    };
     if m.md.is_some() {
         detach_md(lnet, &mut m, status);
     }
@@ -417,6 +446,8 @@ pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: S
                 },
             };
             m.rx = false;
+            m.ni = None;
+            m.retry_count = 0;
             m.desc = lnet_tx_desc::default();
             send(lnet, m);
             return;
@@ -583,6 +614,7 @@ pub(crate) fn parse(
         return 0;
     };
     m.rx = true;
+    m.from = from;
     m.ni = Some(ni.clone());
     match hdr.msg {
         MsgBody::Put { .. } | MsgBody::Get { .. } => parse_request(lnet, ni, m, from, private),
@@ -839,6 +871,7 @@ fn receive_request(
                 },
             };
             m.rx = false;
+            m.ni = None;
             m.desc.kiov = view.kiov.cast();
             m.desc.niov = view.niov;
             m.desc.offset = offset;

@@ -30,6 +30,7 @@ pub(crate) struct Ni {
     pub(crate) health: AtomicU32,
     /// Round-robin sequence (`ni_seq`).
     pub(crate) seq: AtomicU64,
+    pub(crate) hstats: crate::health::NiStats,
     pub(crate) send_count: AtomicU32,
     pub(crate) recv_count: AtomicU32,
     pub(crate) drop_count: AtomicU32,
@@ -53,6 +54,7 @@ impl Ni {
             state: AtomicU32::new(NiState::Init as u32),
             health: AtomicU32::new(crate::lnet_core::health::MAX_HEALTH),
             seq: AtomicU64::new(0),
+            hstats: crate::health::NiStats::default(),
             send_count: AtomicU32::new(0),
             recv_count: AtomicU32::new(0),
             drop_count: AtomicU32::new(0),

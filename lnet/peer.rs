@@ -21,6 +21,7 @@ pub(crate) struct PeerNi {
     pub(crate) send_count: u32,
     pub(crate) recv_count: u32,
     pub(crate) drop_count: u32,
+    pub(crate) hstats: crate::health::PeerNiStats,
 }
 
 impl PeerNi {
@@ -33,6 +34,12 @@ impl PeerNi {
             send_count: 0,
             recv_count: 0,
             drop_count: 0,
+            hstats: crate::health::PeerNiStats {
+                dropped: 0,
+                timeout: 0,
+                error: 0,
+                network_timeout: 0,
+            },
         }
     }
 }

@@ -765,8 +765,9 @@ static int server_start(void)
 		return PTR_ERR(me);
 	md.start = srv_done.start;
 	md.length = srv_done.length;
-	md.threshold = 1;
-	md.options = LNET_MD_OP_PUT;
+	/* Several clients may say they are done, one after another. */
+	md.threshold = LNET_MD_THRESH_INF;
+	md.options = LNET_MD_OP_PUT | LNET_MD_MANAGE_REMOTE;
 	md.user_ptr = &srv_done_op;
 	md.handler = done_handler;
 	rc = LNetMDAttach(me, &md, LNET_UNLINK, &srv_mds[2]);
