@@ -360,6 +360,7 @@ unsafe fn request(
     offset: c_uint,
     put: Option<(u64, bool)>,
     timeout: c_int,
+    recovery: bool,
 ) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
@@ -383,6 +384,7 @@ unsafe fn request(
         put: put.map(|(d, _)| d),
         ack: put.is_some_and(|(_, a)| a),
         timeout: u32::try_from(timeout).unwrap_or(0),
+        recovery,
     };
     errno(msg::start(lnet, r))
 }
@@ -426,7 +428,11 @@ unsafe extern "C" fn LNetPutTimeout(
 ) -> c_int {
     let put = Some((hdr_data, ack == LNET_ACK_REQ));
     // SAFETY: as this function's contract.
-    unsafe { request(self_, mdh, target, portal, match_bits, offset, put, timeout) }
+    unsafe {
+        request(
+            self_, mdh, target, portal, match_bits, offset, put, timeout, false,
+        )
+    }
 }
 
 /// # Safety
@@ -457,13 +463,13 @@ pub(crate) unsafe extern "C" fn LNetGetTimeout(
     portal: c_uint,
     match_bits: u64,
     offset: c_uint,
-    _recovery: bool,
+    recovery: bool,
     timeout: c_int,
 ) -> c_int {
     // SAFETY: as this function's contract.
     unsafe {
         request(
-            self_, mdh, target, portal, match_bits, offset, None, timeout,
+            self_, mdh, target, portal, match_bits, offset, None, timeout, recovery,
         )
     }
 }

@@ -78,6 +78,8 @@ unsafe impl Ioc for lnet_ioc_globals {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_health {}
 // SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_recovery {}
+// SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_peer_cfg {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_peer {}
@@ -360,8 +362,10 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             Err(errno::EOPNOTSUPP())
         }
         GET_RECOVERY_QUEUE => {
-            read_hdr_only(arg, ioc_size(cmd))?;
-            Err(errno::EOPNOTSUPP())
+            let mut q: lnet_ioc_recovery = read(arg)?;
+            need_up(lnet)?;
+            recovery_queue(lnet, &mut q)?;
+            write(arg, &q)
         }
         _ => Err(ENOTTY),
     }
@@ -383,6 +387,8 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_hs_no_route = ni.hstats.no_route.load(Relaxed);
     n.ni_hs_timeouts = ni.hstats.timeouts.load(Relaxed);
     n.ni_hs_error = ni.hstats.error.load(Relaxed);
+    n.ni_ping_count = ni.recovery.ping_count.load(Relaxed);
+    n.ni_next_ping = ni.recovery.next_ping.load(Relaxed) as u64;
     n.ni_intf = [0; 16];
     for (d, s) in n.ni_intf.iter_mut().zip(ni.iface().bytes()) {
         *d = s;
@@ -419,6 +425,41 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_cpts = [0; 128];
 }
 
+/// `lnetctl debug recovery --local|--peer`: a page of the queue.
+fn recovery_queue(lnet: &TheLnet, q: &mut lnet_ioc_recovery) -> Result {
+    use core::sync::atomic::Ordering::Relaxed;
+    let mut all = KVec::new();
+    match q.rq_type {
+        0 => {
+            let nis = lnet.nis.lock();
+            for ni in nis.nis.iter().filter(|n| n.recovery.queued.load(Relaxed)) {
+                all.push(ni.nid, GFP_ATOMIC)?;
+            }
+        }
+        1 => {
+            let peers = lnet.peers.lock();
+            for p in peers.list.iter().flat_map(|p| p.nis.iter()) {
+                if p.recovery.queued {
+                    all.push(p.nid, GFP_ATOMIC)?;
+                }
+            }
+        }
+        _ => return Err(EINVAL),
+    }
+    q.rq_total = all.len() as u32;
+    q.rq_count = 0;
+    q.rq_nids = [lnet_ioc_nid::default(); 32];
+    for (slot, nid) in q
+        .rq_nids
+        .iter_mut()
+        .zip(all.iter().skip(q.rq_start as usize))
+    {
+        *slot = nid_to_ioc(nid);
+        q.rq_count += 1;
+    }
+    Ok(())
+}
+
 const HEALTH_ALL: u32 = 1;
 
 /// `lnetctl net|peer set --health` (health.md §9). As Lustre's ioctl path,
@@ -449,6 +490,10 @@ fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
             .filter(|n| n.nid != Nid::LO && (all || n.nid == nid))
         {
             ni.health.store(value, Relaxed);
+            if value < crate::lnet_core::health::MAX_HEALTH {
+                // Queued with no wait: the next monitor pass pings it.
+                ni.recovery.queue_at(0);
+            }
             found = true;
         }
     } else {
@@ -456,6 +501,12 @@ fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
         for p in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
             if all || p.nid == nid {
                 p.health = value;
+                let now = crate::kapi::kthread::now_secs();
+                if value < crate::lnet_core::health::MAX_HEALTH
+                    && crate::recovery::peer_recoverable(p.last_alive, now)
+                {
+                    p.recovery.queue(now);
+                }
                 found = true;
             }
         }
@@ -530,6 +581,8 @@ fn fill_peer_ni(p: &mut lnet_ioc_peer_ni, ni: &crate::peer::PeerNi) {
     p.pn_hs_timeout = ni.hstats.timeout;
     p.pn_hs_error = ni.hstats.error;
     p.pn_hs_network_timeout = ni.hstats.network_timeout;
+    p.pn_ping_count = ni.recovery.ping_count;
+    p.pn_next_ping = ni.recovery.next_ping as u64;
     p.pn_net_priority = PRIORITY_UNSET;
     p.pn_nid_priority = PRIORITY_UNSET;
 }

@@ -121,10 +121,17 @@ pub(crate) fn check(
         return Some(m);
     }
     let s = t.health_sensitivity;
+    let now = kthread::now_secs();
     if d.local != Change::None {
         let _ = ni
             .health
             .fetch_update(Relaxed, Relaxed, |h| Some(apply(h, d.local, s)));
+        if d.local == Change::Decrement {
+            ni.recovery.queue(now);
+        }
+    }
+    if d.reset_ping_counts {
+        ni.recovery.ping_count.store(0, Relaxed);
     }
     let mut peers = lnet.peers.lock();
     if let Some((pi, li)) = peers.find(&peer_nid) {
@@ -132,6 +139,16 @@ pub(crate) fn check(
             p.health = apply(p.health, d.remote, s);
             if d.counted == Counted::Remote {
                 p.hstats.count(hstatus);
+            }
+            if d.reset_ping_counts {
+                p.recovery.ping_count = 0;
+            }
+            let offer = matches!(d.remote, Change::Decrement | Change::IncrementAndRequeue);
+            if offer
+                && p.health < crate::lnet_core::health::MAX_HEALTH
+                && crate::recovery::peer_recoverable(p.last_alive, now)
+            {
+                p.recovery.queue(now);
             }
         }
     }

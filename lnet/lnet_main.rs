@@ -32,6 +32,7 @@ mod ni;
 mod params;
 mod peer;
 mod ping;
+mod recovery;
 mod startup;
 mod state;
 

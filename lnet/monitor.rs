@@ -35,6 +35,7 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
         if kthread::now_secs() >= lnet.next_deadline.load(Ordering::Relaxed) {
             expire_responses(lnet, false);
         }
+        crate::recovery::run(lnet);
         kthread::sleep_ms(1000);
     }
     0

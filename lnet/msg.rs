@@ -356,6 +356,7 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid) {
     if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
         p.recv_count = p.recv_count.wrapping_add(1);
         p.pref_nid.get_or_insert(ni.nid);
+        p.last_alive = kapi::kthread::now_secs();
     }
 }
 
@@ -1077,6 +1078,8 @@ pub(crate) struct Request {
     pub(crate) ack: bool,
     /// Seconds for the ACK/REPLY; 0 for `lnet_transaction_timeout`.
     pub(crate) timeout: u32,
+    /// A recovery ping: never resent, no Multi-Rail selection.
+    pub(crate) recovery: bool,
 }
 
 pub(crate) fn start(lnet: &TheLnet, r: Request) -> Result {
@@ -1132,6 +1135,7 @@ pub(crate) fn start(lnet: &TheLnet, r: Request) -> Result {
         set_payload(&mut m, &md.kiov, 0, len);
     }
     m.md = Some(r.md);
+    m.no_resend = r.recovery;
     drop(res);
 
     m.hdr.msg = match r.put {

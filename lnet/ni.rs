@@ -31,6 +31,7 @@ pub(crate) struct Ni {
     /// Round-robin sequence (`ni_seq`).
     pub(crate) seq: AtomicU64,
     pub(crate) hstats: crate::health::NiStats,
+    pub(crate) recovery: crate::recovery::NiRecovery,
     pub(crate) send_count: AtomicU32,
     pub(crate) recv_count: AtomicU32,
     pub(crate) drop_count: AtomicU32,
@@ -55,6 +56,7 @@ impl Ni {
             health: AtomicU32::new(crate::lnet_core::health::MAX_HEALTH),
             seq: AtomicU64::new(0),
             hstats: crate::health::NiStats::default(),
+            recovery: crate::recovery::NiRecovery::default(),
             send_count: AtomicU32::new(0),
             recv_count: AtomicU32::new(0),
             drop_count: AtomicU32::new(0),

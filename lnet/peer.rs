@@ -22,6 +22,9 @@ pub(crate) struct PeerNi {
     pub(crate) recv_count: u32,
     pub(crate) drop_count: u32,
     pub(crate) hstats: crate::health::PeerNiStats,
+    pub(crate) recovery: crate::recovery::Recovery,
+    /// Monotonic seconds of the last message from this NID (0: never).
+    pub(crate) last_alive: i64,
 }
 
 impl PeerNi {
@@ -40,6 +43,13 @@ impl PeerNi {
                 error: 0,
                 network_timeout: 0,
             },
+            recovery: crate::recovery::Recovery {
+                queued: false,
+                pending: false,
+                ping_count: 0,
+                next_ping: 0,
+            },
+            last_alive: 0,
         }
     }
 }

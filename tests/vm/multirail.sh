@@ -4,8 +4,9 @@
 # (lnetctl peer add); VM 0 then sends 40 PUTs to the peer's primary NID
 # without choosing a source, and both of its NIs must carry them (per-NI
 # send counters from lnetctl net show -v). peer show lists the peer. Then
-# health steers selection: with one NI set to health 0 every send takes
-# the other rail; peer NI health can be set and shown.
+# health steers selection: with one peer NI at health 0 every send takes
+# the other rail. Last, recovery pings bring an unhealthy peer NI and local
+# NI back to 1000, seen through lnetctl debug recovery and show -v 3.
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@tcp
 p1=$(lab_addr "$peer" 1)@tcp1
@@ -39,6 +40,8 @@ if [ "$LAB_VM" = 1 ]; then
 		sleep 1
 	done
 	kill $ready
+	# Stay up (answering recovery pings) until the client is done.
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
 else
 	i=0
 	until nc -w 1 "$(lab_addr "$peer" 0)" 7000 </dev/null >/dev/null 2>&1; do
@@ -60,13 +63,22 @@ else
 	[ "$d0" -ge 10 ] && [ "$d1" -ge 10 ] || { cat /tmp/nets; lab_fail "traffic did not use both rails ($d0, $d1)"; }
 	lab_rmmod lnet_ulp
 
-	# Health comes first: an NI at health 0 loses every comparison, so the
-	# next sends all take the other rail.
-	lnetctl net set --nid "$me1" --health 0 || lab_fail "net set --health"
-	lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
-	awk -v nid="$me1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/nets3 >/tmp/hv
-	lab_read /tmp/hv
-	lab_expect_eq "$LAB_V" 0 "health value of $me1"
+	# Health comes first: a peer NI at health 0 loses every comparison, so
+	# the next sends all take the other rail. A recovery_limit of 1 s keeps
+	# recovery pings from raising it meanwhile (the peer NI was last heard
+	# from longer ago than that).
+	peer_health() {
+		lnetctl peer show -v 3 >/tmp/peers3 || lab_fail "peer show -v 3"
+		awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/peers3
+	}
+	ni_health() {
+		lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
+		awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/nets3
+	}
+	lnetctl set recovery_limit 1 || lab_fail "set recovery_limit"
+	sleep 2
+	lnetctl peer set --nid "$p1" --health 0 || lab_fail "peer set --health 0"
+	lab_expect_eq "$(peer_health "$p1")" 0 "health value of $p1"
 	before0=$(sends "$me0")
 	before1=$(sends "$me1")
 	if ! modprobe lnet_ulp mode=client peer="$p0" repeat=20; then
@@ -75,12 +87,33 @@ else
 	fi
 	d0=$(($(sends "$me0") - before0))
 	d1=$(($(sends "$me1") - before1))
-	lab_log "with $me1 at health 0: sends over $me0: $d0, over $me1: $d1"
+	lab_log "with $p1 at health 0: sends over $me0: $d0, over $me1: $d1"
 	[ "$d0" -ge 20 ] && [ "$d1" -eq 0 ] || { cat /tmp/nets; lab_fail "health did not steer traffic ($d0, $d1)"; }
-	lnetctl net set --all --health 1000 || lab_fail "net set --all"
-	lnetctl peer set --nid "$p1" --health 50 || lab_fail "peer set --health"
-	lnetctl peer show -v 3 >/tmp/peers3 || lab_fail "peer show -v 3"
-	grep -q "health value: 50" /tmp/peers3 || { cat /tmp/peers3; lab_fail "peer health not shown"; }
+	lnetctl set recovery_limit 0 || lab_fail "set recovery_limit 0"
+
+	# Recovery: an unhealthy peer NI and local NI are queued and pinged
+	# (1 s apart while the pings succeed) until their health is 1000.
+	lnetctl peer set --nid "$p1" --health 100 || lab_fail "peer set --health"
+	lnetctl debug recovery --peer >/tmp/rq || lab_fail "debug recovery --peer"
+	grep -q "$p1" /tmp/rq || { cat /tmp/rq; lab_fail "$p1 not on the peer recovery queue"; }
+	i=0
+	while [ "$(peer_health "$p1")" != 1000 ]; do
+		i=$((i + 1))
+		[ $i -lt 30 ] || { cat /tmp/peers3; lab_fail "$p1 did not recover"; }
+		sleep 1
+	done
+	lab_log "$p1 back to health 1000 after ${i}s of recovery pings"
+	lnetctl net set --nid "$me1" --health 100 || lab_fail "net set --health 100"
+	lnetctl debug recovery --local >/tmp/rq || lab_fail "debug recovery --local"
+	grep -q "$me1" /tmp/rq || { cat /tmp/rq; lab_fail "$me1 not on the local recovery queue"; }
+	i=0
+	while [ "$(ni_health "$me1")" != 1000 ]; do
+		i=$((i + 1))
+		[ $i -lt 30 ] || { cat /tmp/nets3; lab_fail "$me1 did not recover"; }
+		sleep 1
+	done
+	lab_log "$me1 back to health 1000 after ${i}s of recovery pings"
+	echo done | nc -w 5 "$(lab_addr "$peer" 0)" 7001 || lab_fail "could not release the server"
 fi
 lab_rmmod lnet_ulp
 lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Recovery queues (health.md §7): unhealthy local NIs and peer NIs are
+//! pinged by the monitor thread with exponential backoff (1, 2, 4 ... s up
+//! to `lnet_max_recovery_ping_interval`) until their health is back at
+//! 1000. Peer NIs are recovered only if they were ever heard from, and not
+//! longer than `lnet_recovery_limit` after that (0: forever).
+
+use crate::api;
+use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md, lnet_processid};
+use crate::kapi::kthread;
+use crate::kapi::lnet_abi::nid_to_c;
+use crate::lnet_core::hdr::{PING_MATCHBITS, RESERVED_PORTAL};
+use crate::lnet_core::health::{self, MAX_HEALTH};
+use crate::lnet_core::md::{options, EventKind};
+use crate::lnet_core::nid::Nid;
+use crate::lnet_core::ping::MIN_SIZE;
+use crate::params;
+use crate::state::TheLnet;
+use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering::Relaxed};
+use kernel::prelude::*;
+
+/// Recovery state of one NI or peer NI.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Recovery {
+    pub(crate) queued: bool,
+    /// A ping is out.
+    pub(crate) pending: bool,
+    pub(crate) ping_count: u32,
+    /// Monotonic seconds of the next ping.
+    pub(crate) next_ping: i64,
+}
+
+impl Recovery {
+    /// Queues for recovery (no-op if queued): the first ping after the
+    /// current backoff step.
+    pub(crate) fn queue(&mut self, now: i64) {
+        if !self.queued {
+            self.queued = true;
+            self.next_ping = now.saturating_add(i64::from(interval(self.ping_count)));
+        }
+    }
+
+    pub(crate) fn dequeue(&mut self) {
+        self.queued = false;
+    }
+}
+
+/// A local NI's recovery state: atomics, since NIs are shared without a
+/// lock of their own.
+#[derive(Default)]
+pub(crate) struct NiRecovery {
+    pub(crate) queued: AtomicBool,
+    pub(crate) pending: AtomicBool,
+    pub(crate) ping_count: AtomicU32,
+    pub(crate) next_ping: AtomicI64,
+}
+
+impl NiRecovery {
+    /// Queues the NI (no-op if queued); `at` is the first ping's time.
+    pub(crate) fn queue_at(&self, at: i64) {
+        if !self.queued.swap(true, Relaxed) {
+            self.next_ping.store(at, Relaxed);
+        }
+    }
+
+    /// Queues the NI with the current backoff step.
+    pub(crate) fn queue(&self, now: i64) {
+        let at = now.saturating_add(i64::from(interval(self.ping_count.load(Relaxed))));
+        self.queue_at(at);
+    }
+}
+
+fn interval(ping_count: u32) -> u32 {
+    let t = params::snapshot();
+    health::recovery_interval(
+        ping_count,
+        t.max_recovery_ping_count,
+        t.max_recovery_ping_interval,
+    )
+}
+
+/// What a recovery ping is for; freed at its final event.
+struct Ping {
+    local: bool,
+    nid: Nid,
+    buf: [u8; MIN_SIZE],
+}
+
+/// Whether a peer NI heard from at `last_alive` may be recovered now.
+pub(crate) fn peer_recoverable(last_alive: i64, now: i64) -> bool {
+    let limit = params::snapshot().recovery_limit;
+    last_alive != 0 && (limit == 0 || now <= last_alive.saturating_add(i64::from(limit)))
+}
+
+/// # Safety
+///
+/// LNet calls this with events of a recovery ping MD, whose user_ptr is
+/// the `Ping` boxed by `send_ping`.
+unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
+    // SAFETY: LNet passes a valid event.
+    let ev = unsafe { &*ev };
+    let p = ev.md_user_ptr.cast::<Ping>();
+    // SAFETY: alive until the final event below frees it.
+    let (local, nid) = unsafe { ((*p).local, (*p).nid) };
+    let ok = ev.status == 0;
+    let kind = ev.type_;
+    let done = ev.unlinked != 0 || kind == EventKind::Reply as _ || !ok;
+    if let Some(lnet) = TheLnet::get() {
+        let s = params::snapshot().health_sensitivity;
+        let up = ok && (kind == EventKind::Send as _ || kind == EventKind::Reply as _);
+        if local {
+            let nis = lnet.nis.lock();
+            if let Some(ni) = nis.nis.iter().find(|n| n.nid == nid) {
+                if up {
+                    let _ = ni
+                        .health
+                        .fetch_update(Relaxed, Relaxed, |h| Some(health::inc(h, s)));
+                }
+                if done {
+                    ni.recovery.pending.store(false, Relaxed);
+                }
+                // Self-pings travel over 0@lo here, so a reply stands for
+                // the receive on the NI that restarts its backoff.
+                if ok && kind == EventKind::Reply as _ {
+                    ni.recovery.ping_count.store(0, Relaxed);
+                }
+            }
+        } else {
+            let mut peers = lnet.peers.lock();
+            if let Some((pi, li)) = peers.find(&nid) {
+                if let Some(lp) = peers.list.get_mut(pi).and_then(|x| x.nis.get_mut(li)) {
+                    if up {
+                        lp.health = health::inc(lp.health, s);
+                    }
+                    if done {
+                        lp.recovery.pending = false;
+                    }
+                }
+            }
+        }
+    }
+    if ev.unlinked != 0 {
+        // SAFETY: the final event of the MD: nothing uses the ping now.
+        drop(unsafe { KBox::from_raw(p) });
+    }
+}
+
+/// Sends one recovery ping to `nid`; false if it could not be sent.
+fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> bool {
+    let Ok(p) = KBox::new(
+        Ping {
+            local,
+            nid,
+            buf: [0; MIN_SIZE],
+        },
+        GFP_KERNEL,
+    ) else {
+        return false;
+    };
+    let p = KBox::into_raw(p);
+    let md = lnet_md {
+        // SAFETY: `p` is valid until the final event frees it.
+        start: unsafe { (*p).buf.as_mut_ptr().cast() },
+        length: MIN_SIZE as u32,
+        threshold: 2,
+        max_size: 0,
+        options: options::TRUNCATE | options::TRACK_RESPONSE,
+        user_ptr: p.cast(),
+        handler: Some(recovery_handler),
+        bulk_handle: lnet_handle_md { cookie: u64::MAX },
+    };
+    let mut h = lnet_handle_md::default();
+    // SAFETY: the MD describes the ping's buffer.
+    if unsafe { api::LNetMDBind(&md, 1, &mut h) } != 0 {
+        // SAFETY: not handed to LNet.
+        drop(unsafe { KBox::from_raw(p) });
+        return false;
+    }
+    let mut id = lnet_processid {
+        nid: nid_to_c(&nid),
+        pid: crate::ping::PID_LUSTRE,
+    };
+    let timeout = i32::try_from(params::snapshot().transaction_timeout).unwrap_or(i32::MAX);
+    // SAFETY: valid arguments; `recovery` makes selection non-Multi-Rail.
+    let rc = unsafe {
+        api::LNetGetTimeout(
+            core::ptr::null_mut(),
+            h,
+            &mut id,
+            RESERVED_PORTAL,
+            PING_MATCHBITS,
+            0,
+            true,
+            timeout,
+        )
+    };
+    if rc != 0 {
+        // Nothing in flight: the unlink delivers the final event, which
+        // frees the ping.
+        let _ = api::md_unlink(lnet, h.cookie, false, 0);
+        return false;
+    }
+    true
+}
+
+/// One pass of both queues (`lnet_recover_local_nis`,
+/// `lnet_recover_peer_nis`), from the monitor thread.
+pub(crate) fn run(lnet: &TheLnet) {
+    const BATCH: usize = 16;
+    let now = kthread::now_secs();
+    // Local NIs.
+    let mut due = [(Nid::ANY, true); BATCH];
+    let mut n = 0;
+    {
+        let nis = lnet.nis.lock();
+        for ni in nis.nis.iter().filter(|x| x.nid != Nid::LO) {
+            let r = &ni.recovery;
+            if !r.queued.load(Relaxed) {
+                continue;
+            }
+            if !ni.is_active() || ni.health.load(Relaxed) >= MAX_HEALTH {
+                r.queued.store(false, Relaxed);
+                continue;
+            }
+            if now >= r.next_ping.load(Relaxed) && !r.pending.load(Relaxed) {
+                if let Some(slot) = due.get_mut(n) {
+                    *slot = (ni.nid, true);
+                    n += 1;
+                    r.pending.store(true, Relaxed);
+                    let count = r.ping_count.load(Relaxed).saturating_add(1);
+                    r.ping_count.store(count, Relaxed);
+                    r.next_ping
+                        .store(now.saturating_add(i64::from(interval(count))), Relaxed);
+                }
+            }
+        }
+    }
+    // Peer NIs.
+    {
+        let mut peers = lnet.peers.lock();
+        for lp in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
+            let r = &mut lp.recovery;
+            if !r.queued {
+                continue;
+            }
+            if lp.health >= MAX_HEALTH {
+                r.dequeue();
+                continue;
+            }
+            if now >= r.next_ping && !r.pending {
+                if !peer_recoverable(lp.last_alive, now) {
+                    // Aged out: dropped until heard from again.
+                    r.dequeue();
+                    r.ping_count = 0;
+                    continue;
+                }
+                if let Some(slot) = due.get_mut(n) {
+                    *slot = (lp.nid, false);
+                    n += 1;
+                    r.pending = true;
+                    r.ping_count = r.ping_count.saturating_add(1);
+                    r.next_ping = now.saturating_add(i64::from(interval(r.ping_count)));
+                }
+            }
+        }
+    }
+    for &(nid, local) in due.iter().take(n) {
+        if !send_ping(lnet, nid, local) {
+            clear_pending(lnet, &nid, local);
+        }
+    }
+}
+
+fn clear_pending(lnet: &TheLnet, nid: &Nid, local: bool) {
+    if local {
+        let nis = lnet.nis.lock();
+        if let Some(ni) = nis.nis.iter().find(|n| n.nid == *nid) {
+            ni.recovery.pending.store(false, Relaxed);
+        }
+    } else {
+        let mut peers = lnet.peers.lock();
+        if let Some((pi, li)) = peers.find(nid) {
+            if let Some(lp) = peers.list.get_mut(pi).and_then(|x| x.nis.get_mut(li)) {
+                lp.recovery.pending = false;
+            }
+        }
+    }
+}
