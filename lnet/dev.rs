@@ -80,6 +80,8 @@ unsafe impl Ioc for lnet_ioc_health {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_recovery {}
 // SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_net_cfg {}
+// SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_peer_cfg {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_peer {}
@@ -120,14 +122,6 @@ fn check_hdr(b: &[u8], size: usize) -> Result {
         return Err(errno::EPROTO());
     }
     Ok(())
-}
-
-/// Checks just the header of a command not served yet, so that a bad
-/// argument still says what is wrong with it.
-fn read_hdr_only(arg: usize, size: usize) -> Result {
-    let mut b = [0u8; 8];
-    UserSlice::new(arg, 8).reader().read_slice(&mut b)?;
-    check_hdr(&b, size)
 }
 
 fn write<T: Ioc>(arg: usize, v: &T) -> Result {
@@ -355,11 +349,11 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             need_up(lnet)?;
             set_health(lnet, &h, cmd == SET_NI_HEALTH)
         }
-        // Not served yet: the argument is still checked, then refused.
         NET_ADD | NET_DEL => {
             need_admin()?;
-            read_hdr_only(arg, ioc_size(cmd))?;
-            Err(errno::EOPNOTSUPP())
+            let c: lnet_ioc_net_cfg = read(arg)?;
+            need_up(lnet)?;
+            net_cfg(lnet, &c, cmd == NET_ADD)
         }
         GET_RECOVERY_QUEUE => {
             let mut q: lnet_ioc_recovery = read(arg)?;
@@ -369,10 +363,6 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
         }
         _ => Err(ENOTTY),
     }
-}
-
-fn ioc_size(cmd: u32) -> usize {
-    ((cmd >> 16) & 0x3fff) as usize
 }
 
 fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
@@ -423,6 +413,63 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_dev_cpt = u32::MAX;
     n.ni_ncpts = 1;
     n.ni_cpts = [0; 128];
+}
+
+/// A NUL-terminated name in a fixed array, as UTF-8.
+fn name(b: &[u8]) -> Result<&str> {
+    let n = b.iter().position(|&c| c == 0).ok_or(EINVAL)?;
+    // Bytes after the NUL must be zero too, for later versions.
+    if b.iter().skip(n).any(|&c| c != 0) {
+        return Err(EINVAL);
+    }
+    core::str::from_utf8(b.get(..n).ok_or(EINVAL)?).map_err(|_| EINVAL)
+}
+
+/// `lnetctl net add|del`. Tunables are accepted when they are the ones the
+/// NI runs with (LNet credits are not configurable yet), so an exported
+/// configuration imports back.
+fn net_cfg(lnet: &TheLnet, c: &lnet_ioc_net_cfg, add: bool) -> Result {
+    let net = crate::lnet_core::nid::Net::parse(name(&c.nc_net)?).map_err(|_| EINVAL)?;
+    let n = c.nc_nintf as usize;
+    if n > c.nc_intf.len() {
+        return Err(EINVAL);
+    }
+    let mut ifaces: KVec<&str> = KVec::with_capacity(n, GFP_KERNEL)?;
+    for (i, raw) in c.nc_intf.iter().enumerate() {
+        if i < n {
+            let s = name(raw)?;
+            if s.is_empty() {
+                return Err(EINVAL);
+            }
+            ifaces.push(s, GFP_KERNEL)?;
+        } else if raw.iter().any(|&b| b != 0) {
+            return Err(EINVAL);
+        }
+    }
+    let tcp = net.lnd() == lnd::SOCK;
+    let tunables = [
+        (c.nc_peer_timeout, if tcp { 180 } else { 0 }),
+        (c.nc_peer_credits, if tcp { 8 } else { 0 }),
+        (c.nc_peer_buffer_credits, 0),
+        (c.nc_credits, if tcp { 256 } else { 0 }),
+        (c.nc_conns_per_peer, 1),
+    ];
+    for (given, ours) in tunables {
+        let ok = given == TUNABLE_DEFAULT || (add && given == ours);
+        if !ok {
+            pr_warn!(
+                "net {}: tunable value {} cannot be applied\n",
+                net,
+                given as i32
+            );
+            return Err(EINVAL);
+        }
+    }
+    if add {
+        startup::net_add(lnet, net, &ifaces)
+    } else {
+        startup::net_del(lnet, net, &ifaces)
+    }
 }
 
 /// `lnetctl debug recovery --local|--peer`: a page of the queue.

@@ -168,6 +168,54 @@ fn set_payload(m: &mut Msg, kiov: &KVec<BioVec>, offset: u32, len: u32) {
 /// Candidates compared at once; NIs or nets beyond this are not considered.
 const MAX_CANDIDATES: usize = 16;
 
+/// Criteria not tracked yet (UDSP priorities, NUMA distance, credits) are
+/// equal for every candidate.
+const NI_UNRANKED: NiCandidate = NiCandidate {
+    fatal: false,
+    health: 0,
+    sel_priority: u32::MAX,
+    dev_priority: u32::MAX,
+    distance: 0,
+    tx_credits: 0,
+    seq: 0,
+};
+const NET_UNRANKED: NetCandidate = NetCandidate {
+    peer_net_health: 0,
+    peer_net_priority: u32::MAX,
+    local_net_health: 0,
+    local_net_priority: u32::MAX,
+    peer_net_seq: 0,
+    local_net_seq: 0,
+};
+const LPNI_UNRANKED: PeerNiCandidate = PeerNiCandidate {
+    health: 0,
+    sel_priority: u32::MAX,
+    preferred: false,
+    tx_credits: 0,
+    seq: 0,
+};
+
+/// Ranks up to `MAX_CANDIDATES` tagged candidates with `rank` (one of
+/// lnet-core's rankings) and returns the winner's tag.
+fn best_of<K: Copy, T: Copy>(
+    items: impl Iterator<Item = (K, T)>,
+    fill: (K, T),
+    rank: impl Fn(&[T]) -> Option<usize>,
+) -> Option<K> {
+    let mut tags = [fill.0; MAX_CANDIDATES];
+    let mut cands = [fill.1; MAX_CANDIDATES];
+    let mut n = 0;
+    for (k, c) in items {
+        let (Some(t), Some(d)) = (tags.get_mut(n), cands.get_mut(n)) else {
+            break;
+        };
+        *t = k;
+        *d = c;
+        n += 1;
+    }
+    tags.get(rank(cands.get(..n)?)?).copied()
+}
+
 /// The local NI a message leaves from, the peer NID it goes to and the NID
 /// it names as its source (`lnet_select_pathway`, selection.md §1-§3, §5):
 /// a given source is used as is; a Multi-Rail peer gets the best net, NI
@@ -190,33 +238,21 @@ fn select_path(
     let peer = peers.list.get_mut(pi)?;
 
     let pick_ni = |net: Net| -> Option<Arc<Ni>> {
-        let mut cand = [NiCandidate {
-            fatal: false,
-            health: 0,
-            sel_priority: u32::MAX,
-            dev_priority: u32::MAX,
-            distance: 0,
-            tx_credits: 0,
-            seq: 0,
-        }; MAX_CANDIDATES];
-        let mut which = [0usize; MAX_CANDIDATES];
-        let mut n = 0;
-        for (i, ni) in nis
+        let cands = nis
             .nis
             .iter()
             .enumerate()
             .filter(|(_, ni)| ni.is_active() && ni.nid.net() == net)
-        {
-            let (Some(c), Some(w)) = (cand.get_mut(n), which.get_mut(n)) else {
-                break;
-            };
-            c.health = ni.health.load(Ordering::Relaxed);
-            c.seq = ni.seq.load(Ordering::Relaxed);
-            *w = i;
-            n += 1;
-        }
-        let best = select::best_ni(cand.get(..n)?, 0, false)?;
-        nis.nis.get(*which.get(best)?).cloned()
+            .map(|(i, ni)| {
+                let c = NiCandidate {
+                    health: ni.health.load(Ordering::Relaxed),
+                    seq: ni.seq.load(Ordering::Relaxed),
+                    ..NI_UNRANKED
+                };
+                (i, c)
+            });
+        let i = best_of(cands, (0, NI_UNRANKED), |c| select::best_ni(c, 0, false))?;
+        nis.nis.get(i).cloned()
     };
 
     let (ni, lpni) = if !src.is_any() {
@@ -230,91 +266,62 @@ fn select_path(
             .clone();
         (ni, li)
     } else if peer.multi_rail && !reserved {
-        // A net first, then the NI and the peer NI on it.
-        let mut nets = [(
-            Net::ANY,
-            NetCandidate {
-                peer_net_health: 0,
-                peer_net_priority: u32::MAX,
-                local_net_health: 0,
-                local_net_priority: u32::MAX,
-                peer_net_seq: 0,
-                local_net_seq: 0,
-            },
-        ); MAX_CANDIDATES];
-        let mut n = 0;
-        for p in peer.nis.iter() {
-            let net = p.nid.net();
-            if let Some((_, c)) = nets.iter_mut().take(n).find(|(x, _)| *x == net) {
-                c.peer_net_health = c.peer_net_health.max(p.health);
-                continue;
-            }
-            let local = nis
-                .nis
-                .iter()
-                .filter(|x| x.is_active() && x.nid.net() == net);
-            let (mut health, mut seq, mut any) = (0, 0, false);
-            for x in local {
-                any = true;
-                health = health.max(x.health.load(Ordering::Relaxed));
-                seq = seq.max(x.seq.load(Ordering::Relaxed));
-            }
-            let Some(slot) = nets.get_mut(n).filter(|_| any) else {
-                continue;
-            };
-            *slot = (
-                net,
-                NetCandidate {
-                    peer_net_health: p.health,
+        // A net first (each of the peer's nets that is also ours), then
+        // the NI and the peer NI on it.
+        let first_of_net =
+            |i: usize, net: Net| peer.nis.iter().position(|q| q.nid.net() == net) == Some(i);
+        let nets = peer
+            .nis
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| first_of_net(*i, p.nid.net()))
+            .filter_map(|(_, p)| {
+                let net = p.nid.net();
+                let local = nis
+                    .nis
+                    .iter()
+                    .filter(|x| x.is_active() && x.nid.net() == net);
+                let (mut health, mut seq, mut any) = (0, 0, false);
+                for x in local {
+                    any = true;
+                    health = health.max(x.health.load(Ordering::Relaxed));
+                    seq = seq.max(x.seq.load(Ordering::Relaxed));
+                }
+                let peer_health = peer
+                    .nis
+                    .iter()
+                    .filter(|q| q.nid.net() == net)
+                    .map(|q| q.health)
+                    .max()
+                    .unwrap_or(0);
+                let c = NetCandidate {
+                    peer_net_health: peer_health,
                     peer_net_priority: u32::MAX,
                     local_net_health: health,
                     local_net_priority: u32::MAX,
                     peer_net_seq: peer.net_seq(net),
                     local_net_seq: seq,
-                },
-            );
-            n += 1;
-        }
-        let mut cands = [NetCandidate {
-            peer_net_health: 0,
-            peer_net_priority: 0,
-            local_net_health: 0,
-            local_net_priority: 0,
-            peer_net_seq: 0,
-            local_net_seq: 0,
-        }; MAX_CANDIDATES];
-        for (d, (_, c)) in cands.iter_mut().zip(nets.iter().take(n)) {
-            *d = *c;
-        }
-        let best = select::best_net(cands.get(..n)?)?;
-        let net = nets.get(best)?.0;
+                };
+                any.then_some((net, c))
+            });
+        let net = best_of(nets, (Net::ANY, NET_UNRANKED), select::best_net)?;
         let ni = pick_ni(net)?;
-        let mut lp = [PeerNiCandidate {
-            health: 0,
-            sel_priority: u32::MAX,
-            preferred: false,
-            tx_credits: 0,
-            seq: 0,
-        }; MAX_CANDIDATES];
-        let mut which = [0usize; MAX_CANDIDATES];
-        let mut k = 0;
-        for (i, p) in peer
+        let lpnis = peer
             .nis
             .iter()
             .enumerate()
             .filter(|(_, p)| p.nid.net() == net)
-        {
-            let (Some(c), Some(w)) = (lp.get_mut(k), which.get_mut(k)) else {
-                break;
-            };
-            c.health = p.health;
-            c.seq = p.seq;
-            c.preferred = p.pref_nid == Some(ni.nid);
-            *w = i;
-            k += 1;
-        }
-        let bi = select::best_peer_ni(lp.get(..k)?)?;
-        (ni, *which.get(bi)?)
+            .map(|(i, p)| {
+                let c = PeerNiCandidate {
+                    health: p.health,
+                    seq: p.seq,
+                    preferred: p.pref_nid == Some(ni.nid),
+                    ..LPNI_UNRANKED
+                };
+                (i, c)
+            });
+        let lpni = best_of(lpnis, (0, LPNI_UNRANKED), select::best_peer_ni)?;
+        (ni, lpni)
     } else {
         // Not Multi-Rail: the destination NID, from the preferred NI.
         let lp = peer.nis.get(li)?;

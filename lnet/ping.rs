@@ -97,6 +97,12 @@ pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
     Ok(PingTarget { buf, md: h.cookie })
 }
 
+/// Unlinks a ping buffer that a newer one replaces; the buffer itself stays
+/// until [`target_stop`], as a REPLY may still be sending from it.
+pub(crate) fn target_retire(lnet: &TheLnet, t: &PingTarget) {
+    let _ = api::md_unlink(lnet, t.md, false, 0);
+}
+
 /// Takes the ping buffer down. No message may still use it: called once
 /// LNet has drained.
 pub(crate) fn target_stop(lnet: &TheLnet, t: PingTarget) {

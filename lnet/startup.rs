@@ -13,7 +13,7 @@ use crate::kapi::errno::*;
 use crate::kapi::vec;
 use crate::lnd::LndRef;
 use crate::lnet_core::networks;
-use crate::lnet_core::nid::{lnd, Nid};
+use crate::lnet_core::nid::{lnd, Net, Nid};
 use crate::lolnd::LOLND;
 use crate::monitor;
 use crate::ni::{Ni, NiState};
@@ -138,59 +138,7 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     }
     let mut failed = Ok(());
     let r = networks::for_each_ni(config::networks(), config::NCPTS, |spec| {
-        let found = {
-            let nis = lnet.nis.lock();
-            nis.lnds
-                .iter()
-                .find(|l| l.lnd_type() == u32::from(spec.net.lnd()))
-                .copied()
-        };
-        let Some(l) = found else {
-            let module = match spec.net.lnd() {
-                lnd::SOCK => "ksocklnd",
-                lnd::O2IB => "ko2iblnd",
-                _ => "(none)",
-            };
-            pr_err!(
-                "Can't load LND {}, module {}: not registered\n",
-                spec.net,
-                module
-            );
-            failed = Err(ENODEV);
-            return Err(());
-        };
-        let mut found = [0u8; 16];
-        let mut name = [0u8; 16];
-        for (d, s) in name
-            .iter_mut()
-            .take(15)
-            .zip(spec.iface.unwrap_or("").bytes())
-        {
-            *d = s;
-        }
-        let mut addr = 0u32;
-        // SAFETY: NUL-terminated name, a 16-byte buffer, a u32.
-        let rc = unsafe {
-            crate::kapi::bindings::lnet_inet_addr(
-                name.as_ptr().cast(),
-                found.as_mut_ptr().cast(),
-                found.len(),
-                &mut addr,
-            )
-        };
-        if rc != 0 {
-            pr_err!(
-                "No usable IPv4 interface {} for {}: {}\n",
-                spec.iface.unwrap_or("(any)"),
-                spec.net,
-                rc
-            );
-            failed = Err(Error::from_errno(rc));
-            return Err(());
-        }
-        let n = found.iter().position(|&b| b == 0).unwrap_or(found.len());
-        let iface = core::str::from_utf8(found.get(..n).unwrap_or(&[])).unwrap_or("");
-        match start_ni(lnet, Nid::new4(spec.net, addr), Some(iface), l) {
+        match add_ni(lnet, spec.net, spec.iface.unwrap_or("")) {
             Ok(()) => Ok(()),
             Err(e) => {
                 failed = Err(e);
@@ -202,6 +150,160 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     match r {
         Ok(Ok(_)) => Ok(()),
         _ => Err(EINVAL),
+    }
+}
+
+/// Starts an NI of `net` on interface `iface` ("" lets LNet pick the first
+/// interface that is up): its NID is the interface's IPv4 address.
+fn add_ni(lnet: &TheLnet, net: Net, iface: &str) -> Result {
+    let found = {
+        let nis = lnet.nis.lock();
+        nis.lnds
+            .iter()
+            .find(|l| l.lnd_type() == u32::from(net.lnd()))
+            .copied()
+    };
+    let Some(l) = found else {
+        let module = match net.lnd() {
+            lnd::SOCK => "ksocklnd",
+            lnd::O2IB => "ko2iblnd",
+            _ => "(none)",
+        };
+        pr_err!(
+            "Can't load LND {}, module {}: not registered\n",
+            net,
+            module
+        );
+        return Err(ENODEV);
+    };
+    let mut found = [0u8; 16];
+    let mut name = [0u8; 16];
+    for (d, s) in name.iter_mut().take(15).zip(iface.bytes()) {
+        *d = s;
+    }
+    let mut addr = 0u32;
+    // SAFETY: NUL-terminated name, a 16-byte buffer, a u32.
+    let rc = unsafe {
+        crate::kapi::bindings::lnet_inet_addr(
+            name.as_ptr().cast(),
+            found.as_mut_ptr().cast(),
+            found.len(),
+            &mut addr,
+        )
+    };
+    if rc != 0 {
+        let shown = if iface.is_empty() { "(any)" } else { iface };
+        pr_err!("No usable IPv4 interface {} for {}: {}\n", shown, net, rc);
+        return Err(Error::from_errno(rc));
+    }
+    let n = found.iter().position(|&b| b == 0).unwrap_or(found.len());
+    let iface = core::str::from_utf8(found.get(..n).unwrap_or(&[])).unwrap_or("");
+    let nid = Nid::new4(net, addr);
+    if lnet.nis.lock().nis.iter().any(|x| x.nid == nid) {
+        pr_err!("{} on {} exists already\n", nid, iface);
+        return Err(EEXIST);
+    }
+    start_ni(lnet, nid, Some(iface), l)
+}
+
+/// `lnetctl net add`: NIs of `net` on each of `ifaces` (or on the first
+/// interface that is up when none is named). Nothing is added if one
+/// fails.
+pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
+    let mut api = lnet.api.lock();
+    if api.refcount == 0 {
+        return Err(ENETDOWN());
+    }
+    let any: [&str; 1] = [""];
+    let list = if ifaces.is_empty() { &any[..] } else { ifaces };
+    let before = lnet.nis.lock().nis.len();
+    for iface in list {
+        if let Err(e) = add_ni(lnet, net, iface) {
+            // Undo this call's NIs.
+            loop {
+                let last = {
+                    let nis = lnet.nis.lock();
+                    if nis.nis.len() <= before {
+                        None
+                    } else {
+                        nis.nis.last().cloned()
+                    }
+                };
+                let Some(ni) = last else {
+                    break;
+                };
+                remove_ni(lnet, &ni);
+            }
+            return Err(e);
+        }
+    }
+    refresh_ping(lnet, &mut api);
+    Ok(())
+}
+
+/// `lnetctl net del`: the NIs of `net` on `ifaces`, or all of the net's.
+pub(crate) fn net_del(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
+    let mut api = lnet.api.lock();
+    if api.refcount == 0 {
+        return Err(ENETDOWN());
+    }
+    if net == Net::LO {
+        return Err(EINVAL);
+    }
+    let mut removed = 0;
+    loop {
+        let next = {
+            let nis = lnet.nis.lock();
+            nis.nis
+                .iter()
+                .find(|n| {
+                    n.nid.net() == net
+                        && (ifaces.is_empty() || ifaces.iter().any(|i| *i == n.iface()))
+                })
+                .cloned()
+        };
+        let Some(ni) = next else {
+            break;
+        };
+        remove_ni(lnet, &ni);
+        removed += 1;
+    }
+    if removed == 0 || (!ifaces.is_empty() && removed < ifaces.len()) {
+        if removed > 0 {
+            refresh_ping(lnet, &mut api);
+        }
+        return Err(ENOENT);
+    }
+    refresh_ping(lnet, &mut api);
+    Ok(())
+}
+
+/// Stops one NI (its LND finalizes what it holds) and forgets it.
+fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
+    if ni.state.load(Ordering::Relaxed) != NiState::Deleting as u32 {
+        let was_active = ni.is_active();
+        ni.set_state(NiState::Deleting);
+        if was_active {
+            ni.lnd.shutdown(ni);
+        }
+    }
+    vec::retain(&mut lnet.nis.lock().nis, |n| !Arc::ptr_eq(n, ni));
+    pr_info!("Removed LNI {}\n", ni.nid);
+}
+
+/// Posts a new ping buffer listing the NIs now up. The old one may still
+/// be sending a REPLY, so it is kept until shutdown.
+fn refresh_ping(lnet: &TheLnet, api: &mut crate::state::Api) {
+    match crate::ping::target_start(lnet) {
+        Ok(t) => {
+            if let Some(old) = api.ping.replace(t) {
+                crate::ping::target_retire(lnet, &old);
+                if api.retired_pings.push(old, GFP_KERNEL).is_err() {
+                    pr_warn!("ping buffer kept without a list entry\n");
+                }
+            }
+        }
+        Err(e) => pr_err!("Can't post the new ping buffer: {:?}\n", e),
     }
 }
 
@@ -288,8 +390,11 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
         waited += 1;
     }
     forget_nis(lnet);
-    // Nothing is in flight: the ping buffer can go.
+    // Nothing is in flight: the ping buffers can go.
     if let Some(t) = api.ping.take() {
+        crate::ping::target_stop(lnet, t);
+    }
+    while let Some(t) = vec::pop(&mut api.retired_pings) {
         crate::ping::target_stop(lnet, t);
     }
     unlink_all(lnet);

@@ -60,6 +60,8 @@ pub(crate) struct Api {
     pub(crate) dev_ref: bool,
     /// The ping buffer on the reserved portal while LNet is up.
     pub(crate) ping: Option<crate::ping::PingTarget>,
+    /// Ping buffers replaced by newer ones, freed at shutdown.
+    pub(crate) retired_pings: KVec<crate::ping::PingTarget>,
 }
 
 #[pin_data]
@@ -118,7 +120,13 @@ impl TheLnet {
                 handled <- new_condvar!("lnet_md_handled"),
                 nis <- new_spinlock!(Nis { lnds: KVec::new(), nis: KVec::new() }, "lnet_nis"),
                 api <- new_mutex!(
-                    Api { refcount: 0, monitor: None, dev_ref: false, ping: None },
+                    Api {
+                        refcount: 0,
+                        monitor: None,
+                        dev_ref: false,
+                        ping: None,
+                        retired_pings: KVec::new(),
+                    },
                     "lnet_api"
                 ),
                 peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),

@@ -45,7 +45,7 @@ fi
 rm -f lab-out/build.log
 
 echo "== userspace tools for the lab"
-cargo build --release -q -p lnetctl
+cargo build --release -q -p lnetctl --bins
 
 echo "== lab: scenarios in VMs"
 python3 tests/lab/lab.py "$@"

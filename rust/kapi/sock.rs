@@ -126,9 +126,22 @@ impl Socket {
     ///
     /// The fragments name valid pages and stay valid during the call.
     pub unsafe fn send_kiov(&self, kiov: &[BioVec], offset: u32, len: u32) -> Result {
+        // SAFETY: by this function's contract.
+        unsafe { self.kiov_io(bindings::ITER_SOURCE, kiov, offset, len) }
+    }
+
+    /// Moves `len` bytes between the socket and `kiov` from byte `offset`:
+    /// sends with `ITER_SOURCE`, receives with `ITER_DEST`.
+    ///
+    /// # Safety
+    ///
+    /// The fragments name valid pages that stay valid during the call and,
+    /// when receiving, that nothing else writes meanwhile.
+    unsafe fn kiov_io(&self, dir: u32, kiov: &[BioVec], offset: u32, len: u32) -> Result {
+        let send = dir == bindings::ITER_SOURCE;
         let mut left = len as usize;
         let mut msg = bindings::msghdr {
-            msg_flags: bindings::MSG_NOSIGNAL,
+            msg_flags: if send { bindings::MSG_NOSIGNAL } else { 0 },
             ..Default::default()
         };
         let total = (offset as usize).saturating_add(left);
@@ -136,7 +149,7 @@ impl Socket {
         unsafe {
             bindings::iov_iter_bvec(
                 &mut msg.msg_iter,
-                bindings::ITER_SOURCE,
+                dir,
                 kiov.as_ptr(),
                 kiov.len() as _,
                 total,
@@ -145,7 +158,13 @@ impl Socket {
         }
         while left > 0 {
             // SAFETY: `msg` iterates over the caller's pages.
-            let n = unsafe { bindings::sock_sendmsg(self.sock, &mut msg) };
+            let n = unsafe {
+                if send {
+                    bindings::sock_sendmsg(self.sock, &mut msg)
+                } else {
+                    bindings::sock_recvmsg(self.sock, &mut msg, bindings::MSG_WAITALL as i32)
+                }
+            };
             left = left.saturating_sub(Self::progress(n)?);
         }
         Ok(())
@@ -183,28 +202,8 @@ impl Socket {
     ///
     /// The fragments name valid pages that nothing else writes meanwhile.
     pub unsafe fn recv_kiov(&self, kiov: &[BioVec], offset: u32, len: u32) -> Result {
-        let mut left = len as usize;
-        let mut msg = bindings::msghdr::default();
-        let total = (offset as usize).saturating_add(left);
-        // SAFETY: the iterator covers `kiov`, valid by the contract.
-        unsafe {
-            bindings::iov_iter_bvec(
-                &mut msg.msg_iter,
-                bindings::ITER_DEST,
-                kiov.as_ptr(),
-                kiov.len() as _,
-                total,
-            );
-            bindings::iov_iter_advance(&mut msg.msg_iter, offset as usize);
-        }
-        while left > 0 {
-            // SAFETY: `msg` iterates over the caller's pages.
-            let n = unsafe {
-                bindings::sock_recvmsg(self.sock, &mut msg, bindings::MSG_WAITALL as i32)
-            };
-            left = left.saturating_sub(Self::progress(n)?);
-        }
-        Ok(())
+        // SAFETY: by this function's contract.
+        unsafe { self.kiov_io(bindings::ITER_DEST, kiov, offset, len) }
     }
 
     /// Reads and drops `len` bytes.

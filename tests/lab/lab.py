@@ -101,10 +101,10 @@ def build_initramfs(kd, work):
         for lib in shared_libs(path):
             copy_in(root, lib)
     # Our userspace tools, built by scripts/test.sh (cargo build --release).
-    for tool in ("lnetctl",):
+    for tool in ("lnetctl", "lnet_ioctl_garbage"):
         path = TOP / "target/release" / tool
         if not path.exists():
-            sys.exit(f"lab: {path} missing: run cargo build --release -p {tool}")
+            sys.exit(f"lab: {path} missing: run cargo build --release -p lnetctl")
         copy_in(root, str(path), f"/usr/sbin/{tool}")
         for lib in shared_libs(str(path)):
             copy_in(root, lib)

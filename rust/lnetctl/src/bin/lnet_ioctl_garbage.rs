@@ -1,0 +1,103 @@
+//! Throws malformed ioctls at /dev/lnet: random command numbers (ours with
+//! wrong sizes, and arbitrary ones), random lengths and bytes, headers that
+//! are almost right, and bad pointers. Every call must be refused without
+//! harm; the lab's kernel checks (KASAN, lockdep, kmemleak) judge the
+//! kernel side. Prints how many calls each errno answered.
+//!
+//!   lnet_ioctl_garbage [ITERATIONS] [SEED]
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::os::fd::AsRawFd;
+
+/// xorshift64*: enough randomness, reproducible from the seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// `_IOC(dir, type, nr, size)` as Linux encodes it on x86_64.
+fn ioc(dir: u64, nr: u64, size: u64) -> u64 {
+    (dir << 30) | ((size & 0x3fff) << 16) | ((b'e' as u64) << 8) | (nr & 0xff)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let iterations: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(5000);
+    let seed: u64 = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(0x05ee_d1e7);
+    let dev = match OpenOptions::new().read(true).write(true).open("/dev/lnet") {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("lnet_ioctl_garbage: /dev/lnet: {e}");
+            std::process::exit(1);
+        }
+    };
+    let fd = dev.as_raw_fd();
+    let mut rng = Rng(seed | 1);
+    let mut buf = vec![0u8; 4096];
+    let mut answers: BTreeMap<i32, u64> = BTreeMap::new();
+    for _ in 0..iterations {
+        let len = rng.below(1200) as usize;
+        for b in buf.iter_mut().take(len) {
+            *b = rng.next() as u8;
+        }
+        let nr = 0xc0 + rng.below(16);
+        let cmd = match rng.below(4) {
+            // One of ours with a random size.
+            0 => ioc(3, nr, rng.below(1200)),
+            // One of ours with its right size, but a header that lies.
+            1 => {
+                let size =
+                    [16u64, 304, 592, 40, 680, 48, 296, 136, 664, 856][rng.below(10) as usize];
+                let claimed = if rng.below(2) == 0 {
+                    size
+                } else {
+                    rng.below(1200)
+                };
+                buf[0..4].copy_from_slice(&(claimed as u32).to_ne_bytes());
+                buf[4..8].copy_from_slice(&(rng.below(3) as u32).to_ne_bytes());
+                ioc(3, nr, size)
+            }
+            // Another direction, or another number.
+            2 => ioc(rng.below(4), rng.below(256), rng.below(1200)),
+            // Anything at all.
+            _ => rng.next() & 0xffff_ffff,
+        };
+        let arg: usize = match rng.below(8) {
+            0 => 0,
+            1 => 0xdead_beef,
+            2 => usize::MAX - 7,
+            _ => buf.as_mut_ptr() as usize,
+        };
+        // SAFETY: the kernel reads and writes at most the encoded size at
+        // `arg`; every valid `arg` points into `buf`, 4096 bytes long.
+        let rc = unsafe { nix::libc::ioctl(fd, cmd as _, arg) };
+        let errno = if rc < 0 {
+            std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+        } else {
+            0
+        };
+        *answers.entry(errno).or_default() += 1;
+    }
+    let summary: Vec<String> = answers
+        .iter()
+        .map(|(e, n)| format!("errno {e}: {n}"))
+        .collect();
+    println!(
+        "lnet_ioctl_garbage: {iterations} calls; {}",
+        summary.join(", ")
+    );
+}
