@@ -181,3 +181,20 @@ pub(crate) fn check(
     }
     Some(m)
 }
+
+/// A response that never came (`lnet_handle_remote_failure_locked`, for
+/// expired trackers: health.md §5.3): the next-hop peer NI loses health and
+/// is offered to recovery. No single-rail exemption applies here.
+pub(crate) fn remote_failure(lnet: &TheLnet, nid: &Nid) {
+    let s = params::snapshot().health_sensitivity;
+    let now = kthread::now_secs();
+    let mut peers = lnet.peers.lock();
+    if let Some((pi, li)) = peers.find(nid) {
+        if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
+            p.health = health::dec(p.health, s);
+            if crate::recovery::peer_recoverable(p.last_alive, now) {
+                p.recovery.queue(now);
+            }
+        }
+    }
+}

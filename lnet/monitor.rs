@@ -54,7 +54,7 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
     // lowers it again.
     lnet.next_deadline.store(i64::MAX, Ordering::Relaxed);
     loop {
-        let mut batch = [0u64; BATCH];
+        let mut batch = [(0u64, crate::lnet_core::nid::Nid::ANY); BATCH];
         let mut n = 0;
         {
             let res = lnet.res.lock();
@@ -68,7 +68,7 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
                         lnet.next_deadline.fetch_min(deadline, Ordering::Relaxed);
                         break;
                     };
-                    *slot = cookie;
+                    *slot = (cookie, nid);
                     n += 1;
                     last = nid;
                 } else {
@@ -77,12 +77,15 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
             }
         }
         let status = if all { ESHUTDOWN().to_errno() } else { 0 };
-        for &cookie in batch.iter().take(n) {
+        for &(cookie, nid) in batch.iter().take(n) {
             lnet.counters
                 .response_timeout_count
                 .fetch_add(1, Ordering::Relaxed);
             // The MD may have been unlinked meanwhile; then nothing is due.
             let _ = api::md_unlink(lnet, cookie, false, status);
+            if !all {
+                crate::health::remote_failure(lnet, &nid);
+            }
         }
         total = total.saturating_add(n as u32);
         if n < BATCH {

@@ -394,6 +394,18 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     };
     m.hdr.dest_nid = to;
     m.hdr.src_nid = src;
+    // The response tracker blames the peer NI actually used (its next hop).
+    if let (Some(cookie), MsgBody::Put { .. } | MsgBody::Get { .. }) = (m.md, m.hdr.msg) {
+        if let Some(r) = lnet
+            .res
+            .lock()
+            .mds
+            .get_mut(&cookie)
+            .and_then(|md| md.rspt.as_mut())
+        {
+            r.1 = to;
+        }
+    }
     m.hdr.src_pid = lnet.pid.load(Ordering::Relaxed);
     let hdr = m.hdr;
     let d = &mut m.desc;

@@ -34,6 +34,12 @@ MODULE_PARM_DESC(mode, "self (over 0@lo), server or client (with peer=)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
+static int seconds;
+module_param(seconds, int, 0444);
+MODULE_PARM_DESC(seconds, "mode=client: keep PUTting for this long after the checks");
+static int op_timeout = 20;
+module_param(op_timeout, int, 0444);
+MODULE_PARM_DESC(op_timeout, "mode=client: seconds each operation may wait for its ACK");
 static int repeat;
 module_param(repeat, int, 0444);
 MODULE_PARM_DESC(repeat, "mode=client: extra 4 KiB PUTs after the checks");
@@ -889,6 +895,22 @@ static int client_run(void)
 	CHECK(remote_op(&srv, true, &big, BITS_SOURCE, 20, false) == 0,
 	      "GET 1 MiB");
 	CHECK(buf_same(&big, &expect, BIG), "GET 1 MiB: data differs");
+	if (seconds > 0) {
+		unsigned long end = jiffies + seconds * HZ;
+		int ok = 0, failed = 0;
+
+		/* Steady traffic; PUTs lost with a rail are allowed to fail. */
+		while (time_before(jiffies, end)) {
+			if (remote_op(&srv, false, &small, BITS_SINK, op_timeout,
+				      true) == 0)
+				ok++;
+			else
+				failed++;
+		}
+		pr_info("lnet_ulp: traffic for %ds: %d PUTs acknowledged, %d lost\n",
+			seconds, ok, failed);
+		CHECK(ok > 0, "no PUT got through");
+	}
 	for (tries = 0; tries < repeat; tries++)
 		CHECK(remote_op(&srv, false, &small, BITS_SINK, 20, false) == 0,
 		      "PUT %d of %d", tries, repeat);
