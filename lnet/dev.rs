@@ -509,20 +509,20 @@ fn recovery_queue(lnet: &TheLnet, q: &mut lnet_ioc_recovery) -> Result {
 
 const HEALTH_ALL: u32 = 1;
 
-/// `lnetctl net|peer set --health` (health.md §9). As Lustre's ioctl path,
-/// a value outside 0..=1000 becomes 1000.
+/// `lnetctl net|peer set --health` (health.md §9). Lustre's ioctl path
+/// turns a value outside 0..=1000 into 1000 and its netlink path stores it
+/// unclamped; we refuse it with EINVAL and change nothing, as every
+/// out-of-range argument of this ABI is refused.
 fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
     use core::sync::atomic::Ordering::Relaxed;
     if h.hv_padding != 0 || h.hv_flags & !HEALTH_ALL != 0 {
         return Err(EINVAL);
     }
     let all = h.hv_flags & HEALTH_ALL != 0;
-    let v = h.hv_value as i32;
-    let value = if (0..=crate::lnet_core::health::MAX_HEALTH as i32).contains(&v) {
-        v as u32
-    } else {
-        crate::lnet_core::health::MAX_HEALTH
-    };
+    let value = h.hv_value;
+    if value > crate::lnet_core::health::MAX_HEALTH {
+        return Err(EINVAL);
+    }
     let nid = if all {
         Nid::ANY
     } else {

@@ -63,6 +63,12 @@ bad response_tracking 4 lnet_response_tracking 1
 bad max_recovery_ping_interval 0 lnet_max_recovery_ping_interval 64
 bad retry_count 31 lnet_retry_count 1
 bad transaction_timeout 1 lnet_transaction_timeout 30
+# A health value out of range is refused too (Lustre's ioctl would store
+# 1000 instead: documented in lnet/dev.rs).
+if lnetctl net set --nid "$me0@tcp" --health 1001 >/tmp/bad 2>&1; then
+	lab_fail "health 1001 was accepted"
+fi
+grep -q "errno:" /tmp/bad || { cat /tmp/bad; lab_fail "no error block for health 1001"; }
 lnetctl export >/tmp/a.yaml || lab_fail "export"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lnetctl lnet configure || lab_fail "configure again"
