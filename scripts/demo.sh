@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build-kernel.sh
 make -s
-python3 tests/lab/lab.py --follow --kernel-filter 'lnet|rxe|LNet' demo
+cargo build --release -q -p lnetctl --bins
+python3 tests/lab/lab.py --follow --kernel-filter 'lnet|ksocklnd|rxe|LNet' demo
