@@ -95,13 +95,12 @@ pub(crate) fn check(
         .filter(|n| n.nid != Nid::LO)
         .count()
         > 1;
-    let peer_multi_rail = {
-        let peers = lnet.peers.lock();
-        peers
-            .find(&peer_nid)
-            .and_then(|(pi, _)| peers.list.get(pi))
-            .is_some_and(|p| p.nis.len() > 1)
-    };
+    // Held from the peer's shape to its health update: one lookup.
+    let mut peers = lnet.peers.lock();
+    let found = peers.find(&peer_nid);
+    let peer_multi_rail = found
+        .and_then(|(pi, _)| peers.list.get(pi))
+        .is_some_and(|p| p.nis.len() > 1);
     let c = Completion {
         status: hstatus,
         errno_ok: status == 0,
@@ -133,8 +132,7 @@ pub(crate) fn check(
     if d.reset_ping_counts {
         ni.recovery.ping_count.store(0, Relaxed);
     }
-    let mut peers = lnet.peers.lock();
-    if let Some((pi, li)) = peers.find(&peer_nid) {
+    if let Some((pi, li)) = found {
         if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
             p.health = apply(p.health, d.remote, s);
             if d.counted == Counted::Remote {
@@ -188,13 +186,10 @@ pub(crate) fn check(
 pub(crate) fn remote_failure(lnet: &TheLnet, nid: &Nid) {
     let s = params::snapshot().health_sensitivity;
     let now = kthread::now_secs();
-    let mut peers = lnet.peers.lock();
-    if let Some((pi, li)) = peers.find(nid) {
-        if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
-            p.health = health::dec(p.health, s);
-            if crate::recovery::peer_recoverable(p.last_alive, now) {
-                p.recovery.queue(now);
-            }
+    if let Some(p) = lnet.peers.lock().peer_ni_mut(nid) {
+        p.health = health::dec(p.health, s);
+        if crate::recovery::peer_recoverable(p.last_alive, now) {
+            p.recovery.queue(now);
         }
     }
 }

@@ -550,17 +550,40 @@ fn log_allowed(lnet: &TheLnet) -> bool {
     lnet.log_count.fetch_add(1, Ordering::Relaxed) < 10
 }
 
+/// Hands a received message to its LND to take `mlen` of `rlen` payload
+/// bytes into `sink` (fragments, count, offset); the LND finalizes it, or
+/// it is finalized here if the LND refuses.
+#[allow(clippy::too_many_arguments)]
+fn recv(
+    lnet: &TheLnet,
+    ni: &Ni,
+    private: *mut c_void,
+    m: KBox<Msg>,
+    delayed: bool,
+    sink: (*mut BioVec, u32, u32),
+    mlen: u32,
+    rlen: u32,
+) {
+    let (kiov, niov, offset) = sink;
+    let p = Msg::into_c(m);
+    let r = ni
+        .lnd
+        .recv(ni, private, p, delayed, kiov, niov, offset, mlen, rlen);
+    if let Err(e) = r {
+        // SAFETY: the LND refused the message, so it is still ours.
+        let m = unsafe { Msg::from_c(p) };
+        finalize(lnet, m, e.to_errno(), Status::LocalError);
+    }
+}
+
 /// Discards an incoming message's payload (`lnet_drop_message`).
 fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: &str, hdr: &Hdr) {
     Counters::add(&lnet.counters.drop_count);
     Counters::add_len(&lnet.counters.drop_length, rlen);
     Counters::add(&ni.drop_count);
     {
-        let mut peers = lnet.peers.lock();
-        if let Some((pi, li)) = peers.find(&hdr.src_nid) {
-            if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
-                p.drop_count = p.drop_count.wrapping_add(1);
-            }
+        if let Some(p) = lnet.peers.lock().peer_ni_mut(&hdr.src_nid) {
+            p.drop_count = p.drop_count.wrapping_add(1);
         }
     }
     if log_allowed(lnet) {
@@ -848,27 +871,9 @@ fn receive_request(
             if !ack_wmd.is_none() && !view.ack_disabled {
                 m.ack = Some((ack_wmd, hdr.src_nid, mlength));
             }
-            let p = Msg::into_c(m);
-            let r = ni.lnd.recv(
-                ni,
-                private,
-                p,
-                delayed,
-                view.kiov,
-                view.niov,
-                offset,
-                mlength,
-                hdr.payload_length,
-            );
-            if let Err(e) = r {
-                // SAFETY: the LND did not take the message.
-                finalize(
-                    lnet,
-                    unsafe { Msg::from_c(p) },
-                    e.to_errno(),
-                    Status::LocalError,
-                );
-            }
+            let rlen = hdr.payload_length;
+            let sink = (view.kiov, view.niov, offset);
+            recv(lnet, ni, private, m, delayed, sink, mlength, rlen);
         }
         MsgBody::Get { return_wmd, .. } => {
             m.build_event(lnet, EventKind::Get, from);
@@ -1046,34 +1051,20 @@ fn parse_response(
         m.build_event(lnet, EventKind::Reply, from);
         m.ev.mlength = mlength;
         m.ev.offset = 0;
-        let p = Msg::into_c(m);
-        if let Err(e) = ni
-            .lnd
-            .recv(ni, private, p, false, kiov, niov, 0, mlength, rlength)
-        {
-            // SAFETY: the LND did not take the message.
-            finalize(
-                lnet,
-                unsafe { Msg::from_c(p) },
-                e.to_errno(),
-                Status::LocalError,
-            );
-        }
+        recv(
+            lnet,
+            ni,
+            private,
+            m,
+            false,
+            (kiov, niov, 0),
+            mlength,
+            rlength,
+        );
     } else {
         m.build_event(lnet, EventKind::Ack, from);
-        let p = Msg::into_c(m);
-        if let Err(e) = ni
-            .lnd
-            .recv(ni, private, p, false, core::ptr::null_mut(), 0, 0, 0, 0)
-        {
-            // SAFETY: the LND did not take the message.
-            finalize(
-                lnet,
-                unsafe { Msg::from_c(p) },
-                e.to_errno(),
-                Status::LocalError,
-            );
-        }
+        let none = (core::ptr::null_mut(), 0, 0);
+        recv(lnet, ni, private, m, false, none, 0, 0);
     }
     0
 }

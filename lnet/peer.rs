@@ -113,6 +113,12 @@ impl Peers {
             .find_map(|(pi, p)| p.nis.iter().position(|n| n.nid == *nid).map(|ni| (pi, ni)))
     }
 
+    /// The peer NI with NID `nid`, if known.
+    pub(crate) fn peer_ni_mut(&mut self, nid: &Nid) -> Option<&mut PeerNi> {
+        let (pi, li) = self.find(nid)?;
+        self.list.get_mut(pi)?.nis.get_mut(li)
+    }
+
     /// The peer of `nid`, created (non-Multi-Rail, one NI) if unknown.
     pub(crate) fn find_or_create(&mut self, nid: &Nid) -> Result<(usize, usize)> {
         if let Some(f) = self.find(nid) {

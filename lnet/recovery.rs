@@ -127,15 +127,12 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
                 }
             }
         } else {
-            let mut peers = lnet.peers.lock();
-            if let Some((pi, li)) = peers.find(&nid) {
-                if let Some(lp) = peers.list.get_mut(pi).and_then(|x| x.nis.get_mut(li)) {
-                    if up {
-                        lp.health = health::inc(lp.health, s);
-                    }
-                    if done {
-                        lp.recovery.pending = false;
-                    }
+            if let Some(lp) = lnet.peers.lock().peer_ni_mut(&nid) {
+                if up {
+                    lp.health = health::inc(lp.health, s);
+                }
+                if done {
+                    lp.recovery.pending = false;
                 }
             }
         }
@@ -279,11 +276,8 @@ fn clear_pending(lnet: &TheLnet, nid: &Nid, local: bool) {
             ni.recovery.pending.store(false, Relaxed);
         }
     } else {
-        let mut peers = lnet.peers.lock();
-        if let Some((pi, li)) = peers.find(nid) {
-            if let Some(lp) = peers.list.get_mut(pi).and_then(|x| x.nis.get_mut(li)) {
-                lp.recovery.pending = false;
-            }
+        if let Some(lp) = lnet.peers.lock().peer_ni_mut(nid) {
+            lp.recovery.pending = false;
         }
     }
 }

@@ -162,9 +162,9 @@ impl TheLnet {
     /// began.
     pub(crate) fn get() -> Option<&'static TheLnet> {
         let p = THE_LNET.load(Ordering::Acquire);
-        // SAFETY: published from a pinned box that the module keeps alive
-        // until after unpublish(); callers are in modules that depend on
-        // lnet.ko, or in lnet.ko itself while loaded.
+        // Callers are in modules that depend on lnet.ko, or in lnet.ko
+        // itself while it is loaded.
+        // SAFETY: a pinned box the module keeps alive until unpublish().
         unsafe { p.as_ref() }
     }
 

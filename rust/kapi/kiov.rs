@@ -81,9 +81,9 @@ pub unsafe fn copy(dst: &[BioVec], doff: u32, src: &[BioVec], soff: u32, len: u3
         let (Some(d), Some(s)) = (dst.get(di), src.get(si)) else {
             break;
         };
-        // SAFETY: both pages are valid by this function's contract; the
-        // planner keeps `pos + n` within each fragment, and fragments lie
-        // within their pages. Mappings are released in reverse order.
+        // The planner keeps `pos + n` within each fragment, and fragments
+        // lie within their pages. Mappings are released in reverse order.
+        // SAFETY: both pages are valid by this function's contract.
         unsafe {
             let dmap = bindings::kmap_local_page(d.bv_page).cast::<u8>();
             let smap = bindings::kmap_local_page(s.bv_page).cast::<u8>();

@@ -148,9 +148,9 @@ impl DevLnet {
     fn raw<T: IocArg>(&mut self, cmd: Cmd, arg: &mut T) -> Result<(), Errno> {
         debug_assert_eq!(core::mem::size_of::<T>(), cmd.arg_size());
         let fd = self.dev()?.as_raw_fd();
-        // SAFETY: `arg` is an exclusively borrowed repr(C) plain-data struct
-        // whose size is the one encoded in the request code, so the kernel
-        // reads and writes only memory we own; `fd` is open for the call.
+        // The kernel reads and writes only the size the request encodes,
+        // which is `T`'s (checked above), and `fd` is open for the call.
+        // SAFETY: `arg` is an exclusively borrowed repr(C) plain-data struct.
         let rc = unsafe { nix::libc::ioctl(fd, cmd.request(), arg as *mut T) };
         Errno::result(rc).map(drop)
     }
