@@ -656,6 +656,34 @@ unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_ch
     }
 }
 
+/// The LND saw the NI's link fail (`fatal` non-zero) or come back
+/// (`lnet_set_link_fatal_state`, health.md §8). Only an atomic store: LNDs
+/// call it from notifiers and event handlers.
+///
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_set_link_fatal_state(ni: *mut lnet_ni, fatal: c_uint) {
+    // SAFETY: by this function's contract.
+    let Some(ni) = (unsafe { ni_ref(ni) }) else {
+        return;
+    };
+    let fatal = fatal != 0;
+    if ni.fatal.swap(fatal, core::sync::atomic::Ordering::Relaxed) == fatal {
+        return;
+    }
+    pr_info!(
+        "{}: link {}\n",
+        ni.nid,
+        if fatal { "down, NI marked fatal" } else { "up" }
+    );
+    if let Some(lnet) = TheLnet::get() {
+        lnet.ping_update
+            .store(true, core::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// # Safety
 ///
 /// `ni` is a started NI, `hdr` points to `hdr_len` bytes, `from` to a NID.

@@ -6,8 +6,8 @@
 //! CAP_NET_ADMIN; reads do not.
 
 use crate::kapi::bindings::{
-    lnet_ioc_config, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg, lnet_ioc_ni,
-    lnet_ioc_nid, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
+    lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg,
+    lnet_ioc_ni, lnet_ioc_nid, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
     lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_value, LNET_IOC_VERSION,
 };
 use crate::kapi::errno;
@@ -49,6 +49,10 @@ const GET_RECOVERY_QUEUE: u32 = iowr(0xcc, size_of::<lnet_ioc_recovery>());
 const PING: u32 = iowr(0xcd, size_of::<lnet_ioc_ping>());
 const SET_NUMA_RANGE: u32 = iowr(0xce, size_of::<lnet_ioc_value>());
 const GET_GLOBALS: u32 = iowr(0xcf, size_of::<lnet_ioc_globals>());
+const FAULT_ADD: u32 = iowr(0xd0, size_of::<lnet_ioc_fault>());
+const FAULT_DEL: u32 = iowr(0xd1, size_of::<lnet_ioc_fault>());
+const FAULT_RESET: u32 = iowr(0xd2, size_of::<lnet_ioc_fault>());
+const FAULT_LIST: u32 = iowr(0xd3, size_of::<lnet_ioc_fault>());
 
 const CAP_NET_ADMIN: c_int = 12;
 const CFG_LOAD_NETWORKS: u32 = 1;
@@ -87,6 +91,8 @@ unsafe impl Ioc for lnet_ioc_peer_cfg {}
 unsafe impl Ioc for lnet_ioc_peer {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_peer_ni {}
+// SAFETY: as above.
+unsafe impl Ioc for lnet_ioc_fault {}
 
 fn bytes_mut<T: Ioc>(v: &mut T) -> &mut [u8] {
     // SAFETY: `Ioc` types accept any bytes; the slice covers exactly `v`.
@@ -304,6 +310,15 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             g.gl_lnd_timeout = t.lnd_timeout;
             write(arg, &g)
         }
+        FAULT_ADD | FAULT_DEL | FAULT_RESET | FAULT_LIST => {
+            let mut f: lnet_ioc_fault = read(arg)?;
+            if cmd != FAULT_LIST {
+                need_admin()?;
+            }
+            need_up(lnet)?;
+            fault_cmd(lnet, cmd, &mut f)?;
+            write(arg, &f)
+        }
         PEER_ADD | PEER_DEL => {
             need_admin()?;
             let c: lnet_ioc_peer_cfg = read(arg)?;
@@ -367,9 +382,9 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
 
 fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     use core::sync::atomic::Ordering::Relaxed;
-    n.ni_status = u32::from(ni.is_active());
+    n.ni_status = u32::from(ni.is_up());
     n.ni_nid = nid_to_ioc(&ni.nid);
-    n.ni_fatal_error = 0;
+    n.ni_fatal_error = u32::from(ni.is_fatal());
     n.ni_health_value = ni.health.load(Relaxed);
     n.ni_hs_interrupts = ni.hstats.interrupts.load(Relaxed);
     n.ni_hs_dropped = ni.hstats.dropped.load(Relaxed);
@@ -708,4 +723,112 @@ fn do_ping(lnet: &TheLnet, st: &FileState, p: &mut lnet_ioc_ping) -> Result {
         p.pg_count += 1;
     }
     Ok(())
+}
+
+/// lctl's fault rules: add, del, reset, list (the ABI's comment on
+/// `struct lnet_ioc_fault` is the contract).
+fn fault_cmd(lnet: &TheLnet, cmd: u32, f: &mut lnet_ioc_fault) -> Result {
+    use crate::fault::{self, Kind};
+    use crate::lnet_core::fault::{Action, Attr, Pace, Rule, HEALTH_RANDOM};
+    const RANDOM: u32 = 1;
+    const DROP_ALL: u32 = 2;
+    let kind = match f.fr_kind {
+        0 => Kind::Drop,
+        1 => Kind::Delay,
+        _ => return Err(EINVAL),
+    };
+    if f.fr_padding != 0 {
+        return Err(EINVAL);
+    }
+    match cmd {
+        FAULT_ADD => {
+            if f.fr_index != 0 || f.fr_flags & !(RANDOM | DROP_ALL) != 0 {
+                return Err(EINVAL);
+            }
+            let attr = Attr {
+                src: nid_from_ioc(&f.fr_src)?,
+                dst: nid_from_ioc(&f.fr_dst)?,
+                local: nid_from_ioc(&f.fr_local)?,
+                ptl_mask: f.fr_ptl_mask,
+                msg_mask: f.fr_msg_mask,
+            };
+            let pace = match (f.fr_rate, f.fr_interval) {
+                (0, 0) => return Err(EINVAL),
+                (r, 0) => Pace::Rate(r),
+                (0, i) => Pace::Interval(i),
+                _ => return Err(EINVAL),
+            };
+            let action = match kind {
+                Kind::Drop if f.fr_latency != 0 => return Err(EINVAL),
+                Kind::Drop => Action::Drop {
+                    health_mask: f.fr_health_mask,
+                    random: f.fr_flags & RANDOM != 0,
+                    all: f.fr_flags & DROP_ALL != 0,
+                },
+                Kind::Delay if f.fr_health_mask != 0 || f.fr_flags != 0 => return Err(EINVAL),
+                Kind::Delay => Action::Delay {
+                    latency: f.fr_latency,
+                },
+            };
+            let mut r = fault::random;
+            let now = crate::kapi::kthread::now_secs();
+            let rule = Rule::new(attr, pace, action, now, &mut r).map_err(|e| {
+                pr_info!("fault rule refused: {}\n", e.describe());
+                EINVAL
+            })?;
+            fault::add(lnet, kind, rule)?;
+            let what = if kind == Kind::Drop { "drop" } else { "delay" };
+            let health = match action {
+                Action::Drop { health_mask, .. } if health_mask == HEALTH_RANDOM => {
+                    " (random health error)"
+                }
+                Action::Drop { health_mask, .. } if health_mask != 0 => " (health error)",
+                _ => "",
+            };
+            pr_info!("Added {} rule {}->{}{}\n", what, attr.src, attr.dst, health);
+            Ok(())
+        }
+        FAULT_DEL => {
+            let src = nid_from_ioc(&f.fr_src)?;
+            let dst = nid_from_ioc(&f.fr_dst)?;
+            f.fr_index = fault::del(lnet, kind, &src, &dst);
+            Ok(())
+        }
+        FAULT_RESET => {
+            fault::reset(lnet, kind);
+            Ok(())
+        }
+        _ => {
+            let rule = fault::get(lnet, kind, f.fr_index).ok_or(ENOENT)?;
+            f.fr_src = nid_to_ioc(&rule.attr.src);
+            f.fr_dst = nid_to_ioc(&rule.attr.dst);
+            f.fr_local = nid_to_ioc(&rule.attr.local);
+            f.fr_msg_mask = rule.attr.msg_mask;
+            f.fr_ptl_mask = rule.attr.ptl_mask;
+            (f.fr_rate, f.fr_interval) = match rule.pace {
+                Pace::Rate(r) => (r, 0),
+                Pace::Interval(i) => (0, i),
+            };
+            (f.fr_latency, f.fr_health_mask, f.fr_flags) = match rule.action {
+                Action::Delay { latency } => (latency, 0, 0),
+                Action::Drop {
+                    health_mask,
+                    random,
+                    all,
+                } => (
+                    0,
+                    health_mask,
+                    (u32::from(random) * RANDOM) | (u32::from(all) * DROP_ALL),
+                ),
+            };
+            let st = rule.stats;
+            f.fr_count = st.count;
+            f.fr_put = st.put;
+            f.fr_ack = st.ack;
+            f.fr_get = st.get;
+            f.fr_reply = st.reply;
+            f.fr_hits = st.hits;
+            Ok(())
+        }
+    }
 }

@@ -87,5 +87,6 @@ EXPORT_SYMBOL_GPL(lnet_ni_nid);
 EXPORT_SYMBOL_GPL(lnet_ni_set_data);
 EXPORT_SYMBOL_GPL(lnet_ni_data);
 EXPORT_SYMBOL_GPL(lnet_ni_iface);
+EXPORT_SYMBOL_GPL(lnet_set_link_fatal_state);
 EXPORT_SYMBOL_GPL(lnet_parse);
 EXPORT_SYMBOL_GPL(lnet_finalize);

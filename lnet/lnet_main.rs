@@ -22,6 +22,7 @@ mod api;
 mod config;
 mod counters;
 mod dev;
+mod fault;
 mod health;
 mod lnd;
 mod lolnd;

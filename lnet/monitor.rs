@@ -2,7 +2,8 @@
 
 //! The monitor thread (`lnet_monitor_thread`): once a second it looks for
 //! response trackers past their deadline and ends them (health.md §5.3).
-//! Resends and recovery pings will run here too.
+//! It runs the recovery queues, releases messages fault rules held and
+//! posts a new ping buffer after a link change.
 
 use crate::api;
 use crate::kapi::errno::ESHUTDOWN;
@@ -36,6 +37,10 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
             expire_responses(lnet, false);
         }
         crate::recovery::run(lnet);
+        crate::fault::release_due(lnet);
+        if lnet.ping_update.swap(false, Ordering::Relaxed) {
+            crate::startup::refresh_ping(lnet);
+        }
         kthread::sleep_ms(1000);
     }
     0

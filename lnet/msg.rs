@@ -245,6 +245,7 @@ fn select_path(
             .filter(|(_, ni)| ni.is_active() && ni.nid.net() == net)
             .map(|(i, ni)| {
                 let c = NiCandidate {
+                    fatal: ni.is_fatal(),
                     health: ni.health.load(Ordering::Relaxed),
                     seq: ni.seq.load(Ordering::Relaxed),
                     ..NI_UNRANKED
@@ -270,11 +271,22 @@ fn select_path(
         // the NI and the peer NI on it.
         let first_of_net =
             |i: usize, net: Net| peer.nis.iter().position(|q| q.nid.net() == net) == Some(i);
+        // A net whose local NIs are all marked fatal is left out while
+        // another net has a usable NI: Lustre compares peer-net health
+        // first and would keep sending over a dead link until the peer NI
+        // lost health (a decision: a rail cut moves traffic at once).
+        let usable = |net: Net, with_fatal: bool| {
+            nis.nis
+                .iter()
+                .any(|x| x.is_active() && x.nid.net() == net && (with_fatal || !x.is_fatal()))
+        };
+        let with_fatal = !peer.nis.iter().any(|p| usable(p.nid.net(), false));
         let nets = peer
             .nis
             .iter()
             .enumerate()
             .filter(|(i, p)| first_of_net(*i, p.nid.net()))
+            .filter(|(_, p)| usable(p.nid.net(), with_fatal))
             .filter_map(|(_, p)| {
                 let net = p.nid.net();
                 let local = nis
@@ -284,7 +296,10 @@ fn select_path(
                 let (mut health, mut seq, mut any) = (0, 0, false);
                 for x in local {
                     any = true;
-                    health = health.max(x.health.load(Ordering::Relaxed));
+                    // Fatal NIs do not count towards the net's health.
+                    if !x.is_fatal() {
+                        health = health.max(x.health.load(Ordering::Relaxed));
+                    }
                     seq = seq.max(x.seq.load(Ordering::Relaxed));
                 }
                 let peer_health = peer
@@ -429,7 +444,37 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     ni.count_send(hdr.payload_length);
     Counters::add(&lnet.counters.send_count);
     Counters::add_len(&lnet.counters.send_length, hdr.payload_length);
-    m.ni = Some(ni.clone());
+    m.ni = Some(ni);
+    match crate::fault::on_send(lnet, &hdr) {
+        crate::fault::Verdict::Pass => post(lnet, m),
+        crate::fault::Verdict::Drop(hstatus) => {
+            if log_allowed(lnet) {
+                pr_info!(
+                    "Dropping {} to {} to simulate {}\n",
+                    hdr.msg.type_name(),
+                    hdr.dest_nid,
+                    hstatus.name()
+                );
+            }
+            // As an LND that failed to post it: the health machinery
+            // takes it from here.
+            finalize(lnet, m, EINVAL.to_errno(), hstatus);
+        }
+        crate::fault::Verdict::Delay { at, rule } => {
+            if let Err(m) = crate::fault::hold_send(lnet, m, at, rule) {
+                post(lnet, m);
+            }
+        }
+    }
+}
+
+/// Hands a selected, encoded message to its NI's LND; finalizes it if the
+/// LND refuses it.
+pub(crate) fn post(lnet: &TheLnet, m: KBox<Msg>) {
+    let Some(ni) = m.ni.clone() else {
+        finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::LocalError);
+        return;
+    };
     let p = Msg::into_c(m);
     // SAFETY: `p` is a live message until finalized; the descriptor is
     // inside it.
@@ -648,6 +693,21 @@ pub(crate) fn parse(
         drop_incoming(lnet, ni, private, rlen, "wrong pid", &hdr);
         return 0;
     }
+    let delay = match crate::fault::on_recv(lnet, &hdr, &ni.nid) {
+        crate::fault::Verdict::Pass => None,
+        crate::fault::Verdict::Drop(_) => {
+            drop_incoming(
+                lnet,
+                ni,
+                private,
+                rlen,
+                "simulating silent message loss",
+                &hdr,
+            );
+            return 0;
+        }
+        crate::fault::Verdict::Delay { at, rule } => Some((at, rule)),
+    };
     Counters::add(&lnet.counters.recv_count);
     Counters::add_len(&lnet.counters.recv_length, rlen);
     ni.count_recv(rlen);
@@ -659,7 +719,25 @@ pub(crate) fn parse(
     m.rx = true;
     m.from = from;
     m.ni = Some(ni.clone());
-    match hdr.msg {
+    if let Some((at, rule)) = delay {
+        match crate::fault::hold_recv(lnet, m, ni, private, at, rule) {
+            Ok(()) => return 0,
+            Err(back) => m = back,
+        }
+    }
+    deliver(lnet, ni, m, from, private)
+}
+
+/// Matches a received message and has its LND receive it (the part of
+/// `lnet_parse` a delay rule postpones).
+pub(crate) fn deliver(
+    lnet: &TheLnet,
+    ni: &Arc<Ni>,
+    m: KBox<Msg>,
+    from: Nid,
+    private: *mut c_void,
+) -> i32 {
+    match m.hdr.msg {
         MsgBody::Put { .. } | MsgBody::Get { .. } => parse_request(lnet, ni, m, from, private),
         MsgBody::Ack { dst_wmd, .. } | MsgBody::Reply { dst_wmd } => {
             parse_response(lnet, ni, m, dst_wmd, from, private)

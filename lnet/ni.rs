@@ -7,7 +7,7 @@ use crate::counters::Counters;
 use crate::lnd::LndRef;
 use crate::lnet_core::nid::Nid;
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// NI states (`enum lnet_ni_state`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -26,6 +26,9 @@ pub(crate) struct Ni {
     /// The LND's own data (`lnet_ni_set_data`).
     pub(crate) data: AtomicPtr<c_void>,
     pub(crate) state: AtomicU32,
+    /// The LND saw the link fail (`ni_fatal_error_on`, health.md §8):
+    /// selection prefers any other NI; health itself is untouched.
+    pub(crate) fatal: AtomicBool,
     /// `ni_healthv`.
     pub(crate) health: AtomicU32,
     /// Round-robin sequence (`ni_seq`).
@@ -53,6 +56,7 @@ impl Ni {
             lnd,
             data: AtomicPtr::new(core::ptr::null_mut()),
             state: AtomicU32::new(NiState::Init as u32),
+            fatal: AtomicBool::new(false),
             health: AtomicU32::new(crate::lnet_core::health::MAX_HEALTH),
             seq: AtomicU64::new(0),
             hstats: crate::health::NiStats::default(),
@@ -77,6 +81,15 @@ impl Ni {
 
     pub(crate) fn is_active(&self) -> bool {
         self.state.load(Relaxed) == NiState::Active as u32
+    }
+
+    pub(crate) fn is_fatal(&self) -> bool {
+        self.fatal.load(Relaxed)
+    }
+
+    /// Up as peers and `net show` see it: running and not marked fatal.
+    pub(crate) fn is_up(&self) -> bool {
+        self.is_active() && !self.is_fatal()
     }
 
     pub(crate) fn set_state(&self, s: NiState) {

@@ -35,7 +35,7 @@ fn build(lnet: &TheLnet, sequence: u32) -> Result<KVec<u8>> {
         let list = lnet.nis.lock();
         nis.reserve(list.nis.len(), GFP_ATOMIC)?;
         for ni in list.nis.iter().filter(|n| n.nid != Nid::LO) {
-            let status = if ni.is_active() {
+            let status = if ni.is_up() {
                 ping::STATUS_UP
             } else {
                 ping::STATUS_DOWN

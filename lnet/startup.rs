@@ -117,7 +117,7 @@ fn ni_init_locked(
     lnet.running.store(true, Ordering::Release);
     api.refcount = 1;
     match crate::ping::target_start(lnet) {
-        Ok(t) => api.ping = Some(t),
+        Ok(t) => lnet.pings.lock().current = Some(t),
         Err(e) => {
             pr_err!("Can't post the ping buffer: {:?}\n", e);
             api.refcount = 0;
@@ -210,7 +210,7 @@ fn add_ni(lnet: &TheLnet, net: Net, iface: &str) -> Result {
 /// interface that is up when none is named). Nothing is added if one
 /// fails.
 pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
-    let mut api = lnet.api.lock();
+    let api = lnet.api.lock();
     if api.refcount == 0 {
         return Err(ENETDOWN());
     }
@@ -237,13 +237,13 @@ pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
             return Err(e);
         }
     }
-    refresh_ping(lnet, &mut api);
+    refresh_ping(lnet);
     Ok(())
 }
 
 /// `lnetctl net del`: the NIs of `net` on `ifaces`, or all of the net's.
 pub(crate) fn net_del(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
-    let mut api = lnet.api.lock();
+    let api = lnet.api.lock();
     if api.refcount == 0 {
         return Err(ENETDOWN());
     }
@@ -270,11 +270,11 @@ pub(crate) fn net_del(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
     }
     if removed == 0 || (!ifaces.is_empty() && removed < ifaces.len()) {
         if removed > 0 {
-            refresh_ping(lnet, &mut api);
+            refresh_ping(lnet);
         }
         return Err(ENOENT);
     }
-    refresh_ping(lnet, &mut api);
+    refresh_ping(lnet);
     Ok(())
 }
 
@@ -283,6 +283,8 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
     if ni.state.load(Ordering::Relaxed) != NiState::Deleting as u32 {
         let was_active = ni.is_active();
         ni.set_state(NiState::Deleting);
+        // Its LND may wait for a receive a delay rule holds.
+        crate::fault::release_all(lnet);
         if was_active {
             ni.lnd.shutdown(ni);
         }
@@ -291,14 +293,21 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
     pr_info!("Removed LNI {}\n", ni.nid);
 }
 
-/// Posts a new ping buffer listing the NIs now up. The old one may still
-/// be sending a REPLY, so it is kept until shutdown.
-fn refresh_ping(lnet: &TheLnet, api: &mut crate::state::Api) {
+/// Posts a new ping buffer listing the NIs now up, after NIs were added or
+/// removed or one's fatal state changed (Lustre also pushes it to peers;
+/// without discovery, peers see it when they next ping). The old one may
+/// still be sending a REPLY, so it is kept until shutdown.
+pub(crate) fn refresh_ping(lnet: &TheLnet) {
+    let mut pings = lnet.pings.lock();
+    if pings.current.is_none() {
+        // LNet is down or coming up; startup posts the first buffer.
+        return;
+    }
     match crate::ping::target_start(lnet) {
         Ok(t) => {
-            if let Some(old) = api.ping.replace(t) {
+            if let Some(old) = pings.current.replace(t) {
                 crate::ping::target_retire(lnet, &old);
-                if api.retired_pings.push(old, GFP_KERNEL).is_err() {
+                if pings.retired.push(old, GFP_KERNEL).is_err() {
                     pr_warn!("ping buffer kept without a list entry\n");
                 }
             }
@@ -371,6 +380,8 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
         lnet.running.store(false, Ordering::Release);
     }
     drop(api.monitor.take());
+    // Held messages go on, while their NIs can still take them.
+    crate::fault::fini(lnet);
     // Requests waiting on lazy portals will not be matched now.
     crate::msg::drop_delayed(lnet, None);
     // No ACK or REPLY can come any more.
@@ -391,12 +402,14 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     }
     forget_nis(lnet);
     // Nothing is in flight: the ping buffers can go.
-    if let Some(t) = api.ping.take() {
+    let mut pings = lnet.pings.lock();
+    if let Some(t) = pings.current.take() {
         crate::ping::target_stop(lnet, t);
     }
-    while let Some(t) = vec::pop(&mut api.retired_pings) {
+    while let Some(t) = vec::pop(&mut pings.retired) {
         crate::ping::target_stop(lnet, t);
     }
+    drop(pings);
     unlink_all(lnet);
     pr_info!("LNet down\n");
 }

@@ -58,10 +58,15 @@ pub(crate) struct Api {
     pub(crate) monitor: Option<Thread>,
     /// /dev/lnet's own reference (`lnetctl lnet configure`).
     pub(crate) dev_ref: bool,
+}
+
+/// The ping buffers, under their own lock so that the monitor thread can
+/// post a new one while shutdown holds `api` and waits for that thread.
+pub(crate) struct Pings {
     /// The ping buffer on the reserved portal while LNet is up.
-    pub(crate) ping: Option<crate::ping::PingTarget>,
+    pub(crate) current: Option<crate::ping::PingTarget>,
     /// Ping buffers replaced by newer ones, freed at shutdown.
-    pub(crate) retired_pings: KVec<crate::ping::PingTarget>,
+    pub(crate) retired: KVec<crate::ping::PingTarget>,
 }
 
 #[pin_data]
@@ -75,6 +80,14 @@ pub(crate) struct TheLnet {
     pub(crate) nis: SpinLock<Nis>,
     #[pin]
     pub(crate) api: Mutex<Api>,
+    /// Taken after `api` when both are held.
+    #[pin]
+    pub(crate) pings: Mutex<Pings>,
+    /// Fault injection rules and the messages delay rules hold.
+    #[pin]
+    pub(crate) faults: SpinLock<crate::fault::Faults>,
+    /// Number of fault rules: none means no lock on the message path.
+    pub(crate) fault_rules: AtomicU32,
     /// Peers and peer NIs; taken after `nis` when both are held.
     #[pin]
     pub(crate) peers: SpinLock<crate::peer::Peers>,
@@ -96,6 +109,8 @@ pub(crate) struct TheLnet {
     pub(crate) event_seq: AtomicU64,
     /// No response tracker is due before this (monotonic seconds).
     pub(crate) next_deadline: AtomicI64,
+    /// An NI's fatal state changed: the monitor posts a new ping buffer.
+    pub(crate) ping_update: AtomicBool,
     /// Console rate limit: the current second and messages in it.
     pub(crate) log_second: AtomicI64,
     pub(crate) log_count: AtomicU32,
@@ -124,10 +139,17 @@ impl TheLnet {
                         refcount: 0,
                         monitor: None,
                         dev_ref: false,
-                        ping: None,
-                        retired_pings: KVec::new(),
                     },
                     "lnet_api"
+                ),
+                faults <- new_spinlock!(crate::fault::Faults::new(), "lnet_faults"),
+                fault_rules: AtomicU32::new(0),
+                pings <- new_mutex!(
+                    Pings {
+                        current: None,
+                        retired: KVec::new(),
+                    },
+                    "lnet_pings"
                 ),
                 peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),
                 net_seq: AtomicU64::new(0),
@@ -141,6 +163,7 @@ impl TheLnet {
                 msgs_in_flight: AtomicU32::new(0),
                 event_seq: AtomicU64::new(0),
                 next_deadline: AtomicI64::new(i64::MAX),
+                ping_update: AtomicBool::new(false),
                 log_second: AtomicI64::new(0),
                 log_count: AtomicU32::new(0),
             }),

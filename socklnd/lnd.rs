@@ -167,6 +167,12 @@ unsafe extern "C" fn socklnd_send(
     let Some(sni) = sock_ni(ni) else {
         return crate::kapi::errno::ENETDOWN().to_errno();
     };
+    // Selection avoids an NI whose link is down, but a message may still
+    // name it (a recovery ping, a fixed source): fail it now rather than
+    // leave it to a connect that cannot complete.
+    if sni.link_down.load(core::sync::atomic::Ordering::Acquire) {
+        return crate::kapi::errno::ENETDOWN().to_errno();
+    }
     match conn::send(sni, msg, tx) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),

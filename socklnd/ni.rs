@@ -10,11 +10,17 @@ use crate::kapi::vec;
 use crate::lnd::LnetNi;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::ACCEPTOR_PORT;
-use core::ffi::{c_int, c_void};
+use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
+
+extern "C" {
+    fn ksocknal_link_watch(name: *const c_char, sni: *mut c_void) -> c_int;
+    fn ksocknal_link_unwatch(sni: *mut c_void);
+    fn lnet_set_link_fatal_state(ni: *mut crate::kapi::bindings::lnet_ni, fatal: c_uint);
+}
 
 /// `accept_backlog`.
 const ACCEPT_BACKLOG: i32 = 127;
@@ -38,6 +44,10 @@ pub(crate) struct SockNi {
     pub(crate) protocol_errors: AtomicU32,
     /// Incoming connections refused before the hello completed.
     pub(crate) refused: AtomicU32,
+    /// The interface's link is down (from the netdev notifier).
+    pub(crate) link_down: AtomicBool,
+    /// The link went down: the reaper closes every connection.
+    close_all: AtomicBool,
 }
 
 impl SockNi {
@@ -77,6 +87,8 @@ impl SockNi {
                 stopping: AtomicBool::new(false),
                 protocol_errors: AtomicU32::new(0),
                 refused: AtomicU32::new(0),
+                link_down: AtomicBool::new(false),
+                close_all: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )?;
@@ -94,6 +106,12 @@ impl SockNi {
                 Ok(())
             })
         };
+        let r = r.and_then(|()| {
+            // SAFETY: the name lives with the NI; `stop` unwatches `p`
+            // before freeing it.
+            let rc = unsafe { ksocknal_link_watch(ni.iface().as_char_ptr().cast(), p.cast()) };
+            kernel::error::to_result(rc)
+        });
         if let Err(e) = r {
             // SAFETY: from into_raw above; threads (if any) stop on drop.
             unsafe { Self::stop(p) };
@@ -115,6 +133,9 @@ impl SockNi {
     ///
     /// `p` came from [`SockNi::start`] and is not used after this.
     pub(crate) unsafe fn stop(p: *mut SockNi) {
+        // No link event refers to the NI once this returns.
+        // SAFETY: `p` is valid; unwatching an unwatched NI does nothing.
+        unsafe { ksocknal_link_unwatch(p.cast()) };
         // SAFETY: by this function's contract.
         let sni = unsafe { &*p };
         sni.stopping.store(true, Ordering::Release);
@@ -172,7 +193,51 @@ unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
     0
 }
 
-/// Frees dead connections once their threads have parked.
+/// The link under an NI went down or came back (from the netdev notifier,
+/// with the watch lock held, so `sni` is alive). Only flags change here:
+/// the notifier runs under RTNL, where no message may be finalized.
+///
+/// # Safety
+///
+/// `sni` is a watched NI (see `ksocknal_link_watch`).
+#[no_mangle]
+unsafe extern "C" fn ksocknal_link_event(sni: *mut c_void, down: c_int) {
+    // SAFETY: by this function's contract.
+    let Some(sni) = (unsafe { sni.cast_const().cast::<SockNi>().as_ref() }) else {
+        return;
+    };
+    let down = down != 0;
+    if sni.link_down.swap(down, Ordering::AcqRel) == down {
+        return;
+    }
+    // SAFETY: the NI is started; LNet only flips an atomic flag.
+    unsafe { lnet_set_link_fatal_state(sni.ni.0, c_uint::from(down)) };
+    if down {
+        sni.close_all.store(true, Ordering::Release);
+    }
+}
+
+/// Closes the connections of an NI whose link went down, so what they
+/// hold is resent over another rail now rather than after TCP gives up.
+/// Lustre's socklnd only marks the NI fatal and waits for its timeouts;
+/// queued messages end as LOCAL_DROPPED: it is our interface that failed.
+fn close_all(sni: &SockNi) {
+    loop {
+        let c = vec::pop(&mut sni.conns.lock());
+        let Some(c) = c else {
+            break;
+        };
+        c.close_with(
+            crate::kapi::errno::ENETDOWN().to_errno(),
+            crate::lnet_core::health::Status::LocalDropped,
+        );
+        // Dropping it stops its threads, which `close_with` unblocked.
+        drop(c);
+    }
+}
+
+/// Frees dead connections once their threads have parked, and closes all
+/// of them when the link goes down.
 ///
 /// # Safety
 ///
@@ -180,7 +245,16 @@ unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
 unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
     // SAFETY: by this function's contract.
     let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
+    let mut tick = 0u32;
     while !kthread::should_stop() {
+        if sni.close_all.swap(false, Ordering::AcqRel) {
+            close_all(sni);
+        }
+        tick = tick.wrapping_add(1);
+        if tick % 10 != 0 {
+            kthread::sleep_ms(100);
+            continue;
+        }
         loop {
             let dead = {
                 let mut conns = sni.conns.lock();
@@ -193,7 +267,7 @@ unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
             // Outside the lock: dropping stops its (parked) threads.
             drop(c);
         }
-        kthread::sleep_ms(1000);
+        kthread::sleep_ms(100);
     }
     0
 }

@@ -27,11 +27,22 @@ module! {
     license: "GPL",
 }
 
+extern "C" {
+    fn ksocknal_notifier_register() -> core::ffi::c_int;
+    fn ksocknal_notifier_unregister();
+}
+
 struct Ksocklnd;
 
 impl kernel::Module for Ksocklnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        lnd::register(module)?;
+        // SAFETY: registers a static notifier block, unregistered in drop.
+        kernel::error::to_result(unsafe { ksocknal_notifier_register() })?;
+        if let Err(e) = lnd::register(module) {
+            // SAFETY: registered above.
+            unsafe { ksocknal_notifier_unregister() };
+            return Err(e);
+        }
         Ok(Ksocklnd)
     }
 }
@@ -39,5 +50,8 @@ impl kernel::Module for Ksocklnd {
 impl Drop for Ksocklnd {
     fn drop(&mut self) {
         lnd::unregister();
+        // SAFETY: registered by init; no NI is watched any more (each held
+        // a reference on this module).
+        unsafe { ksocknal_notifier_unregister() };
     }
 }

@@ -84,6 +84,14 @@ void *lnet_ni_data(struct lnet_ni *ni);
 const char *lnet_ni_iface(struct lnet_ni *ni);
 
 /*
+ * The LND saw the link under ni go down (fatal != 0) or come back: while
+ * marked, selection prefers every other NI and pings report it DOWN; its
+ * health is not changed. Only sets a flag: callable from notifiers and
+ * event handlers.
+ */
+void lnet_set_link_fatal_state(struct lnet_ni *ni, unsigned int fatal);
+
+/*
  * A header arrived on ni from the peer "from". 0: LNet calls lnd_recv()
  * exactly once for it (possibly before returning); < 0: the header is bad
  * and the LND should drop the connection.

@@ -30,7 +30,7 @@ module_param(inflight, int, 0444);
 MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
 static char *mode = "self";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "self (over 0@lo), server or client (with peer=)");
+MODULE_PARM_DESC(mode, "self (over 0@lo), server, client or burst (with peer=)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
@@ -44,6 +44,10 @@ static int repeat;
 module_param(repeat, int, 0444);
 MODULE_PARM_DESC(repeat, "mode=client: extra 4 KiB PUTs after the checks");
 static bool traffic;
+static bool get;
+module_param(get, bool, 0444);
+MODULE_PARM_DESC(get, "mode=burst: GETs instead of PUTs");
+
 module_param(traffic, bool, 0444);
 MODULE_PARM_DESC(traffic, "keep a thread sending until (and during) unload");
 
@@ -58,6 +62,8 @@ static int failures;
 
 struct op {
 	struct completion done;
+	struct completion sent;	/* the SEND event came */
+	int send_status;
 	bool client;		/* counts toward the invariant */
 	int nev;
 	enum lnet_event_kind type[MAX_EV];
@@ -72,6 +78,7 @@ static void op_init(struct op *op, bool client)
 {
 	memset(op, 0, sizeof(*op));
 	init_completion(&op->done);
+	init_completion(&op->sent);
 	op->client = client;
 }
 
@@ -88,6 +95,10 @@ static void ulp_handler(struct lnet_event *ev)
 		op->hdr_data[op->nev] = ev->hdr_data;
 	}
 	op->nev++;
+	if (ev->type == LNET_EVENT_SEND) {
+		op->send_status = ev->status;
+		complete(&op->sent);
+	}
 	if (ev->unlinked) {
 		if (op->client)
 			atomic_inc(&finals);
@@ -833,6 +844,13 @@ static int remote_op(struct lnet_processid *srv, bool get, struct buf *b,
 		return rc;
 	}
 	atomic_inc(&sends);
+	/*
+	 * As PtlRPC does: a send that failed gets no response, so the MD is
+	 * unlinked rather than left to its response deadline.
+	 */
+	if (wait_for_completion_timeout(&opp->sent, (timeout + 30) * HZ) &&
+	    opp->send_status && !completion_done(&opp->done))
+		LNetMDUnlink(h);
 	/* LNet promises a final event by the deadline; allow it slack. */
 	if (!wait_op(opp, timeout + 30)) {
 		/* Left allocated: a late event must not land in freed memory. */
@@ -926,6 +944,37 @@ out:
 	return rc;
 }
 
+/*
+ * mode=burst: repeat= 4 KiB PUTs (or GETs) to the server, one at a time,
+ * each allowed op_timeout seconds; failures are counted, not checks, so a
+ * test can inject faults around it and read the outcome from dmesg.
+ */
+static int burst_run(void)
+{
+	struct lnet_processid srv = { .pid = LNET_PID_LUSTRE };
+	struct buf small;
+	int i, ok = 0, failed = 0;
+
+	if (libcfs_strnid(&srv.nid, peer)) {
+		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
+		return -EINVAL;
+	}
+	if (buf_alloc(&small, 4096, false))
+		return -ENOMEM;
+	buf_fill(&small, 1);
+	for (i = 0; i < repeat; i++) {
+		if (remote_op(&srv, get, &small, get ? BITS_SOURCE : BITS_SINK,
+			      op_timeout, true) == 0)
+			ok++;
+		else
+			failed++;
+	}
+	buf_free(&small);
+	pr_info("lnet_ulp: burst of %d %ss: %d ok, %d failed\n", repeat,
+		get ? "GET" : "PUT", ok, failed);
+	return 0;
+}
+
 static int __init lnet_ulp_init(void)
 {
 	int rc;
@@ -948,6 +997,12 @@ static int __init lnet_ulp_init(void)
 			server_stop();
 			LNetNIFini();
 		}
+		return rc;
+	}
+	if (!strcmp(mode, "burst")) {
+		rc = burst_run();
+		if (rc)
+			LNetNIFini();
 		return rc;
 	}
 	if (!strcmp(mode, "client")) {

@@ -1,13 +1,13 @@
-# lab: vms=2 nics=2 timeout=300
+# lab: vms=2 nics=2 timeout=420
 # The lab demo (scripts/demo.sh shows it live). Two Lustre nodes with two
 # rails each (tcp on eth0, tcp1 on eth1, Soft-RoCE on both NICs). VM 0
-# sends steady LNet traffic to VM 1, a Multi-Rail peer, over both rails;
-# then rail 1 fails on VM 0 (eth1 down: the TCP route and the IB port go),
-# the peer NI on that rail loses health as its ACKs time out and traffic
-# moves to rail 0; the link returns and recovery pings work the peer NI's
-# health back up (how soon depends on TCP retransmitting on the old
-# connection: ksocklnd's own timeouts and link-state handling come later;
-# tests/vm/multirail.sh checks recovery itself).
+# sends steady LNet traffic to VM 1, a Multi-Rail peer, over both rails.
+# Rail 1 fails on VM 0 (eth1 down): ksocklnd's netdev notifier marks its
+# NI down at once and traffic moves to rail 0; the link returns and rail 1
+# carries traffic again. Then rail 1 goes silent (a fault-injection rule
+# fails every send on tcp1 as REMOTE_DROPPED): the peer NI's health falls
+# with each failure, traffic leaves the rail, and once the rule goes
+# recovery pings raise its health back to 1000 and traffic returns.
 say() { echo "== vm$LAB_VM: $*"; }
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@tcp
@@ -16,7 +16,8 @@ me0=$(lab_addr "$LAB_VM" 0)@tcp
 me1=$(lab_addr "$LAB_VM" 1)@tcp1
 
 say "loading lnet.ko and ksocklnd.ko as a Lustre node would"
-modprobe lnet networks="tcp(eth0),tcp1(eth1)" lnet_health_sensitivity=100 lnet_retry_count=2 ||
+modprobe lnet networks="tcp(eth0),tcp1(eth1)" lnet_health_sensitivity=100 lnet_retry_count=2 \
+	lnet_max_recovery_ping_interval=4 ||
 	lab_fail "lnet did not load"
 modprobe ksocklnd || lab_fail "ksocklnd did not load"
 say "LNet health parameters (/sys/module/lnet/parameters):"
@@ -72,36 +73,78 @@ else
 		sleep 1
 	done
 	say "steady traffic to $p0 (a Multi-Rail peer: $p0, $p1), 2 s per PUT at most"
-	modprobe lnet_ulp mode=client peer="$p0" seconds=50 op_timeout=2 &
+	modprobe lnet_ulp mode=client peer="$p0" seconds=100 op_timeout=2 &
 	client=$!
 	s0=$(sends "$me0")
 	s1=$(sends "$me1")
 	low=1000
 	start=$(cut -d. -f1 /proc/uptime)
+	phase=both
 	cut=0
-	back=0
 	moved=0
+	fatal_seen=0
+	returned=0
+	steered=0
+	recovered=0
 	while :; do
 		sleep 1
 		t=$(($(cut -d. -f1 /proc/uptime) - start))
-		if [ $cut = 0 ] && [ $t -ge 12 ]; then
-			say "t=${t}s RAIL 1 FAILS: eth1 down (its IB port too)"
-			ip link set eth1 down
-			rdma link show rxe1/1 | sed 's/^/      /'
-			cut=$t
-		fi
-		if [ $back = 0 ] && [ $cut != 0 ] && [ $t -ge $((cut + 16)) ]; then
-			say "t=${t}s rail 1 returns: eth1 up"
-			ip link set eth1 up
-			back=$t
-		fi
 		n0=$(sends "$me0")
 		n1=$(sends "$me1")
+		d0=$((n0 - s0))
+		d1=$((n1 - s1))
 		h=$(peer_health "$p1")
 		[ "$h" -lt "$low" ] && low=$h
-		# Traffic on rail 0 only while rail 1 is down and its peer NI unhealthy.
-		[ $cut != 0 ] && [ $back = 0 ] && [ "$h" -lt 1000 ] && [ $((n0 - s0)) -gt 0 ] && [ $((n1 - s1)) = 0 ] && moved=1
-		say "t=${t}s  sends +$((n0 - s0)) on $me0, +$((n1 - s1)) on $me1   health of $p1: $h"
+		st=$(awk -v nid="$me1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "status:" && cur == nid { print $2; exit }' /tmp/nets)
+		# What the last interval showed, for the phase it belonged to.
+		case $phase in
+		down)
+			[ "$st" = down ] && fatal_seen=1
+			# Recovery pings may still name rail 1; data does not.
+			[ $d0 -gt 10 ] && [ $d1 -le 2 ] && moved=1
+			;;
+		# Failing recovery pings (every 4 s at most) still count on rail 1.
+		silent) [ "$h" -lt 1000 ] && [ $d0 -gt 50 ] && [ $d1 -le 4 ] && steered=1 ;;
+		healing) [ "$h" = 1000 ] && [ $d1 -gt 0 ] && recovered=1 ;;
+		esac
+		case "$phase:$t" in
+		both:1[0-9] | both:[2-9][0-9])
+			say "t=${t}s RAIL 1 FAILS: eth1 down (its IB port too)"
+			ip link set eth1 down
+			phase=down
+			cut=$t
+			;;
+		down:*)
+			if [ $t -ge $((cut + 8)) ]; then
+				say "t=${t}s rail 1 returns: eth1 up"
+				ip link set eth1 up
+				phase=up
+				cut=$t
+			fi
+			;;
+		up:*)
+			# Rail 1 is back once its peer NI is healthy again (a
+			# recovery ping got through) and carries traffic.
+			if [ "$h" = 1000 ] && [ "$d1" -gt 0 ]; then
+				returned=1
+			fi
+			if [ $returned = 1 ] || [ $t -ge $((cut + 40)) ]; then
+				say "t=${t}s RAIL 1 GOES SILENT: every send on tcp1 fails (lctl net_drop_add -e remote_dropped)"
+				lctl net_drop_add -s '*@tcp1' -d '*@tcp1' -r 1 -e remote_dropped | sed 's/^/      /'
+				phase=silent
+				cut=$t
+			fi
+			;;
+		silent:*)
+			if [ $steered = 1 ] || [ $t -ge $((cut + 30)) ]; then
+				say "t=${t}s rail 1 heals: lctl net_drop_del -a; recovery pings raise its health"
+				lctl net_drop_del -a | sed 's/^/      /'
+				phase=healing
+				cut=$t
+			fi
+			;;
+		esac
+		say "t=${t}s  sends +$d0 on $me0, +$d1 on $me1 ($me1 $st)   health of $p1: $h"
 		s0=$n0
 		s1=$n1
 		kill -0 $client 2>/dev/null || break
@@ -116,8 +159,12 @@ else
 	say "after the traffic: health of $p1 $(peer_health "$p1") (recovery pings for ${i}s)"
 	dmesg | grep 'lnet_ulp: traffic for' | sed 's/^/    /'
 	say "peer NI $p1: lowest health $low, now $(peer_health "$p1")"
-	[ "$low" -lt 1000 ] || lab_fail "the rail failure did not cost health"
-	[ $moved = 1 ] || lab_fail "traffic did not move to rail 0 during the failure"
+	[ $fatal_seen = 1 ] || lab_fail "eth1 down did not mark $me1 down"
+	[ $moved = 1 ] || lab_fail "traffic did not move to rail 0 while eth1 was down"
+	[ $returned = 1 ] || lab_fail "rail 1 carried no traffic after eth1 came back"
+	[ "$low" -lt 1000 ] || lab_fail "the silent failure did not cost health"
+	[ $steered = 1 ] || lab_fail "traffic did not leave the silent rail"
+	[ $recovered = 1 ] || lab_fail "rail 1 did not recover and carry traffic again"
 	lnetctl stats show | grep -E 'resend_count|response_timeout_count|remote_dropped|send_count' | sed 's/^/    /'
 fi
 for nic in 0 1; do

@@ -89,7 +89,9 @@ impl Status {
 
     /// From a name as `lctl net_drop_add --health_error` takes it.
     pub fn from_name(name: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| s.name() == name)
+        Status::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
     }
 }
 

@@ -7,6 +7,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod fault;
 pub mod frag;
 pub mod hdr;
 pub mod health;

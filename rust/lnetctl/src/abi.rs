@@ -67,6 +67,24 @@ pub const RECOVERY_PEER: u32 = 1;
 pub const PING_STATUS_UP: u32 = 0x15aa_c0de;
 /// The ping-buffer status word of an NI that is down.
 pub const PING_STATUS_DOWN: u32 = 0xdead_face;
+/// `LNET_IOC_FAULT_DROP`: a drop rule (`lctl net_drop_*`).
+pub const FAULT_DROP: u32 = 0;
+/// `LNET_IOC_FAULT_DELAY`: a delay rule (`lctl net_delay_*`).
+pub const FAULT_DELAY: u32 = 1;
+/// `LNET_IOC_FAULT_MSG_ACK`.
+pub const FAULT_MSG_ACK: u32 = 1 << 0;
+/// `LNET_IOC_FAULT_MSG_PUT`.
+pub const FAULT_MSG_PUT: u32 = 1 << 1;
+/// `LNET_IOC_FAULT_MSG_GET`.
+pub const FAULT_MSG_GET: u32 = 1 << 2;
+/// `LNET_IOC_FAULT_MSG_REPLY`.
+pub const FAULT_MSG_REPLY: u32 = 1 << 3;
+/// `LNET_IOC_FAULT_HEALTH_RANDOM`.
+pub const FAULT_HEALTH_RANDOM: u32 = u32::MAX;
+/// `LNET_IOC_FAULT_RANDOM`.
+pub const FAULT_RANDOM: u32 = 1 << 0;
+/// `LNET_IOC_FAULT_DROP_ALL`.
+pub const FAULT_DROP_ALL: u32 = 1 << 1;
 
 /// `struct lnet_ioc_hdr`.
 #[repr(C)]
@@ -332,6 +350,32 @@ pub struct LnetIocGlobals {
     pub gl_lnd_timeout: u32,
 }
 
+/// `struct lnet_ioc_fault` (FAULT_ADD, FAULT_DEL, FAULT_RESET, FAULT_LIST).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LnetIocFault {
+    pub fr_hdr: LnetIocHdr,
+    pub fr_kind: u32,
+    pub fr_index: u32,
+    pub fr_src: LnetIocNid,
+    pub fr_dst: LnetIocNid,
+    pub fr_local: LnetIocNid,
+    pub fr_msg_mask: u32,
+    pub fr_rate: u32,
+    pub fr_interval: u32,
+    pub fr_latency: u32,
+    pub fr_health_mask: u32,
+    pub fr_flags: u32,
+    pub fr_padding: u32,
+    pub fr_ptl_mask: u64,
+    pub fr_count: u64,
+    pub fr_put: u64,
+    pub fr_ack: u64,
+    pub fr_get: u64,
+    pub fr_reply: u64,
+    pub fr_hits: u64,
+}
+
 // The header's _Static_asserts, on the Rust side.
 const _: () = assert!(size_of::<LnetIocHdr>() == 8);
 const _: () = assert!(size_of::<LnetIocNid>() == 20);
@@ -349,6 +393,7 @@ const _: () = assert!(size_of::<LnetIocPingEntry>() == 24);
 const _: () = assert!(size_of::<LnetIocPing>() == 856);
 const _: () = assert!(size_of::<LnetIocValue>() == 16);
 const _: () = assert!(size_of::<LnetIocGlobals>() == 16);
+const _: () = assert!(size_of::<LnetIocFault>() == 160);
 // The NID mirror is exactly the wire form's largest size.
 const _: () = assert!(size_of::<LnetIocNid>() == NID_WIRE_MAX);
 
@@ -414,6 +459,7 @@ ioc_arg!(LnetIocRecovery, rq_hdr);
 ioc_arg!(LnetIocPing, pg_hdr);
 ioc_arg!(LnetIocValue, val_hdr);
 ioc_arg!(LnetIocGlobals, gl_hdr);
+ioc_arg!(LnetIocFault, fr_hdr);
 
 /// The ioctl commands, by their number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -434,11 +480,15 @@ pub enum Cmd {
     Ping = 0xcd,
     SetNumaRange = 0xce,
     GetGlobals = 0xcf,
+    FaultAdd = 0xd0,
+    FaultDel = 0xd1,
+    FaultReset = 0xd2,
+    FaultList = 0xd3,
 }
 
 impl Cmd {
     /// Every command, in number order.
-    pub const ALL: [Cmd; 16] = [
+    pub const ALL: [Cmd; 20] = [
         Cmd::Configure,
         Cmd::Unconfigure,
         Cmd::NetAdd,
@@ -455,6 +505,10 @@ impl Cmd {
         Cmd::Ping,
         Cmd::SetNumaRange,
         Cmd::GetGlobals,
+        Cmd::FaultAdd,
+        Cmd::FaultDel,
+        Cmd::FaultReset,
+        Cmd::FaultList,
     ];
 
     /// The command number (`_IOC_NR`).
@@ -481,6 +535,10 @@ impl Cmd {
             Cmd::Ping => "LNET_IOC_PING",
             Cmd::SetNumaRange => "LNET_IOC_SET_NUMA_RANGE",
             Cmd::GetGlobals => "LNET_IOC_GET_GLOBALS",
+            Cmd::FaultAdd => "LNET_IOC_FAULT_ADD",
+            Cmd::FaultDel => "LNET_IOC_FAULT_DEL",
+            Cmd::FaultReset => "LNET_IOC_FAULT_RESET",
+            Cmd::FaultList => "LNET_IOC_FAULT_LIST",
         }
     }
 
@@ -499,6 +557,9 @@ impl Cmd {
             Cmd::Ping => size_of::<LnetIocPing>(),
             Cmd::SetNumaRange => size_of::<LnetIocValue>(),
             Cmd::GetGlobals => size_of::<LnetIocGlobals>(),
+            Cmd::FaultAdd | Cmd::FaultDel | Cmd::FaultReset | Cmd::FaultList => {
+                size_of::<LnetIocFault>()
+            }
         }
     }
 
@@ -613,6 +674,7 @@ mod tests {
             ("lnet_ioc_ping", size_of::<LnetIocPing>(), 856),
             ("lnet_ioc_value", size_of::<LnetIocValue>(), 16),
             ("lnet_ioc_globals", size_of::<LnetIocGlobals>(), 16),
+            ("lnet_ioc_fault", size_of::<LnetIocFault>(), 160),
         ];
         for (name, got, want) in sizes {
             assert_eq!(got, want, "{name}");
@@ -923,6 +985,33 @@ mod tests {
             "lnet_ioc_globals",
             [gl_hdr, gl_numa_range, gl_lnd_timeout]
         );
+        fields!(
+            v,
+            LnetIocFault,
+            "lnet_ioc_fault",
+            [
+                fr_hdr,
+                fr_kind,
+                fr_index,
+                fr_src,
+                fr_dst,
+                fr_local,
+                fr_msg_mask,
+                fr_rate,
+                fr_interval,
+                fr_latency,
+                fr_health_mask,
+                fr_flags,
+                fr_padding,
+                fr_ptl_mask,
+                fr_count,
+                fr_put,
+                fr_ack,
+                fr_get,
+                fr_reply,
+                fr_hits
+            ]
+        );
         v
     }
 
@@ -963,6 +1052,7 @@ mod tests {
             "lnet_ioc_ping" => 856,
             "lnet_ioc_value" => 16,
             "lnet_ioc_globals" => 16,
+            "lnet_ioc_fault" => 160,
             _ => unreachable!(),
         };
         for (s, fields) in by_struct {
@@ -1009,8 +1099,23 @@ mod tests {
         }
         let _ = writeln!(
             prog,
-            "printf(\"%d %d %d\\n\", LNET_IOC_VERSION, LNET_IOC_MAGIC, LNET_IOC_NAME_LEN);\nreturn 0;\n}}"
+            "printf(\"%d %d %d\\n\", LNET_IOC_VERSION, LNET_IOC_MAGIC, LNET_IOC_NAME_LEN);"
         );
+        let fault_consts = [
+            ("LNET_IOC_FAULT_DROP", FAULT_DROP),
+            ("LNET_IOC_FAULT_DELAY", FAULT_DELAY),
+            ("LNET_IOC_FAULT_MSG_ACK", FAULT_MSG_ACK),
+            ("LNET_IOC_FAULT_MSG_PUT", FAULT_MSG_PUT),
+            ("LNET_IOC_FAULT_MSG_GET", FAULT_MSG_GET),
+            ("LNET_IOC_FAULT_MSG_REPLY", FAULT_MSG_REPLY),
+            ("LNET_IOC_FAULT_HEALTH_RANDOM", FAULT_HEALTH_RANDOM),
+            ("LNET_IOC_FAULT_RANDOM", FAULT_RANDOM),
+            ("LNET_IOC_FAULT_DROP_ALL", FAULT_DROP_ALL),
+        ];
+        for (name, _) in fault_consts {
+            let _ = writeln!(prog, "printf(\"%u\\n\", (unsigned int)({name}));");
+        }
+        let _ = writeln!(prog, "return 0;\n}}");
         let dir = std::env::temp_dir().join(format!("lnetctl-abi-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let src = dir.join("abi.c");
@@ -1042,6 +1147,9 @@ mod tests {
             lines.next().unwrap(),
             format!("{VERSION} {MAGIC} {NAME_LEN}")
         );
+        for (name, value) in fault_consts {
+            assert_eq!(lines.next().unwrap(), value.to_string(), "{name}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

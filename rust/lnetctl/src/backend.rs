@@ -33,6 +33,16 @@ pub enum Request<'a> {
     Ping(&'a mut abi::LnetIocPing),
     SetNumaRange(&'a mut abi::LnetIocValue),
     GetGlobals(&'a mut abi::LnetIocGlobals),
+    // The fault commands are lctl's (src/bin/lctl.rs shares this module);
+    // lnetctl itself never issues them.
+    #[allow(dead_code)]
+    FaultAdd(&'a mut abi::LnetIocFault),
+    #[allow(dead_code)]
+    FaultDel(&'a mut abi::LnetIocFault),
+    #[allow(dead_code)]
+    FaultReset(&'a mut abi::LnetIocFault),
+    #[allow(dead_code)]
+    FaultList(&'a mut abi::LnetIocFault),
 }
 
 impl Request<'_> {
@@ -55,6 +65,10 @@ impl Request<'_> {
             Request::Ping(_) => Cmd::Ping,
             Request::SetNumaRange(_) => Cmd::SetNumaRange,
             Request::GetGlobals(_) => Cmd::GetGlobals,
+            Request::FaultAdd(_) => Cmd::FaultAdd,
+            Request::FaultDel(_) => Cmd::FaultDel,
+            Request::FaultReset(_) => Cmd::FaultReset,
+            Request::FaultList(_) => Cmd::FaultList,
         }
     }
 }
@@ -178,6 +192,10 @@ impl Backend for DevLnet {
             Request::Ping(a) => self.raw(cmd, a),
             Request::SetNumaRange(a) => self.raw(cmd, a),
             Request::GetGlobals(a) => self.raw(cmd, a),
+            Request::FaultAdd(a)
+            | Request::FaultDel(a)
+            | Request::FaultReset(a)
+            | Request::FaultList(a) => self.raw(cmd, a),
         }
     }
 

@@ -1,8 +1,10 @@
 //! An in-memory LNet behind the `Backend` trait, for host tests. It checks
 //! every argument's header as the kernel will, keeps nets, NIs, peers and
-//! the module parameters (with lnet-core's setter rules), and answers the
-//! ioctls in the header's documented way, paging included.
+//! the module parameters (with lnet-core's setter rules) and fault rules
+//! (with lnet-core's rule checks), and answers the ioctls in the header's
+//! documented way, paging included.
 
+use lnet_core::fault::{Action, Attr, Pace, Rule};
 use lnet_core::nid::{lnd, Net, Nid};
 use lnet_core::params::{self, Param, Tunables};
 use nix::errno::Errno;
@@ -63,6 +65,9 @@ pub struct Fake {
     pub pings_sent: usize,
     /// The timeout and source of the last ping request.
     pub last_ping: Option<(u32, Nid)>,
+    /// Fault rules by kind (`abi::FAULT_DROP`, `abi::FAULT_DELAY`), newest
+    /// first as the kernel keeps them.
+    pub faults: [Vec<Rule>; 2],
     kept: Option<PingReply>,
 }
 
@@ -93,6 +98,7 @@ impl Fake {
             log: Vec::new(),
             pings_sent: 0,
             last_ping: None,
+            faults: [Vec::new(), Vec::new()],
             kept: None,
         }
     }
@@ -527,8 +533,136 @@ impl Fake {
                 a.gl_lnd_timeout = self.tun.lnd_timeout;
                 Ok(())
             }
+            Request::FaultAdd(a) => {
+                let (kind, rule) = fault_rule(a)?;
+                // New rules go first: they are matched (and listed) first.
+                self.faults[kind].insert(0, rule);
+                Ok(())
+            }
+            Request::FaultDel(a) => {
+                let kind = fault_kind(a)?;
+                let src = a.fr_src.to_nid().map_err(|_| Errno::EINVAL)?;
+                let dst = a.fr_dst.to_nid().map_err(|_| Errno::EINVAL)?;
+                let rules = &mut self.faults[kind];
+                let before = rules.len();
+                rules.retain(|r| !r.selected_by(&src, &dst));
+                a.fr_index = (before - rules.len()) as u32;
+                Ok(())
+            }
+            Request::FaultReset(a) => {
+                let kind = fault_kind(a)?;
+                for r in &mut self.faults[kind] {
+                    r.reset(0, &mut |_| 0);
+                }
+                Ok(())
+            }
+            Request::FaultList(a) => {
+                let kind = fault_kind(a)?;
+                let r = self.faults[kind]
+                    .get(a.fr_index as usize)
+                    .ok_or(Errno::ENOENT)?;
+                *a = fault_abi(kind, a.fr_index, r);
+                Ok(())
+            }
         }
     }
+}
+
+/// The kind of a fault request (index into `Fake::faults`).
+fn fault_kind(a: &abi::LnetIocFault) -> Result<usize, Errno> {
+    if a.fr_padding != 0 {
+        return Err(Errno::EINVAL);
+    }
+    match a.fr_kind {
+        abi::FAULT_DROP => Ok(0),
+        abi::FAULT_DELAY => Ok(1),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// The rule a FAULT_ADD asks for, checked as the kernel does: EINVAL for a
+/// rule that cannot fire or mixes the two kinds' fields.
+fn fault_rule(a: &abi::LnetIocFault) -> Result<(usize, Rule), Errno> {
+    let kind = fault_kind(a)?;
+    let nid = |n: &LnetIocNid| n.to_nid().map_err(|_| Errno::EINVAL);
+    let attr = Attr {
+        src: nid(&a.fr_src)?,
+        dst: nid(&a.fr_dst)?,
+        local: nid(&a.fr_local)?,
+        ptl_mask: a.fr_ptl_mask,
+        msg_mask: a.fr_msg_mask,
+    };
+    let pace = match (a.fr_rate, a.fr_interval) {
+        (0, 0) => return Err(Errno::EINVAL),
+        (r, 0) => Pace::Rate(r),
+        (0, i) => Pace::Interval(i),
+        _ => return Err(Errno::EINVAL),
+    };
+    if a.fr_flags & !(abi::FAULT_RANDOM | abi::FAULT_DROP_ALL) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let action = if kind == 0 {
+        if a.fr_latency != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Action::Drop {
+            health_mask: a.fr_health_mask,
+            random: a.fr_flags & abi::FAULT_RANDOM != 0,
+            all: a.fr_flags & abi::FAULT_DROP_ALL != 0,
+        }
+    } else {
+        if a.fr_health_mask != 0 || a.fr_flags != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Action::Delay {
+            latency: a.fr_latency,
+        }
+    };
+    let rule = Rule::new(attr, pace, action, 0, &mut |_| 0).map_err(|_| Errno::EINVAL)?;
+    Ok((kind, rule))
+}
+
+/// A rule as FAULT_LIST returns it.
+fn fault_abi(kind: usize, index: u32, r: &Rule) -> abi::LnetIocFault {
+    let mut a = abi::LnetIocFault::new();
+    a.fr_kind = if kind == 0 {
+        abi::FAULT_DROP
+    } else {
+        abi::FAULT_DELAY
+    };
+    a.fr_index = index;
+    a.fr_src = LnetIocNid::from_nid(&r.attr.src);
+    a.fr_dst = LnetIocNid::from_nid(&r.attr.dst);
+    a.fr_local = LnetIocNid::from_nid(&r.attr.local);
+    a.fr_msg_mask = r.attr.msg_mask;
+    a.fr_ptl_mask = r.attr.ptl_mask;
+    match r.pace {
+        Pace::Rate(n) => a.fr_rate = n,
+        Pace::Interval(n) => a.fr_interval = n,
+    }
+    match r.action {
+        Action::Drop {
+            health_mask,
+            random,
+            all,
+        } => {
+            a.fr_health_mask = health_mask;
+            if random {
+                a.fr_flags |= abi::FAULT_RANDOM;
+            }
+            if all {
+                a.fr_flags |= abi::FAULT_DROP_ALL;
+            }
+        }
+        Action::Delay { latency } => a.fr_latency = latency,
+    }
+    a.fr_count = r.stats.count;
+    a.fr_put = r.stats.put;
+    a.fr_ack = r.stats.ack;
+    a.fr_get = r.stats.get;
+    a.fr_reply = r.stats.reply;
+    a.fr_hits = r.stats.hits;
+    a
 }
 
 fn net_cfg(a: &abi::LnetIocNetCfg) -> Result<(Net, Vec<String>), Errno> {
@@ -570,6 +704,10 @@ fn hdr_ok(req: &Request<'_>) -> bool {
         Request::Ping(a) => a.hdr_ok(),
         Request::SetNumaRange(a) => a.hdr_ok(),
         Request::GetGlobals(a) => a.hdr_ok(),
+        Request::FaultAdd(a)
+        | Request::FaultDel(a)
+        | Request::FaultReset(a)
+        | Request::FaultList(a) => a.hdr_ok(),
     }
 }
 

@@ -417,6 +417,69 @@ struct lnet_ioc_globals {
 	__u32	gl_lnd_timeout;	/* out */
 };
 
+/*
+ * LNET_IOC_FAULT_ADD / _DEL / _RESET / _LIST: fault injection rules, for
+ * lctl net_drop_* (fr_kind LNET_IOC_FAULT_DROP) and net_delay_*
+ * (LNET_IOC_FAULT_DELAY). Changes need CAP_NET_ADMIN; all work only while
+ * LNet is up.
+ *
+ *  - ADD: a rule matching messages from fr_src to fr_dst (LNET_ANY_NID
+ *    matches every NID, address 255.255.255.255 every NID of its net:
+ *    lctl's "*" and "*@net"), of the types in fr_msg_mask (0: all) and,
+ *    for PUT and GET, the portals in fr_ptl_mask (0: all). It fires once
+ *    in every fr_rate matches or once per fr_interval seconds (exactly
+ *    one of the two is non-zero). A drop rule with fr_health_mask set
+ *    (1 << status, LNET_IOC_FAULT_HEALTH_RANDOM for any) fails sends with
+ *    one of those health statuses; one without drops received messages
+ *    silently (those arriving on fr_local only, unless it is ANY).
+ *    LNET_IOC_FAULT_RANDOM (with an interval) drops about half the
+ *    matches; LNET_IOC_FAULT_DROP_ALL drops every match on both paths. A
+ *    delay rule holds messages for fr_latency seconds. EINVAL for a rule
+ *    that cannot fire.
+ *  - DEL: removes the rules whose source and destination are fr_src and
+ *    fr_dst (ANY: any); fr_index returns how many. Messages a removed delay
+ *    rule held go on at once.
+ *  - RESET: zeroes the counters of every rule of the kind.
+ *  - LIST: the rule at position fr_index (newest first) with its counters,
+ *    or ENOENT past the last.
+ */
+struct lnet_ioc_fault {
+	struct lnet_ioc_hdr fr_hdr;
+	__u32	fr_kind;	/* in: LNET_IOC_FAULT_DROP or _DELAY */
+	__u32	fr_index;	/* in (LIST) / out (DEL) */
+	struct lnet_ioc_nid fr_src;	/* in (ADD, DEL) / out (LIST) */
+	struct lnet_ioc_nid fr_dst;	/* in (ADD, DEL) / out (LIST) */
+	struct lnet_ioc_nid fr_local;	/* in (ADD) / out (LIST) */
+	__u32	fr_msg_mask;	/* LNET_IOC_FAULT_MSG_* bits */
+	__u32	fr_rate;
+	__u32	fr_interval;	/* seconds */
+	__u32	fr_latency;	/* seconds, delay rules */
+	__u32	fr_health_mask;	/* drop rules */
+	__u32	fr_flags;	/* LNET_IOC_FAULT_RANDOM, _DROP_ALL */
+	__u32	fr_padding;
+	__u64	fr_ptl_mask;
+	/* out (LIST): matches counted, drops or delays by type, and in all */
+	__u64	fr_count;
+	__u64	fr_put;
+	__u64	fr_ack;
+	__u64	fr_get;
+	__u64	fr_reply;
+	__u64	fr_hits;
+};
+
+#define LNET_IOC_FAULT_DROP	0
+#define LNET_IOC_FAULT_DELAY	1
+
+#define LNET_IOC_FAULT_MSG_ACK		(1U << 0)
+#define LNET_IOC_FAULT_MSG_PUT		(1U << 1)
+#define LNET_IOC_FAULT_MSG_GET		(1U << 2)
+#define LNET_IOC_FAULT_MSG_REPLY	(1U << 3)
+
+#define LNET_IOC_FAULT_HEALTH_RANDOM	0xffffffffU
+
+#define LNET_IOC_FAULT_RANDOM	(1U << 0)
+#define LNET_IOC_FAULT_DROP_ALL	(1U << 1)
+
 #define LNET_IOC_CONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc0, struct lnet_ioc_config)
 #define LNET_IOC_UNCONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc1, struct lnet_ioc_config)
 #define LNET_IOC_NET_ADD	_IOWR(LNET_IOC_MAGIC, 0xc2, struct lnet_ioc_net_cfg)
@@ -435,6 +498,10 @@ struct lnet_ioc_globals {
 #define LNET_IOC_PING		_IOWR(LNET_IOC_MAGIC, 0xcd, struct lnet_ioc_ping)
 #define LNET_IOC_SET_NUMA_RANGE	_IOWR(LNET_IOC_MAGIC, 0xce, struct lnet_ioc_value)
 #define LNET_IOC_GET_GLOBALS	_IOWR(LNET_IOC_MAGIC, 0xcf, struct lnet_ioc_globals)
+#define LNET_IOC_FAULT_ADD	_IOWR(LNET_IOC_MAGIC, 0xd0, struct lnet_ioc_fault)
+#define LNET_IOC_FAULT_DEL	_IOWR(LNET_IOC_MAGIC, 0xd1, struct lnet_ioc_fault)
+#define LNET_IOC_FAULT_RESET	_IOWR(LNET_IOC_MAGIC, 0xd2, struct lnet_ioc_fault)
+#define LNET_IOC_FAULT_LIST	_IOWR(LNET_IOC_MAGIC, 0xd3, struct lnet_ioc_fault)
 
 /* Sizes are part of the ABI: a change here is a new LNET_IOC_VERSION. */
 #ifdef __cplusplus
@@ -458,5 +525,6 @@ LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_ping_entry) == 24, "lnet_ioc_ping_ent
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_ping) == 856, "lnet_ioc_ping");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_value) == 16, "lnet_ioc_value");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_globals) == 16, "lnet_ioc_globals");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_fault) == 160, "lnet_ioc_fault");
 
 #endif /* __UAPI_LNET_RS_IOCTL_H__ */

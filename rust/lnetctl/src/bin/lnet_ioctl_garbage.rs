@@ -54,14 +54,15 @@ fn main() {
         for b in buf.iter_mut().take(len) {
             *b = rng.next() as u8;
         }
-        let nr = 0xc0 + rng.below(16);
+        // LNET_IOC_CONFIGURE (0xc0) to LNET_IOC_FAULT_LIST (0xd3).
+        let nr = 0xc0 + rng.below(20);
         let cmd = match rng.below(4) {
             // One of ours with a random size.
             0 => ioc(3, nr, rng.below(1200)),
             // One of ours with its right size, but a header that lies.
             1 => {
                 let size =
-                    [16u64, 304, 592, 40, 680, 48, 296, 136, 664, 856][rng.below(10) as usize];
+                    [16u64, 304, 592, 40, 680, 48, 296, 136, 664, 856, 160][rng.below(11) as usize];
                 let claimed = if rng.below(2) == 0 {
                     size
                 } else {

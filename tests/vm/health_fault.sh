@@ -1,0 +1,182 @@
+# lab: vms=2 nics=2 timeout=420
+# LNet Health driven by fault injection (lctl net_drop_* / net_delay_*).
+# Two Multi-Rail nodes, tcp on eth0 and tcp1 on eth1, retry_count 2,
+# sensitivity 100. VM 0 sends PUTs on portal 20 while a drop rule fails
+# every send with one health status; for each of the ten statuses the
+# test checks the resends, the resend counters, the status counter and
+# how much local and peer NI health was lost, against health.md §3-§4.
+# A delay rule holds recovery pings (portal 0) meanwhile, so health stays
+# where the failures put it; deleting that rule releases them and the
+# recovery pings bring every NI back to 1000. Then: a single-NI node loses
+# local health but never resends a local failure; a GET that fails on one
+# rail succeeds through exactly one resend on the other; a silent receive
+# drop rule makes a PUT's ACK time out.
+peer=$(lab_peer)
+p0=$(lab_addr "$peer" 0)@tcp
+p1=$(lab_addr "$peer" 1)@tcp1
+me0=$(lab_addr "$LAB_VM" 0)@tcp
+me1=$(lab_addr "$LAB_VM" 1)@tcp1
+dmesg -c >/dev/null
+modprobe lnet networks="tcp(eth0),tcp1(eth1)" lnet_retry_count=2 lnet_health_sensitivity=100 ||
+	lab_fail "lnet did not load"
+modprobe ksocklnd || lab_fail "ksocklnd did not load"
+lnetctl lnet configure --all || lab_fail "configure"
+lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
+
+if [ "$LAB_VM" = 1 ]; then
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	nc -ll -p 7000 -e /bin/true &
+	ready=$!
+	# Answer (and stay up) until the client is done.
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
+	kill $ready
+	lab_rmmod lnet_ulp
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+	exit 0
+fi
+
+stat() {
+	lnetctl stats show >/tmp/stats || lab_fail "stats show"
+	awk -v k="$1:" '$1 == k { print $2; exit }' /tmp/stats
+}
+health_of() { # show-command nid
+	lnetctl "$1" show -v 3 >/tmp/show3 || lab_fail "$1 show -v 3"
+	awk -v nid="$2" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/show3
+}
+local_sum() { echo $(($(health_of net "$me0") + $(health_of net "$me1"))); }
+peer_sum() { echo $(($(health_of peer "$p0") + $(health_of peer "$p1"))); }
+all_healthy() {
+	for n in "$me0" "$me1"; do lnetctl net set --nid "$n" --health 1000 || lab_fail "net set $n"; done
+	for n in "$p0" "$p1"; do lnetctl peer set --nid "$n" --health 1000 || lab_fail "peer set $n"; done
+}
+# burst OP COUNT: runs COUNT PUTs (or GETs) to the server and prints
+# "ok failed".
+burst() {
+	dmesg -c >/dev/null
+	if [ "$1" = GET ]; then g=1; else g=0; fi
+	modprobe lnet_ulp mode=burst peer="$p0" repeat="$2" get=$g op_timeout=10 || lab_fail "burst did not run"
+	lab_rmmod lnet_ulp
+	dmesg | sed -n 's/.*lnet_ulp: burst of [0-9]* [A-Z]*s: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p'
+}
+
+i=0
+until nc -w 1 "$(lab_addr "$peer" 0)" 7000 </dev/null >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 60 ] || lab_fail "the server never got ready"
+	sleep 1
+done
+lab_expect_eq "$(burst PUT 4)" "4 0" "warm-up PUTs (ok failed)"
+
+# Recovery pings (GETs on portal 0) wait in a delay rule until it goes.
+lctl net_delay_add -s '*' -d '*' -p 0 -r 1 -l 3600 || lab_fail "net_delay_add"
+lctl net_delay_list | grep -q -- '-><?> (1/1 | 0, latency 3600) ptl 0x1' ||
+	{ lctl net_delay_list; lab_fail "net_delay_list lacks the rule"; }
+
+# status resends failed_resends counter local_loss peer_loss
+expectations="
+local_interrupt 2 1 3 300 0
+local_dropped 2 1 3 300 0
+local_aborted 2 1 3 300 0
+local_no_route 2 1 3 300 0
+local_timeout 2 1 3 300 0
+local_error 0 0 1 100 0
+remote_dropped 2 1 3 0 300
+remote_error 0 0 1 0 100
+remote_timeout 0 0 1 0 100
+network_timeout 0 0 1 100 100
+"
+echo "$expectations" | while read -r status resends failed count lloss ploss; do
+	[ -n "$status" ] || continue
+	all_healthy
+	r0=$(stat resend_count)
+	f0=$(stat failed_resends)
+	c0=$(stat "${status}_count")
+	l0=$(local_sum)
+	q0=$(peer_sum)
+	lctl net_drop_add -s '*' -d '*' -p 20 -m PUT -r 1 -e "$status" >/tmp/add || lab_fail "net_drop_add -e $status"
+	grep -q "Added drop rule <?>-><?> (1/1)" /tmp/add || { cat /tmp/add; lab_fail "net_drop_add said"; }
+	got=$(burst PUT 1)
+	lctl net_drop_list >/tmp/list
+	lctl net_drop_del -a >/tmp/del || lab_fail "net_drop_del"
+	lab_expect_eq "$(cat /tmp/del)" "Removed 1 drop rules" "net_drop_del"
+	lab_expect_eq "$got" "0 1" "$status: PUT (ok failed)"
+	lab_expect_eq $(($(stat resend_count) - r0)) "$resends" "$status: resends"
+	lab_expect_eq $(($(stat failed_resends) - f0)) "$failed" "$status: failed_resends"
+	lab_expect_eq $(($(stat "${status}_count") - c0)) "$count" "$status: ${status}_count"
+	lab_expect_eq $((l0 - $(local_sum))) "$lloss" "$status: local NI health lost"
+	lab_expect_eq $((q0 - $(peer_sum))) "$ploss" "$status: peer NI health lost"
+	grep -q "(1/1 | 0) ptl 0x100000, msg 2, $((resends + 1))/$((resends + 1)), PUT $((resends + 1)), ACK 0, GET 0, REP 0" /tmp/list ||
+		{ cat /tmp/list; lab_fail "$status: net_drop_list counters"; }
+	lab_log "$status: resent $resends time(s), local health -$lloss, peer health -$ploss: as health.md §3"
+done || exit 1
+
+# A single-NI node: a local failure costs health but is never resent; a
+# remote one is still resent (the peer has two NIs).
+lnetctl net del --net tcp1 || lab_fail "net del tcp1"
+lnetctl net set --nid "$me0" --health 1000 || lab_fail "net set"
+r0=$(stat resend_count)
+lctl net_drop_add -s '*' -d '*' -p 20 -m PUT -r 1 -e local_dropped >/dev/null || lab_fail "net_drop_add"
+lab_expect_eq "$(burst PUT 1)" "0 1" "single NI, local_dropped: PUT (ok failed)"
+lctl net_drop_del -a >/dev/null
+lab_expect_eq $(($(stat resend_count) - r0)) 0 "single NI, local_dropped: resends"
+h=$(health_of net "$me0")
+[ "$h" -lt 1000 ] || lab_fail "single NI: local health not lowered ($h)"
+lab_log "single NI: local_dropped not resent, health of $me0 now $h"
+lnetctl net add --net tcp1 --if eth1 || lab_fail "net add tcp1"
+all_healthy
+
+# A GET that fails on rail 0 and not on rail 1: exactly one resend. The
+# peer NI on tcp1 is a little less healthy, so the first try is on tcp.
+lnetctl peer set --nid "$p1" --health 950 || lab_fail "peer set 950"
+r0=$(stat resend_count)
+s0=$(stat successful_resends)
+lctl net_drop_add -s '*@tcp' -d '*@tcp' -p 20 -m GET -r 1 -e remote_dropped >/dev/null || lab_fail "net_drop_add GET"
+lab_expect_eq "$(burst GET 1)" "1 0" "GET failing on rail 0 (ok failed)"
+lctl net_drop_del -a >/dev/null
+lab_expect_eq $(($(stat resend_count) - r0)) 1 "GET: resends"
+lab_expect_eq $(($(stat successful_resends) - s0)) 1 "GET: successful_resends"
+lab_log "GET failing on tcp succeeded through one resend over tcp1"
+
+# Recovery: the held pings go out, succeed, and every NI climbs back
+# (the pings that net del released meanwhile were held again).
+lnetctl debug recovery --local >/tmp/rq || lab_fail "debug recovery --local"
+lctl net_delay_list >/tmp/dlist
+grep -q 'latency 3600' /tmp/dlist || { cat /tmp/dlist; lab_fail "delay rule gone"; }
+lctl net_delay_del -a >/tmp/del || lab_fail "net_delay_del"
+lab_expect_eq "$(cat /tmp/del)" "Removed 1 delay rules" "net_delay_del"
+i=0
+until [ "$(local_sum)" = 2000 ] && [ "$(peer_sum)" = 2000 ]; do
+	i=$((i + 1))
+	[ $i -lt 60 ] || { cat /tmp/show3; lab_fail "health did not recover"; }
+	sleep 1
+done
+lab_log "recovery pings brought every NI back to 1000 in ${i}s"
+
+# A silent loss on receipt: the ACKs of the PUTs never arrive, so each PUT
+# ends with its response timeout and response_timeout_count counts it.
+t0=$(stat response_timeout_count)
+lctl net_drop_add -s '*' -d '*' -m ACK -r 1 >/dev/null || lab_fail "net_drop_add ACK"
+dmesg -c >/dev/null
+modprobe lnet_ulp mode=burst peer="$p0" repeat=2 op_timeout=2 || lab_fail "burst"
+lab_rmmod lnet_ulp
+lctl net_drop_list | grep -q ', 2/2, PUT 0, ACK 2' || { lctl net_drop_list; lab_fail "ACK drops not counted"; }
+lctl net_drop_del -a >/dev/null
+dmesg | grep -q 'burst of 2 PUTs: 0 ok, 2 failed' || { dmesg | grep lnet_ulp; lab_fail "PUTs without ACK did not fail"; }
+lab_expect_eq $(($(stat response_timeout_count) - t0)) 2 "response_timeout_count"
+lab_log "ACKs dropped on receipt: 2 PUTs timed out"
+
+# Bad rules are refused and change nothing.
+lab_must_fail lctl net_drop_add -s '*' -d '*' -r 1 -i 1
+lab_must_fail lctl net_drop_add -s '*' -d '*' -r 0
+lab_must_fail lctl net_drop_add -s 'nonsense' -d '*' -r 1
+lab_must_fail lctl net_drop_add -s '*' -d '*' -r 1 -e no_such_status
+lab_must_fail lctl net_delay_add -s '*' -d '*' -r 1 -l 0
+lab_expect_eq "$(lctl net_drop_list | tail -n 1)" "found total 0" "rules after refusals"
+
+echo done | nc -w 5 "$(lab_addr "$peer" 0)" 7001 || lab_fail "could not release the server"
+lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
