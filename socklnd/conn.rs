@@ -236,11 +236,6 @@ impl Conn {
     /// threads return) and every queued message is finalized with the
     /// status the error maps to.
     pub(crate) fn close(&self, err: i32) {
-        self.close_with(err, socklnd::txlist_status(err));
-    }
-
-    /// As [`Conn::close`], finalizing queued messages with `hstatus`.
-    pub(crate) fn close_with(&self, err: i32, hstatus: Status) {
         let was = self.state.swap(DEAD, Ordering::AcqRel);
         if was != DEAD {
             self.sock.shutdown();
@@ -253,6 +248,7 @@ impl Conn {
                 );
             }
         }
+        let hstatus = socklnd::txlist_status(err);
         loop {
             let tx = vec::pop(&mut self.txq.lock());
             let Some(tx) = tx else {

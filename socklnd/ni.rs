@@ -46,8 +46,6 @@ pub(crate) struct SockNi {
     pub(crate) refused: AtomicU32,
     /// The interface's link is down (from the netdev notifier).
     pub(crate) link_down: AtomicBool,
-    /// The link went down: the reaper closes every connection.
-    close_all: AtomicBool,
 }
 
 impl SockNi {
@@ -88,7 +86,6 @@ impl SockNi {
                 protocol_errors: AtomicU32::new(0),
                 refused: AtomicU32::new(0),
                 link_down: AtomicBool::new(false),
-                close_all: AtomicBool::new(false),
             }),
             GFP_KERNEL,
         )?;
@@ -210,34 +207,13 @@ unsafe extern "C" fn ksocknal_link_event(sni: *mut c_void, down: c_int) {
     if sni.link_down.swap(down, Ordering::AcqRel) == down {
         return;
     }
+    // Connections stay: TCP carries what they hold once the link is back
+    // (Lustre's socklnd does the same; its timeouts end them otherwise).
     // SAFETY: the NI is started; LNet only flips an atomic flag.
     unsafe { lnet_set_link_fatal_state(sni.ni.0, c_uint::from(down)) };
-    if down {
-        sni.close_all.store(true, Ordering::Release);
-    }
 }
 
-/// Closes the connections of an NI whose link went down, so what they
-/// hold is resent over another rail now rather than after TCP gives up.
-/// Lustre's socklnd only marks the NI fatal and waits for its timeouts;
-/// queued messages end as LOCAL_DROPPED: it is our interface that failed.
-fn close_all(sni: &SockNi) {
-    loop {
-        let c = vec::pop(&mut sni.conns.lock());
-        let Some(c) = c else {
-            break;
-        };
-        c.close_with(
-            crate::kapi::errno::ENETDOWN().to_errno(),
-            crate::lnet_core::health::Status::LocalDropped,
-        );
-        // Dropping it stops its threads, which `close_with` unblocked.
-        drop(c);
-    }
-}
-
-/// Frees dead connections once their threads have parked, and closes all
-/// of them when the link goes down.
+/// Frees dead connections once their threads have parked.
 ///
 /// # Safety
 ///
@@ -245,16 +221,7 @@ fn close_all(sni: &SockNi) {
 unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
     // SAFETY: by this function's contract.
     let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
-    let mut tick = 0u32;
     while !kthread::should_stop() {
-        if sni.close_all.swap(false, Ordering::AcqRel) {
-            close_all(sni);
-        }
-        tick = tick.wrapping_add(1);
-        if tick % 10 != 0 {
-            kthread::sleep_ms(100);
-            continue;
-        }
         loop {
             let dead = {
                 let mut conns = sni.conns.lock();
@@ -267,7 +234,7 @@ unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
             // Outside the lock: dropping stops its (parked) threads.
             drop(c);
         }
-        kthread::sleep_ms(100);
+        kthread::sleep_ms(1000);
     }
     0
 }

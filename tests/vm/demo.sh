@@ -107,6 +107,7 @@ else
 		silent) [ "$h" -lt 1000 ] && [ $d0 -gt 50 ] && [ $d1 -le 4 ] && steered=1 ;;
 		healing) [ "$h" = 1000 ] && [ $d1 -gt 0 ] && recovered=1 ;;
 		esac
+		was=$phase
 		case "$phase:$t" in
 		both:1[0-9] | both:[2-9][0-9])
 			say "t=${t}s RAIL 1 FAILS: eth1 down (its IB port too)"
@@ -147,6 +148,11 @@ else
 		say "t=${t}s  sends +$d0 on $me0, +$d1 on $me1 ($me1 $st)   health of $p1: $h"
 		s0=$n0
 		s1=$n1
+		if [ "$was" != "$phase" ]; then
+			# The next interval starts now, after the change.
+			s0=$(sends "$me0")
+			s1=$(sends "$me1")
+		fi
 		kill -0 $client 2>/dev/null || break
 	done
 	wait $client || lab_fail "the client failed"
