@@ -38,6 +38,14 @@ enum HeldMsg {
     },
 }
 
+impl HeldMsg {
+    fn into_msg(self) -> KBox<Msg> {
+        match self {
+            HeldMsg::Send(m) | HeldMsg::Recv { m, .. } => m,
+        }
+    }
+}
+
 struct Held {
     at: i64,
     rule: u64,
@@ -74,7 +82,8 @@ impl Faults {
     }
 }
 
-fn rand(n: u32) -> u32 {
+/// A random number in `0..n` (0 when `n` is 0).
+pub(crate) fn random(n: u32) -> u32 {
     // SAFETY: takes no arguments; callable from any context.
     let r = unsafe { kernel::bindings::get_random_u32() };
     r.checked_rem(n).unwrap_or(0)
@@ -110,7 +119,7 @@ fn check(lnet: &TheLnet, hdr: &Hdr, local: Option<&Nid>) -> Verdict {
     let code = hdr.msg.type_code();
     let ptl = portal(hdr);
     let now = kthread::now_secs();
-    let mut r = rand;
+    let mut r = random;
     let mut f = lnet.faults.lock();
     for (_, rule) in f.drops.iter_mut().rev() {
         if rule.applies(send)
@@ -155,34 +164,30 @@ pub(crate) fn on_recv(lnet: &TheLnet, hdr: &Hdr, ni: &Nid) -> Verdict {
     check(lnet, hdr, Some(ni))
 }
 
-fn hold(lnet: &TheLnet, at: i64, rule: u64, msg: HeldMsg) -> core::result::Result<(), HeldMsg> {
+/// Holds a message a delay rule caught until `at`; gives it back if it
+/// cannot be held (it then goes on undelayed).
+fn hold(lnet: &TheLnet, at: i64, rule: u64, msg: HeldMsg) -> core::result::Result<(), KBox<Msg>> {
     let mut f = lnet.faults.lock();
     // Room first: a failed push would lose the message.
     if f.held.reserve(1, GFP_ATOMIC).is_err() {
-        return Err(msg);
+        return Err(msg.into_msg());
     }
-    f.held
-        .push(Held { at, rule, msg }, GFP_ATOMIC)
-        .map_err(|_| pr_err!("held message lost\n"))
-        .ok();
+    // Cannot fail: the room is reserved.
+    let _ = f.held.push(Held { at, rule, msg }, GFP_ATOMIC);
     Ok(())
 }
 
-/// Holds a message a delay rule caught on the send path; gives it back if
-/// it cannot be held (it then goes on undelayed).
+/// Holds a message caught on the send path.
 pub(crate) fn hold_send(
     lnet: &TheLnet,
     m: KBox<Msg>,
     at: i64,
     rule: u64,
 ) -> core::result::Result<(), KBox<Msg>> {
-    match hold(lnet, at, rule, HeldMsg::Send(m)) {
-        Ok(()) => Ok(()),
-        Err(HeldMsg::Send(m)) | Err(HeldMsg::Recv { m, .. }) => Err(m),
-    }
+    hold(lnet, at, rule, HeldMsg::Send(m))
 }
 
-/// Holds a received message; gives it back if it cannot be held.
+/// Holds a message received on `ni`.
 pub(crate) fn hold_recv(
     lnet: &TheLnet,
     m: KBox<Msg>,
@@ -191,15 +196,8 @@ pub(crate) fn hold_recv(
     at: i64,
     rule: u64,
 ) -> core::result::Result<(), KBox<Msg>> {
-    let msg = HeldMsg::Recv {
-        m,
-        ni: ni.clone(),
-        private,
-    };
-    match hold(lnet, at, rule, msg) {
-        Ok(()) => Ok(()),
-        Err(HeldMsg::Send(m)) | Err(HeldMsg::Recv { m, .. }) => Err(m),
-    }
+    let ni = ni.clone();
+    hold(lnet, at, rule, HeldMsg::Recv { m, ni, private })
 }
 
 /// Lets held messages go on: those due by `now`, those of rule `rule`, or
@@ -229,9 +227,7 @@ fn release(lnet: &TheLnet, now: i64, rule: Option<u64>) {
 
 /// The monitor thread's pass: releases what is due.
 pub(crate) fn release_due(lnet: &TheLnet) {
-    if lnet.fault_rules.load(Ordering::Relaxed) != 0 || !lnet.faults.lock().held.is_empty() {
-        release(lnet, kthread::now_secs(), None);
-    }
+    release(lnet, kthread::now_secs(), None);
 }
 
 /// Releases every held message, before NIs stop (their LNDs wait for
@@ -276,7 +272,7 @@ pub(crate) fn del(lnet: &TheLnet, kind: Kind, src: &Nid, dst: &Nid) -> u32 {
 /// Zeroes every rule's counters (lctl net_drop_reset / net_delay_reset).
 pub(crate) fn reset(lnet: &TheLnet, kind: Kind) {
     let now = kthread::now_secs();
-    let mut r = rand;
+    let mut r = random;
     for (_, rule) in lnet.faults.lock().rules(kind).iter_mut() {
         rule.reset(now, &mut r);
     }
@@ -299,9 +295,4 @@ pub(crate) fn fini(lnet: &TheLnet) {
     }
     lnet.fault_rules.store(0, Ordering::Relaxed);
     release_all(lnet);
-}
-
-/// A random number in `0..n`, for rules built outside this file.
-pub(crate) fn random(n: u32) -> u32 {
-    rand(n)
 }

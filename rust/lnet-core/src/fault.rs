@@ -220,11 +220,9 @@ impl Rule {
             return Err(FaultError::RateOrInterval);
         }
         match action {
-            Action::Drop {
-                random: true,
-                all: _,
-                health_mask: _,
-            } if !matches!(pace, Pace::Interval(_)) => return Err(FaultError::RandomNeedsInterval),
+            Action::Drop { random: true, .. } if !matches!(pace, Pace::Interval(_)) => {
+                return Err(FaultError::RandomNeedsInterval)
+            }
             Action::Drop { health_mask, .. }
                 if health_mask != HEALTH_RANDOM && health_mask & !HEALTH_VALID != 0 =>
             {
@@ -263,11 +261,7 @@ impl Rule {
     /// without, on the receive path only (`drop_all` on both).
     pub fn applies(&self, send_path: bool) -> bool {
         match self.action {
-            Action::Drop {
-                all: true,
-                health_mask: _,
-                random: _,
-            } => true,
+            Action::Drop { all: true, .. } => true,
             Action::Drop { health_mask, .. } => (health_mask != 0) == send_path,
             Action::Delay { .. } => true,
         }

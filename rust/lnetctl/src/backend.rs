@@ -14,6 +14,16 @@ use nix::errno::Errno;
 
 use crate::abi::{self, Cmd, IocArg};
 
+/// The text of `e` as the C library's `strerror` gives it (Lustre's
+/// tools print it in their error messages).
+pub fn strerror(e: Errno) -> String {
+    let s = std::io::Error::from_raw_os_error(e as i32).to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 /// One ioctl with its argument; the variant fixes the command, so a command
 /// can only be issued with its own structure.
 pub enum Request<'a> {

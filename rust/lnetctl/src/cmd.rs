@@ -77,15 +77,7 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The text of `e` as the C library's `strerror` gives it (Lustre's
-/// messages use it).
-pub fn strerror(e: Errno) -> String {
-    let s = std::io::Error::from_raw_os_error(e as i32).to_string();
-    match s.rfind(" (os error ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
-}
+pub use crate::backend::strerror;
 
 /// `-errno`, as Lustre reports a failed ioctl.
 pub fn neg(e: Errno) -> i32 {

@@ -41,7 +41,7 @@ use lnet_core::nid::{Net, Nid};
 use nix::errno::Errno;
 
 use abi::{IocArg, LnetIocFault, LnetIocNid};
-use backend::{Backend, DevLnet, Request};
+use backend::{strerror, Backend, DevLnet, Request};
 
 // lnet-core's rule bits are the ABI's.
 const _: () = assert!(abi::FAULT_MSG_ACK == msg_bit::ACK);
@@ -488,15 +488,6 @@ fn parse_nid(s: &str) -> Result<Nid, Failed> {
         Nid::parse(s).ok()
     };
     nid.ok_or_else(|| format!("Invalid NID : {s}\n"))
-}
-
-/// The text of `e` as the C library's `strerror` gives it.
-fn strerror(e: Errno) -> String {
-    let s = std::io::Error::from_raw_os_error(e as i32).to_string();
-    match s.rfind(" (os error ") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
 }
 
 /// `net_{drop,delay}_add` (`fault_simul_rule_add`).
