@@ -5,10 +5,12 @@
 //! checks and converts its arguments and calls into the rest of the module.
 
 use crate::kapi::bindings::{
-    lnet_counters, lnet_event, lnet_handle_md, lnet_lnd, lnet_md, lnet_nid, lnet_processid,
+    lnet_counters, lnet_event, lnet_handle_md, lnet_lnd, lnet_md, lnet_ni_tunables, lnet_nid,
+    lnet_processid,
 };
 use crate::kapi::errno::*;
 use crate::lnd::{lnet_msg, lnet_ni, LndRef};
+use crate::lnet_core::credits::NetTunables;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{options, EventKind, MatchEntry};
 use crate::lnet_core::nid::Nid;
@@ -18,6 +20,7 @@ use crate::ni::Ni;
 use crate::startup;
 use crate::state::{Me, TheLnet, MAX_PORTALS};
 use core::ffi::{c_int, c_uint, c_void};
+use core::sync::atomic::Ordering::Relaxed;
 use kernel::prelude::*;
 use kernel::rbtree::RBTreeNode;
 
@@ -654,6 +657,42 @@ unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_ch
         Some(ni) => ni.iface.as_ptr().cast(),
         None => c"".as_ptr().cast(),
     }
+}
+
+/// The LND's startup completes the NI's tunables with its defaults
+/// (`lnet_ni_default_tunables`); `t` gets the values the NI runs with.
+///
+/// # Safety
+///
+/// `ni` is an NI being started; `t` points to a writable struct.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_default_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables) {
+    // SAFETY: by this function's contract.
+    let (Some(ni), Some(t)) = (unsafe { ni_ref(ni) }, unsafe { t.as_mut() }) else {
+        return;
+    };
+    let lnd = NetTunables {
+        peer_timeout: t.peer_timeout,
+        peer_credits: t.peer_credits,
+        peer_buffer_credits: t.peer_buffer_credits,
+        credits: t.credits,
+    };
+    let r = ni.net_tunables().with_defaults(&lnd);
+    ni.set_net_tunables(&r);
+    let own = &ni.tunables;
+    own.conns_per_peer.store(t.conns_per_peer, Relaxed);
+    own.lnd_timeout.store(t.timeout, Relaxed);
+    own.tos.store(t.tos, Relaxed);
+    t.peer_timeout = r.peer_timeout;
+    t.peer_credits = r.peer_credits;
+    t.peer_buffer_credits = r.peer_buffer_credits;
+    t.credits = r.credits;
+}
+
+/// LNet's derived LND timeout in seconds (`lnet_get_lnd_timeout`).
+#[no_mangle]
+extern "C" fn lnet_get_lnd_timeout() -> c_uint {
+    crate::params::snapshot().lnd_timeout
 }
 
 /// The LND saw the NI's link fail (`fatal` non-zero) or come back

@@ -11,7 +11,8 @@ use crate::kapi::bindings::{
     lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_value, LNET_IOC_VERSION,
 };
 use crate::kapi::errno;
-use crate::lnet_core::nid::{lnd, Nid};
+use crate::lnet_core::credits::{NetTunables, TxCredits};
+use crate::lnet_core::nid::Nid;
 use crate::ni::Ni;
 use crate::state::TheLnet;
 use crate::{params, ping, startup};
@@ -347,6 +348,7 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             need_up(lnet)?;
             let prim = nid_from_ioc(&p.pn_prim_nid)?;
             {
+                let nis = lnet.nis.lock();
                 let peers = lnet.peers.lock();
                 let peer = peers
                     .list
@@ -354,7 +356,19 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
                     .find(|x| x.primary == prim)
                     .ok_or(ENOENT)?;
                 let ni = peer.nis.get(p.pn_idx as usize).ok_or(ENOENT)?;
-                fill_peer_ni(&mut p, ni);
+                // Until a message goes to it, a peer NI has the full
+                // peer_credits of its net's first NI.
+                let fresh = nis
+                    .nis
+                    .iter()
+                    .find(|x| x.nid.net() == ni.nid.net())
+                    .map_or(0, |x| x.net_tunables().peer_credits.max(0));
+                let (credits, qnob) = lnet
+                    .tx
+                    .lock()
+                    .peer_ni_credits(&ni.nid)
+                    .unwrap_or((TxCredits::new(fresh), 0));
+                fill_peer_ni(&mut p, ni, &credits, qnob);
             }
             write(arg, &p)
         }
@@ -401,15 +415,15 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_send_count = ni.send_count.load(Relaxed);
     n.ni_recv_count = ni.recv_count.load(Relaxed);
     n.ni_drop_count = ni.drop_count.load(Relaxed);
-    let tcp = ni.nid.net().lnd() == lnd::SOCK;
-    // The LND's tunables as configured (ksocklnd's defaults; loopback has
-    // none).
-    let (peer_timeout, peer_credits, credits) = if tcp { (180, 8, 256) } else { (0, 0, 0) };
-    n.ni_peer_timeout = peer_timeout;
-    n.ni_peer_credits = peer_credits;
-    n.ni_peer_buffer_credits = 0;
-    n.ni_credits = credits;
-    for t in [
+    // As configured and completed by the LND; -1 (not applicable) shows
+    // as the ioctl's "default" marker.
+    let shown = |v: i32| if v < 0 { TUNABLE_DEFAULT } else { v as u32 };
+    let t = ni.net_tunables();
+    n.ni_peer_timeout = t.peer_timeout.max(0) as u32;
+    n.ni_peer_credits = t.peer_credits.max(0) as u32;
+    n.ni_peer_buffer_credits = t.peer_buffer_credits.max(0) as u32;
+    n.ni_credits = t.credits.max(0) as u32;
+    for x in [
         &mut n.ni_lnd_peercredits_hiw,
         &mut n.ni_lnd_map_on_demand,
         &mut n.ni_lnd_concurrent_sends,
@@ -418,11 +432,14 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
         &mut n.ni_lnd_fmr_cache,
         &mut n.ni_lnd_ntx,
     ] {
-        *t = TUNABLE_DEFAULT;
+        *x = TUNABLE_DEFAULT;
     }
-    n.ni_lnd_conns_per_peer = if tcp { 1 } else { TUNABLE_DEFAULT };
-    n.ni_lnd_timeout = if tcp { 50 } else { TUNABLE_DEFAULT };
-    n.ni_lnd_tos = if tcp { u32::MAX } else { TUNABLE_DEFAULT };
+    let own = &ni.tunables;
+    n.ni_lnd_conns_per_peer = shown(own.conns_per_peer.load(Relaxed));
+    n.ni_lnd_timeout = shown(own.lnd_timeout.load(Relaxed));
+    // TOS -1 ("system default") and "not applicable" share the marker,
+    // which lnetctl prints as -1.
+    n.ni_lnd_tos = shown(own.tos.load(Relaxed));
     n.ni_net_priority = PRIORITY_UNSET;
     n.ni_nid_priority = PRIORITY_UNSET;
     n.ni_dev_cpt = u32::MAX;
@@ -440,9 +457,10 @@ fn name(b: &[u8]) -> Result<&str> {
     core::str::from_utf8(b.get(..n).ok_or(EINVAL)?).map_err(|_| EINVAL)
 }
 
-/// `lnetctl net add|del`. Tunables are accepted when they are the ones the
-/// NI runs with (LNet credits are not configurable yet), so an exported
-/// configuration imports back.
+/// `lnetctl net add|del`. The tunables given to add apply to the new NIs
+/// (per NI: each is its own rail); those left out take the LND's values.
+/// `conns_per_peer` is accepted only as the 1 connection per peer ksocklnd
+/// runs with, so an exported configuration imports back.
 fn net_cfg(lnet: &TheLnet, c: &lnet_ioc_net_cfg, add: bool) -> Result {
     let net = crate::lnet_core::nid::Net::parse(name(&c.nc_net)?).map_err(|_| EINVAL)?;
     let n = c.nc_nintf as usize;
@@ -461,27 +479,24 @@ fn net_cfg(lnet: &TheLnet, c: &lnet_ioc_net_cfg, add: bool) -> Result {
             return Err(EINVAL);
         }
     }
-    let tcp = net.lnd() == lnd::SOCK;
-    let tunables = [
-        (c.nc_peer_timeout, if tcp { 180 } else { 0 }),
-        (c.nc_peer_credits, if tcp { 8 } else { 0 }),
-        (c.nc_peer_buffer_credits, 0),
-        (c.nc_credits, if tcp { 256 } else { 0 }),
-        (c.nc_conns_per_peer, 1),
-    ];
-    for (given, ours) in tunables {
-        let ok = given == TUNABLE_DEFAULT || (add && given == ours);
-        if !ok {
-            pr_warn!(
-                "net {}: tunable value {} cannot be applied\n",
-                net,
-                given as i32
-            );
-            return Err(EINVAL);
-        }
+    let tunables = NetTunables {
+        peer_timeout: c.nc_peer_timeout as i32,
+        peer_credits: c.nc_peer_credits as i32,
+        peer_buffer_credits: c.nc_peer_buffer_credits as i32,
+        credits: c.nc_credits as i32,
+    };
+    let conns_ok = c.nc_conns_per_peer == TUNABLE_DEFAULT || (add && c.nc_conns_per_peer == 1);
+    let unset = tunables == NetTunables::UNSET;
+    if let Err(e) = tunables.validate() {
+        pr_warn!("net {}: {}\n", net, e);
+        return Err(EINVAL);
+    }
+    if !conns_ok || (!add && !unset) {
+        pr_warn!("net {}: tunables cannot be applied here\n", net);
+        return Err(EINVAL);
     }
     if add {
-        startup::net_add(lnet, net, &ifaces)
+        startup::net_add(lnet, net, &ifaces, &tunables)
     } else {
         startup::net_del(lnet, net, &ifaces)
     }
@@ -624,16 +639,21 @@ fn peer_cfg(lnet: &TheLnet, c: &lnet_ioc_peer_cfg, add: bool) -> Result {
     }
 }
 
-fn fill_peer_ni(p: &mut lnet_ioc_peer_ni, ni: &crate::peer::PeerNi) {
+fn fill_peer_ni(
+    p: &mut lnet_ioc_peer_ni,
+    ni: &crate::peer::PeerNi,
+    credits: &TxCredits,
+    qnob: u64,
+) {
     p.pn_nid = nid_to_ioc(&ni.nid);
     p.pn_state = 0;
-    // Peer credits are the LND's (ksocklnd's default peer_credits).
-    p.pn_max_ni_tx_credits = 8;
-    p.pn_available_tx_credits = 8;
-    p.pn_min_tx_credits = 8;
-    p.pn_tx_q_num_of_buf = 0;
-    p.pn_available_rtr_credits = 8;
-    p.pn_min_rtr_credits = 8;
+    p.pn_max_ni_tx_credits = credits.max as u32;
+    p.pn_available_tx_credits = credits.available as u32;
+    p.pn_min_tx_credits = credits.min as u32;
+    p.pn_tx_q_num_of_buf = u32::try_from(qnob).unwrap_or(u32::MAX);
+    // Not a router: router credits stay full.
+    p.pn_available_rtr_credits = credits.max as u32;
+    p.pn_min_rtr_credits = credits.max as u32;
     p.pn_refcount = 1;
     p.pn_send_count = ni.send_count;
     p.pn_recv_count = ni.recv_count;

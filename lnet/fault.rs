@@ -216,7 +216,7 @@ fn release(lnet: &TheLnet, now: i64, rule: Option<u64>) {
             break;
         };
         match h.msg {
-            HeldMsg::Send(m) => msg::post(lnet, m),
+            HeldMsg::Send(m) => crate::credits::post(lnet, m),
             HeldMsg::Recv { m, ni, private } => {
                 let from = m.from;
                 let _ = msg::deliver(lnet, &ni, m, from, private);

@@ -88,5 +88,7 @@ EXPORT_SYMBOL_GPL(lnet_ni_set_data);
 EXPORT_SYMBOL_GPL(lnet_ni_data);
 EXPORT_SYMBOL_GPL(lnet_ni_iface);
 EXPORT_SYMBOL_GPL(lnet_set_link_fatal_state);
+EXPORT_SYMBOL_GPL(lnet_ni_default_tunables);
+EXPORT_SYMBOL_GPL(lnet_get_lnd_timeout);
 EXPORT_SYMBOL_GPL(lnet_parse);
 EXPORT_SYMBOL_GPL(lnet_finalize);

@@ -21,6 +21,7 @@ pub mod kapi;
 mod api;
 mod config;
 mod counters;
+mod credits;
 mod dev;
 mod fault;
 mod health;

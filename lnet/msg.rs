@@ -49,6 +49,10 @@ pub(crate) struct Msg {
     pub(crate) no_resend: bool,
     /// No resend after this (monotonic seconds).
     pub(crate) deadline: i64,
+    /// Holds a send credit of its peer NI / of its NI (counted, perhaps
+    /// still waiting for it).
+    pub(crate) peer_credit: bool,
+    pub(crate) ni_credit: bool,
 }
 
 // SAFETY: the raw pointers inside (fragment vectors of referenced MDs, the
@@ -71,6 +75,8 @@ impl Msg {
                 retry_count: 0,
                 no_resend: false,
                 deadline: 0,
+                peer_credit: false,
+                ni_credit: false,
             },
             GFP_KERNEL,
         )?;
@@ -168,8 +174,8 @@ fn set_payload(m: &mut Msg, kiov: &KVec<BioVec>, offset: u32, len: u32) {
 /// Candidates compared at once; NIs or nets beyond this are not considered.
 const MAX_CANDIDATES: usize = 16;
 
-/// Criteria not tracked yet (UDSP priorities, NUMA distance, credits) are
-/// equal for every candidate.
+/// Criteria not tracked yet (UDSP priorities, NUMA distance) are equal for
+/// every candidate.
 const NI_UNRANKED: NiCandidate = NiCandidate {
     fatal: false,
     health: 0,
@@ -247,6 +253,7 @@ fn select_path(
                 let c = NiCandidate {
                     fatal: ni.is_fatal(),
                     health: ni.health.load(Ordering::Relaxed),
+                    tx_credits: ni.tx_credits().available,
                     seq: ni.seq.load(Ordering::Relaxed),
                     ..NI_UNRANKED
                 };
@@ -321,21 +328,29 @@ fn select_path(
             });
         let net = best_of(nets, (Net::ANY, NET_UNRANKED), select::best_net)?;
         let ni = pick_ni(net)?;
+        let fresh = ni.net_tunables().peer_credits;
+        let tx = lnet.tx.lock();
         let lpnis = peer
             .nis
             .iter()
             .enumerate()
             .filter(|(_, p)| p.nid.net() == net)
             .map(|(i, p)| {
+                // A peer NI no message went to yet has all its credits.
+                let credits = tx
+                    .peer_ni_credits(&p.nid)
+                    .map_or(fresh, |(c, _)| c.available);
                 let c = PeerNiCandidate {
                     health: p.health,
                     seq: p.seq,
                     preferred: p.pref_nid == Some(ni.nid),
+                    tx_credits: credits,
                     ..LPNI_UNRANKED
                 };
                 (i, c)
             });
         let lpni = best_of(lpnis, (0, LPNI_UNRANKED), select::best_peer_ni)?;
+        drop(tx);
         (ni, lpni)
     } else {
         // Not Multi-Rail: the destination NID, from the preferred NI.
@@ -403,7 +418,9 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
         MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }
     );
     let Some((ni, to, src)) = select_path(lnet, &m.hdr.dest_nid, &m.hdr.src_nid, reserved) else {
-        pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
+        if log_allowed(lnet) {
+            pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
+        }
         finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::RemoteError);
         return;
     };
@@ -446,7 +463,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     Counters::add_len(&lnet.counters.send_length, hdr.payload_length);
     m.ni = Some(ni);
     match crate::fault::on_send(lnet, &hdr) {
-        crate::fault::Verdict::Pass => post(lnet, m),
+        crate::fault::Verdict::Pass => crate::credits::post(lnet, m),
         crate::fault::Verdict::Drop(hstatus) => {
             if log_allowed(lnet) {
                 pr_info!(
@@ -462,15 +479,15 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
         }
         crate::fault::Verdict::Delay { at, rule } => {
             if let Err(m) = crate::fault::hold_send(lnet, m, at, rule) {
-                post(lnet, m);
+                crate::credits::post(lnet, m);
             }
         }
     }
 }
 
-/// Hands a selected, encoded message to its NI's LND; finalizes it if the
-/// LND refuses it.
-pub(crate) fn post(lnet: &TheLnet, m: KBox<Msg>) {
+/// Hands a selected, encoded message that has its credits to its NI's
+/// LND; finalizes it if the LND refuses it.
+pub(crate) fn lnd_send(lnet: &TheLnet, m: KBox<Msg>) {
     let Some(ni) = m.ni.clone() else {
         finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::LocalError);
         return;
@@ -488,7 +505,9 @@ pub(crate) fn post(lnet: &TheLnet, m: KBox<Msg>) {
 
 /// Ends a message (`lnet_finalize`): delivers its event, sends the ACK an
 /// incoming PUT asked for, and frees it.
-pub(crate) fn finalize(lnet: &TheLnet, m: KBox<Msg>, status: i32, hstatus: Status) {
+pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: Status) {
+    // A resend takes credits afresh on its new path.
+    crate::credits::give_back(lnet, &mut m);
     let Some(mut m) = crate::health::check(lnet, m, status, hstatus) else {
         return;
     };

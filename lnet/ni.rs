@@ -5,9 +5,39 @@
 
 use crate::counters::Counters;
 use crate::lnd::LndRef;
+use crate::lnet_core::credits::{NetTunables, TxCredits, UNSET};
 use crate::lnet_core::nid::Nid;
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed,
+};
+
+/// The tunables an NI runs with (`struct lnet_ni_tunables`): set when it
+/// is configured and completed by its LND at startup; -1 where unset.
+pub(crate) struct Tunables {
+    pub(crate) peer_timeout: AtomicI32,
+    pub(crate) peer_credits: AtomicI32,
+    pub(crate) peer_buffer_credits: AtomicI32,
+    pub(crate) credits: AtomicI32,
+    /// The LND's own, shown under `lnd tunables`.
+    pub(crate) conns_per_peer: AtomicI32,
+    pub(crate) lnd_timeout: AtomicI32,
+    pub(crate) tos: AtomicI32,
+}
+
+impl Tunables {
+    fn new(t: &NetTunables) -> Tunables {
+        Tunables {
+            peer_timeout: AtomicI32::new(t.peer_timeout),
+            peer_credits: AtomicI32::new(t.peer_credits),
+            peer_buffer_credits: AtomicI32::new(t.peer_buffer_credits),
+            credits: AtomicI32::new(t.credits),
+            conns_per_peer: AtomicI32::new(UNSET),
+            lnd_timeout: AtomicI32::new(UNSET),
+            tos: AtomicI32::new(UNSET),
+        }
+    }
+}
 
 /// NI states (`enum lnet_ni_state`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -40,10 +70,16 @@ pub(crate) struct Ni {
     pub(crate) drop_count: AtomicU32,
     pub(crate) send_length: AtomicU64,
     pub(crate) recv_length: AtomicU64,
+    pub(crate) tunables: Tunables,
+    /// Send credits (`tq_credits`, its maximum and minimum): written under
+    /// `TheLnet.tx` only, read anywhere. A maximum of 0: no credits kept.
+    tx_credits: AtomicI32,
+    max_tx_credits: AtomicI32,
+    min_tx_credits: AtomicI32,
 }
 
 impl Ni {
-    pub(crate) fn new(nid: Nid, iface: Option<&str>, lnd: LndRef) -> Ni {
+    pub(crate) fn new(nid: Nid, iface: Option<&str>, lnd: LndRef, t: &NetTunables) -> Ni {
         let mut name = [0u8; 16];
         if let Some(i) = iface {
             for (d, s) in name.iter_mut().take(15).zip(i.bytes()) {
@@ -66,7 +102,52 @@ impl Ni {
             drop_count: AtomicU32::new(0),
             send_length: AtomicU64::new(0),
             recv_length: AtomicU64::new(0),
+            tunables: Tunables::new(t),
+            tx_credits: AtomicI32::new(0),
+            max_tx_credits: AtomicI32::new(0),
+            min_tx_credits: AtomicI32::new(0),
         }
+    }
+
+    /// LNet's part of the tunables.
+    pub(crate) fn net_tunables(&self) -> NetTunables {
+        let t = &self.tunables;
+        NetTunables {
+            peer_timeout: t.peer_timeout.load(Relaxed),
+            peer_credits: t.peer_credits.load(Relaxed),
+            peer_buffer_credits: t.peer_buffer_credits.load(Relaxed),
+            credits: t.credits.load(Relaxed),
+        }
+    }
+
+    /// Sets LNet's part of the tunables (at LND startup, before the NI
+    /// carries traffic) and fills the NI's credits from them.
+    pub(crate) fn set_net_tunables(&self, n: &NetTunables) {
+        let t = &self.tunables;
+        t.peer_timeout.store(n.peer_timeout, Relaxed);
+        t.peer_credits.store(n.peer_credits, Relaxed);
+        t.peer_buffer_credits.store(n.peer_buffer_credits, Relaxed);
+        t.credits.store(n.credits, Relaxed);
+        self.set_tx_credits(TxCredits::new(n.credits.max(0)));
+    }
+
+    pub(crate) fn max_tx_credits(&self) -> i32 {
+        self.max_tx_credits.load(Relaxed)
+    }
+
+    pub(crate) fn tx_credits(&self) -> TxCredits {
+        TxCredits {
+            max: self.max_tx_credits.load(Relaxed),
+            available: self.tx_credits.load(Relaxed),
+            min: self.min_tx_credits.load(Relaxed),
+        }
+    }
+
+    /// Under `TheLnet.tx`, or before the NI carries traffic.
+    pub(crate) fn set_tx_credits(&self, c: TxCredits) {
+        self.max_tx_credits.store(c.max, Relaxed);
+        self.tx_credits.store(c.available, Relaxed);
+        self.min_tx_credits.store(c.min, Relaxed);
     }
 
     /// The interface name given in `networks=`, or "".

@@ -12,6 +12,7 @@ use crate::config;
 use crate::kapi::errno::*;
 use crate::kapi::vec;
 use crate::lnd::LndRef;
+use crate::lnet_core::credits::NetTunables;
 use crate::lnet_core::networks;
 use crate::lnet_core::nid::{lnd, Net, Nid};
 use crate::lolnd::LOLND;
@@ -132,13 +133,25 @@ fn ni_init_locked(
 /// Starts `0@lo` and the NIs of `networks=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     let lo = LndRef::new(&LOLND).ok_or(EINVAL)?;
-    start_ni(lnet, Nid::LO, None, lo)?;
+    // The loopback NI has no credits and no peers.
+    let none = NetTunables {
+        peer_timeout: 0,
+        peer_credits: 0,
+        peer_buffer_credits: 0,
+        credits: 0,
+    };
+    start_ni(lnet, Nid::LO, None, lo, &none)?;
     if !load_networks {
         return Ok(());
     }
     let mut failed = Ok(());
     let r = networks::for_each_ni(config::networks(), config::NCPTS, |spec| {
-        match add_ni(lnet, spec.net, spec.iface.unwrap_or("")) {
+        match add_ni(
+            lnet,
+            spec.net,
+            spec.iface.unwrap_or(""),
+            &NetTunables::UNSET,
+        ) {
             Ok(()) => Ok(()),
             Err(e) => {
                 failed = Err(e);
@@ -155,7 +168,7 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
 
 /// Starts an NI of `net` on interface `iface` ("" lets LNet pick the first
 /// interface that is up): its NID is the interface's IPv4 address.
-fn add_ni(lnet: &TheLnet, net: Net, iface: &str) -> Result {
+fn add_ni(lnet: &TheLnet, net: Net, iface: &str, tunables: &NetTunables) -> Result {
     let found = {
         let nis = lnet.nis.lock();
         nis.lnds
@@ -203,13 +216,13 @@ fn add_ni(lnet: &TheLnet, net: Net, iface: &str) -> Result {
         pr_err!("{} on {} exists already\n", nid, iface);
         return Err(EEXIST);
     }
-    start_ni(lnet, nid, Some(iface), l)
+    start_ni(lnet, nid, Some(iface), l, tunables)
 }
 
 /// `lnetctl net add`: NIs of `net` on each of `ifaces` (or on the first
-/// interface that is up when none is named). Nothing is added if one
-/// fails.
-pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
+/// interface that is up when none is named), with the tunables given (the
+/// LND fills in the rest). Nothing is added if one fails.
+pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str], tunables: &NetTunables) -> Result {
     let api = lnet.api.lock();
     if api.refcount == 0 {
         return Err(ENETDOWN());
@@ -218,7 +231,7 @@ pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
     let list = if ifaces.is_empty() { &any[..] } else { ifaces };
     let before = lnet.nis.lock().nis.len();
     for iface in list {
-        if let Err(e) = add_ni(lnet, net, iface) {
+        if let Err(e) = add_ni(lnet, net, iface, tunables) {
             // Undo this call's NIs.
             loop {
                 let last = {
@@ -285,6 +298,7 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
         ni.set_state(NiState::Deleting);
         // Its LND may wait for a receive a delay rule holds.
         crate::fault::release_all(lnet);
+        crate::credits::drop_waiting(lnet, ni);
         if was_active {
             ni.lnd.shutdown(ni);
         }
@@ -316,8 +330,17 @@ pub(crate) fn refresh_ping(lnet: &TheLnet) {
     }
 }
 
-fn start_ni(lnet: &TheLnet, nid: Nid, iface: Option<&str>, lnd: LndRef) -> Result {
-    let ni = Arc::new(Ni::new(nid, iface, lnd), GFP_KERNEL)?;
+fn start_ni(
+    lnet: &TheLnet,
+    nid: Nid,
+    iface: Option<&str>,
+    lnd: LndRef,
+    tunables: &NetTunables,
+) -> Result {
+    let ni = Arc::new(Ni::new(nid, iface, lnd, tunables), GFP_KERNEL)?;
+    if nid == Nid::LO {
+        ni.set_net_tunables(tunables);
+    }
     let mut nis = lnet.nis.lock();
     nis.nis.push(ni.clone(), GFP_ATOMIC)?;
     drop(nis);
@@ -344,6 +367,7 @@ fn stop_nis(lnet: &TheLnet) {
         if ni.state.load(Ordering::Relaxed) != NiState::Deleting as u32 {
             let was_active = ni.is_active();
             ni.set_state(NiState::Deleting);
+            crate::credits::drop_waiting(lnet, &ni);
             if was_active {
                 ni.lnd.shutdown(&ni);
                 pr_info!("Removed LNI {}\n", ni.nid);

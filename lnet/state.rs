@@ -91,6 +91,10 @@ pub(crate) struct TheLnet {
     /// Peers and peer NIs; taken after `nis` when both are held.
     #[pin]
     pub(crate) peers: SpinLock<crate::peer::Peers>,
+    /// Send credits and the messages waiting for them; taken after `nis`
+    /// and `peers`.
+    #[pin]
+    pub(crate) tx: SpinLock<crate::credits::Tx>,
     /// Global net sequence (`ln_net_seq`).
     pub(crate) net_seq: AtomicU64,
     pub(crate) counters: Counters,
@@ -152,6 +156,7 @@ impl TheLnet {
                     "lnet_pings"
                 ),
                 peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),
+                tx <- new_spinlock!(crate::credits::Tx::default(), "lnet_tx"),
                 net_seq: AtomicU64::new(0),
                 counters: Counters::default(),
                 interface_cookie: u64::from_ne_bytes(cookie) & !1,

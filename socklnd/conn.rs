@@ -28,10 +28,11 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, Mutex, SpinLock};
 use kernel::{c_str, new_condvar, new_mutex, new_spinlock};
 
-/// `sock_timeout`: seconds a send may block before the peer counts as gone.
-const SOCK_TIMEOUT_MS: u32 = 50_000;
-/// TCP keepalive: idle seconds, probe interval, probes.
-const KEEPALIVE: (i32, i32, i32) = (30, 5, 5);
+/// `sock_timeout` in milliseconds: how long a connect, a handshake or a
+/// stalled send may take before the peer counts as gone.
+fn sock_timeout_ms() -> u32 {
+    crate::params::timeout_secs().saturating_mul(1000)
+}
 /// Privileged source ports tried for active connections, high to low.
 const RESERVED_PORTS: core::ops::RangeInclusive<u16> = 512..=1023;
 
@@ -195,8 +196,8 @@ impl Conn {
 
     /// A connection the acceptor set up.
     pub(crate) fn start_passive(sni: &SockNi, sock: Socket, peer: Peer) -> Result {
-        sock.set_timeouts(0, SOCK_TIMEOUT_MS);
-        sock.tune(KEEPALIVE.0, KEEPALIVE.1, KEEPALIVE.2);
+        sock.set_timeouts(0, sock_timeout_ms());
+        sock.tune(&crate::params::sock_opts());
         let conn = new_conn(sni, peer.nid, sock, false, UP)?;
         conn.flip.store(peer.flip, Ordering::Relaxed);
         sni.conns.lock().push(conn.clone(), GFP_ATOMIC)?;
@@ -294,7 +295,7 @@ impl Conn {
             .peer
             .addr4()
             .ok_or(SetupError::Refused("no IPv4 address"))?;
-        self.sock.tune(KEEPALIVE.0, KEEPALIVE.1, KEEPALIVE.2);
+        self.sock.tune(&crate::params::sock_opts());
         // From this NI's address, so each NI is its own rail, and from a
         // privileged port, which Lustre's acceptor requires by default.
         let mut bound = Err(errno::EADDRINUSE());
@@ -305,10 +306,10 @@ impl Conn {
             }
         }
         bound?;
-        self.sock.set_timeouts(SOCK_TIMEOUT_MS, SOCK_TIMEOUT_MS);
+        self.sock.set_timeouts(sock_timeout_ms(), sock_timeout_ms());
         self.sock.connect(addr, ACCEPTOR_PORT)?;
         let peer = handshake::active(sni, &self.sock, self.peer)?;
-        self.sock.set_timeouts(0, SOCK_TIMEOUT_MS);
+        self.sock.set_timeouts(0, sock_timeout_ms());
         Ok(peer)
     }
 

@@ -4,10 +4,14 @@
 //! (include/lnet/lnd.h) as this module calls it.
 
 use crate::conn::{self, RxReq};
-use crate::kapi::bindings::{bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_nid, lnet_tx_desc};
+use crate::kapi::bindings::{
+    bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid, lnet_tx_desc,
+};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::{lnd, Nid};
+use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
+use crate::params;
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
@@ -19,6 +23,7 @@ extern "C" {
     fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void);
     fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void;
     fn lnet_ni_iface(ni: *mut lnet_ni) -> *const c_char;
+    fn lnet_ni_default_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables);
     fn lnet_parse(
         ni: *mut lnet_ni,
         hdr: *const c_void,
@@ -123,6 +128,19 @@ unsafe extern "C" fn socklnd_startup(ni: *mut lnet_ni) -> c_int {
     if !unsafe { try_module_get(module) } {
         return ENODEV.to_errno();
     }
+    // The NI's tunables: what `lnetctl net add` gave, the rest from our
+    // parameters.
+    let mut t = lnet_ni_tunables {
+        peer_timeout: params::get(SockParam::PeerTimeout),
+        peer_credits: params::get(SockParam::PeerCredits),
+        peer_buffer_credits: params::get(SockParam::PeerBufferCredits),
+        credits: params::get(SockParam::Credits),
+        conns_per_peer: 1,
+        timeout: i32::try_from(params::timeout_secs()).unwrap_or(i32::MAX),
+        tos: params::get(SockParam::Tos),
+    };
+    // SAFETY: an NI being started, and a live struct.
+    unsafe { lnet_ni_default_tunables(ni, &mut t) };
     match SockNi::start(LnetNi(ni)) {
         Ok(p) => {
             // SAFETY: a started NI; the pointer stays valid until shutdown.

@@ -58,7 +58,7 @@ impl SockNi {
             return Err(EINVAL);
         };
         let listener = Socket::tcp()?;
-        listener.tune(0, 0, 0);
+        listener.tune(&crate::kapi::sock::SockOpts::default());
         if let Err(e) = listener.bind(addr, ACCEPTOR_PORT) {
             pr_err!(
                 "can't bind {}:{} for {}: {:?}\n",

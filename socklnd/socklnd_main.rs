@@ -16,6 +16,7 @@ mod conn;
 mod handshake;
 mod lnd;
 mod ni;
+mod params;
 
 use kernel::prelude::*;
 

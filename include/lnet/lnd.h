@@ -84,6 +84,33 @@ void *lnet_ni_data(struct lnet_ni *ni);
 const char *lnet_ni_iface(struct lnet_ni *ni);
 
 /*
+ * An NI's tunables: LNet's (credits, peer timeout; "tunables" in
+ * "lnetctl net show -v") and the LND's own that net show prints under
+ * "lnd tunables". -1: not set.
+ */
+struct lnet_ni_tunables {
+	int peer_timeout;
+	int peer_credits;
+	int peer_buffer_credits;
+	int credits;
+	int conns_per_peer;
+	int timeout;
+	int tos;
+};
+
+/*
+ * Called by lnd_startup(): the values the administrator did not give
+ * ("lnetctl net add --credits ..."), -1 in the NI, take the LND's defaults
+ * from *t; peer_credits is clamped to credits. *t gets the values the NI
+ * runs with, LNet sends within its credits from then on.
+ */
+void lnet_ni_default_tunables(struct lnet_ni *ni, struct lnet_ni_tunables *t);
+
+/* LNet's LND timeout in seconds (from lnet_transaction_timeout and
+ * lnet_retry_count), for LNDs whose own timeout parameter is 0. */
+unsigned int lnet_get_lnd_timeout(void);
+
+/*
  * The LND saw the link under ni go down (fatal != 0) or come back: while
  * marked, selection prefers every other NI and pings report it DOWN; its
  * health is not changed. Only sets a flag: callable from notifiers and

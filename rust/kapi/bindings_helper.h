@@ -26,6 +26,7 @@
 // allow type lnet_handle_md
 // allow type lnet_lnd
 // allow type lnet_tx_desc
+// allow type lnet_ni_tunables
 // allow type lnet_msg_hstatus
 // allow type lnet_ack_req
 // allow type lnet_unlink

@@ -30,19 +30,38 @@ void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
 	release_sock(sk);
 }
 
-void kapi_sock_tune(struct socket *sock, int keepalive_idle,
-		    int keepalive_intvl, int keepalive_count)
+/*
+ * Address reuse; Nagle off unless asked for; TCP keepalive when all three
+ * values are > 0; buffer sizes and IP TOS when >= 0 (0 and -1 keep the
+ * system's).
+ */
+void kapi_sock_tune(struct socket *sock, const struct kapi_sock_opts *o)
 {
 	struct sock *sk = sock->sk;
 
 	sock_set_reuseaddr(sk);
-	tcp_sock_set_nodelay(sk);
-	if (keepalive_idle > 0 && keepalive_intvl > 0 && keepalive_count > 0) {
+	if (!o->nagle)
+		tcp_sock_set_nodelay(sk);
+	if (o->keepalive_idle > 0 && o->keepalive_intvl > 0 &&
+	    o->keepalive_count > 0) {
 		sock_set_keepalive(sk);
-		tcp_sock_set_keepidle(sk, keepalive_idle);
-		tcp_sock_set_keepintvl(sk, keepalive_intvl);
-		tcp_sock_set_keepcnt(sk, keepalive_count);
+		tcp_sock_set_keepidle(sk, o->keepalive_idle);
+		tcp_sock_set_keepintvl(sk, o->keepalive_intvl);
+		tcp_sock_set_keepcnt(sk, o->keepalive_count);
 	}
+	if (o->tx_buffer_size > 0) {
+		/* As SO_SNDBUF does: the kernel doubles the value. */
+		lock_sock(sk);
+		sk->sk_userlocks |= SOCK_SNDBUF_LOCK;
+		WRITE_ONCE(sk->sk_sndbuf,
+			   max_t(int, o->tx_buffer_size * 2, SOCK_MIN_SNDBUF));
+		sk->sk_write_space(sk);
+		release_sock(sk);
+	}
+	if (o->rx_buffer_size > 0)
+		sock_set_rcvbuf(sk, o->rx_buffer_size);
+	if (o->tos >= 0)
+		ip_sock_set_tos(sk, o->tos);
 }
 
 /* Addresses and ports in host order. */

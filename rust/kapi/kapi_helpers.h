@@ -10,8 +10,18 @@ struct socket;
 int kapi_sock_create_tcp(struct socket **res);
 void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
 			    unsigned int snd_ms);
-void kapi_sock_tune(struct socket *sock, int keepalive_idle,
-		    int keepalive_intvl, int keepalive_count);
+/* Socket options; the layout is mirrored by SockOpts in sock.rs. */
+struct kapi_sock_opts {
+	int keepalive_idle;
+	int keepalive_intvl;
+	int keepalive_count;
+	int nagle;
+	int tx_buffer_size;
+	int rx_buffer_size;
+	int tos;
+};
+
+void kapi_sock_tune(struct socket *sock, const struct kapi_sock_opts *o);
 int kapi_sock_bind4(struct socket *sock, __u32 addr, __u16 port);
 int kapi_sock_connect4(struct socket *sock, __u32 addr, __u16 port);
 int kapi_sock_peer4(struct socket *sock, __u32 *addr, __u16 *port);

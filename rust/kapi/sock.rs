@@ -15,13 +15,34 @@ type RawSock = *mut kernel::ffi::c_void;
 extern "C" {
     fn kapi_sock_create_tcp(res: *mut RawSock) -> i32;
     fn kapi_sock_set_timeouts(sock: RawSock, rcv_ms: u32, snd_ms: u32);
-    fn kapi_sock_tune(sock: RawSock, idle: i32, intvl: i32, count: i32);
+    fn kapi_sock_tune(sock: RawSock, opts: *const SockOpts);
     fn kapi_sock_bind4(sock: RawSock, addr: u32, port: u16) -> i32;
     fn kapi_sock_connect4(sock: RawSock, addr: u32, port: u16) -> i32;
     fn kapi_sock_peer4(sock: RawSock, addr: *mut u32, port: *mut u16) -> i32;
 }
 
 const SHUT_RDWR: u32 = 2;
+
+/// Socket options (`struct kapi_sock_opts`).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct SockOpts {
+    /// TCP keepalive: idle seconds, probe interval, probes; all three > 0
+    /// turn it on.
+    pub keepalive_idle: i32,
+    /// Seconds between probes.
+    pub keepalive_intvl: i32,
+    /// Unanswered probes before the connection is reset.
+    pub keepalive_count: i32,
+    /// Non-zero leaves Nagle's algorithm on.
+    pub nagle: i32,
+    /// Send buffer bytes (> 0), as SO_SNDBUF.
+    pub tx_buffer_size: i32,
+    /// Receive buffer bytes (> 0), as SO_RCVBUF.
+    pub rx_buffer_size: i32,
+    /// IP type of service (>= 0).
+    pub tos: i32,
+}
 
 /// An owned kernel socket.
 pub struct Socket {
@@ -47,10 +68,10 @@ impl Socket {
         Ok(Socket { sock: sock.cast() })
     }
 
-    /// Address reuse, no Nagle, and TCP keepalive when all three are > 0.
-    pub fn tune(&self, idle: i32, intvl: i32, count: i32) {
-        // SAFETY: a live socket.
-        unsafe { kapi_sock_tune(self.sock.cast(), idle, intvl, count) }
+    /// Address reuse and the given options.
+    pub fn tune(&self, opts: &SockOpts) {
+        // SAFETY: a live socket and a live options struct.
+        unsafe { kapi_sock_tune(self.sock.cast(), opts) }
     }
 
     /// Receive and send timeouts in milliseconds; 0 waits forever.

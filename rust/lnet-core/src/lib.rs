@@ -7,6 +7,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod credits;
 pub mod fault;
 pub mod frag;
 pub mod hdr;
@@ -20,4 +21,5 @@ pub mod params;
 pub mod ping;
 pub mod select;
 pub mod socklnd;
+pub mod socklnd_params;
 pub mod wire;

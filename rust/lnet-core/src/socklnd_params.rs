@@ -1,0 +1,271 @@
+//! ksocklnd's module parameters (`/sys/module/ksocklnd/parameters`,
+//! health.md §11.4): names, modes and defaults as Lustre declares them,
+//! with a range each. Lustre takes any `int`; these refuse a value that
+//! would make no sense (negative credits, a TOS above 255) with `EINVAL`
+//! and a message naming the range, and keep the old value.
+//!
+//! Only the parameters ksocklnd honours are declared; the others of
+//! Lustre's list (`nconnds`, `typed_conns`, `keepalive` NOOPs, zero-copy
+//! thresholds, ...) have no effect here and are not offered.
+
+use super::kstrto::{self, NumberError};
+use super::params::EINVAL;
+use core::fmt;
+
+/// A ksocklnd parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SockParam {
+    /// `sock_timeout`: seconds a send may stall, a connect or handshake
+    /// may take, before the connection is closed; 0 takes LNet's LND
+    /// timeout.
+    SockTimeout,
+    /// `credits`: concurrent sends through one NI.
+    Credits,
+    /// `peer_credits`: concurrent sends to one peer NI.
+    PeerCredits,
+    /// `peer_buffer_credits`: router buffer credits per peer.
+    PeerBufferCredits,
+    /// `peer_timeout`: seconds without news before a peer is dead (<= 0:
+    /// never), used by routers.
+    PeerTimeout,
+    /// `keepalive_idle`: idle seconds before TCP keepalive probes (0: off).
+    KeepaliveIdle,
+    /// `keepalive_count`: unanswered probes before TCP gives up.
+    KeepaliveCount,
+    /// `keepalive_intvl`: seconds between probes.
+    KeepaliveIntvl,
+    /// `nagle`: 1 leaves Nagle's algorithm on.
+    Nagle,
+    /// `tx_buffer_size`: socket send buffer in bytes (0: system default).
+    TxBufferSize,
+    /// `rx_buffer_size`: socket receive buffer in bytes (0: system default).
+    RxBufferSize,
+    /// `tos`: IP type of service of the connections (-1: system default).
+    Tos,
+}
+
+struct Spec {
+    name: &'static str,
+    writable: bool,
+    default: i32,
+    min: i32,
+    max: i32,
+}
+
+impl SockParam {
+    /// Every parameter, in declaration order.
+    pub const ALL: [SockParam; 12] = [
+        SockParam::SockTimeout,
+        SockParam::Credits,
+        SockParam::PeerCredits,
+        SockParam::PeerBufferCredits,
+        SockParam::PeerTimeout,
+        SockParam::KeepaliveIdle,
+        SockParam::KeepaliveCount,
+        SockParam::KeepaliveIntvl,
+        SockParam::Nagle,
+        SockParam::TxBufferSize,
+        SockParam::RxBufferSize,
+        SockParam::Tos,
+    ];
+
+    const fn spec(self) -> Spec {
+        let (name, writable, default, min, max) = match self {
+            SockParam::SockTimeout => ("sock_timeout", true, 50, 0, 86_400),
+            SockParam::Credits => ("credits", false, 256, 1, super::credits::MAX_CREDITS),
+            SockParam::PeerCredits => ("peer_credits", false, 8, 1, super::credits::MAX_CREDITS),
+            SockParam::PeerBufferCredits => (
+                "peer_buffer_credits",
+                false,
+                0,
+                0,
+                super::credits::MAX_CREDITS,
+            ),
+            SockParam::PeerTimeout => ("peer_timeout", false, 180, -1, 86_400),
+            // The kernel's own limits for TCP_KEEPIDLE, TCP_KEEPCNT and
+            // TCP_KEEPINTVL.
+            SockParam::KeepaliveIdle => ("keepalive_idle", true, 30, 0, 32_767),
+            SockParam::KeepaliveCount => ("keepalive_count", true, 5, 0, 127),
+            SockParam::KeepaliveIntvl => ("keepalive_intvl", true, 5, 0, 32_767),
+            SockParam::Nagle => ("nagle", true, 0, 0, 1),
+            SockParam::TxBufferSize => ("tx_buffer_size", true, 0, 0, 1 << 30),
+            SockParam::RxBufferSize => ("rx_buffer_size", true, 0, 0, 1 << 30),
+            SockParam::Tos => ("tos", false, -1, -1, 255),
+        };
+        Spec {
+            name,
+            writable,
+            default,
+            min,
+            max,
+        }
+    }
+
+    /// The name under /sys/module/ksocklnd/parameters.
+    pub const fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// Lustre's default.
+    pub const fn default_value(self) -> i32 {
+        self.spec().default
+    }
+
+    /// The accepted values.
+    pub const fn range(self) -> (i32, i32) {
+        let s = self.spec();
+        (s.min, s.max)
+    }
+
+    /// Mode 0644 (changeable at runtime; new connections use the new
+    /// value) or 0444 (read when an NI starts; set at load time).
+    pub const fn mode(self) -> u16 {
+        if self.spec().writable {
+            0o644
+        } else {
+            0o444
+        }
+    }
+
+    /// Looks a parameter up by its sysfs name.
+    pub fn from_name(name: &[u8]) -> Option<SockParam> {
+        SockParam::ALL
+            .into_iter()
+            .find(|p| p.name().as_bytes() == name)
+    }
+
+    /// Where the parameter sits in [`SockParam::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Why a write was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SockParamError {
+    /// Not a number, or not one that fits an `int`.
+    Number(SockParam, NumberError),
+    /// No value given (a bare name on the modprobe line).
+    Missing(SockParam),
+    /// A number outside the parameter's range.
+    Range(SockParam, i32),
+}
+
+impl SockParamError {
+    /// The errno handed back to the writer.
+    pub fn errno(&self) -> i32 {
+        match self {
+            SockParamError::Number(_, e) => e.errno(),
+            _ => EINVAL,
+        }
+    }
+}
+
+impl fmt::Display for SockParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SockParamError::Number(p, NumberError::Invalid) => {
+                write!(f, "Invalid value for '{}': not a number", p.name())
+            }
+            SockParamError::Number(p, NumberError::Overflow) => {
+                write!(f, "Invalid value for '{}': out of range", p.name())
+            }
+            SockParamError::Missing(p) => {
+                write!(f, "Invalid value for '{}': no value given", p.name())
+            }
+            SockParamError::Range(p, v) => {
+                let (lo, hi) = p.range();
+                write!(
+                    f,
+                    "Invalid value {v} for '{}': must be {lo}..{hi}",
+                    p.name()
+                )
+            }
+        }
+    }
+}
+
+/// The value a write of `input` to `p` sets.
+pub fn parse(p: SockParam, input: Option<&[u8]>) -> Result<i32, SockParamError> {
+    let input = input.ok_or(SockParamError::Missing(p))?;
+    let v = kstrto::parse_i32(input).map_err(|e| SockParamError::Number(p, e))?;
+    let (lo, hi) = p.range();
+    if v < lo || v > hi {
+        return Err(SockParamError::Range(p, v));
+    }
+    Ok(v)
+}
+
+/// The timeout a connection uses: `sock_timeout`, or LNet's LND timeout
+/// when it is 0.
+pub fn effective_timeout(sock_timeout: i32, lnet_lnd_timeout: u32) -> u32 {
+    match u32::try_from(sock_timeout) {
+        Ok(0) | Err(_) => lnet_lnd_timeout.max(1),
+        Ok(t) => t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::format;
+
+    #[test]
+    fn names_modes_defaults() {
+        for (i, p) in SockParam::ALL.into_iter().enumerate() {
+            assert_eq!(p.index(), i);
+            assert_eq!(SockParam::from_name(p.name().as_bytes()), Some(p));
+            let (lo, hi) = p.range();
+            assert!(lo <= p.default_value() && p.default_value() <= hi, "{p:?}");
+        }
+        assert_eq!(SockParam::from_name(b"nconnds"), None);
+        assert_eq!(SockParam::SockTimeout.mode(), 0o644);
+        assert_eq!(SockParam::PeerCredits.mode(), 0o444);
+        assert_eq!(SockParam::Credits.default_value(), 256);
+        assert_eq!(SockParam::PeerCredits.default_value(), 8);
+        assert_eq!(SockParam::PeerTimeout.default_value(), 180);
+        assert_eq!(SockParam::Tos.default_value(), -1);
+    }
+
+    #[test]
+    fn parsing() {
+        let p = SockParam::SockTimeout;
+        assert_eq!(parse(p, Some(b"20\n")), Ok(20));
+        assert_eq!(parse(p, Some(b"0x10")), Ok(16));
+        assert_eq!(parse(p, Some(b"0")), Ok(0));
+        assert_eq!(parse(p, Some(b"-1")), Err(SockParamError::Range(p, -1)));
+        assert_eq!(
+            parse(p, Some(b"ten")),
+            Err(SockParamError::Number(p, NumberError::Invalid))
+        );
+        assert_eq!(
+            parse(p, Some(b"99999999999")),
+            Err(SockParamError::Number(p, NumberError::Overflow))
+        );
+        assert_eq!(parse(p, None), Err(SockParamError::Missing(p)));
+        assert_eq!(parse(SockParam::Tos, Some(b"-1")), Ok(-1));
+        assert_eq!(
+            parse(SockParam::Tos, Some(b"256")),
+            Err(SockParamError::Range(SockParam::Tos, 256))
+        );
+        assert_eq!(
+            parse(SockParam::PeerCredits, Some(b"0")),
+            Err(SockParamError::Range(SockParam::PeerCredits, 0))
+        );
+        assert_eq!(
+            parse(SockParam::Nagle, Some(b"2")).map_err(|e| e.errno()),
+            Err(EINVAL)
+        );
+        let msg = format!("{}", SockParamError::Range(SockParam::Tos, 256));
+        assert_eq!(msg, "Invalid value 256 for 'tos': must be -1..255");
+    }
+
+    #[test]
+    fn timeout_falls_back_to_lnet() {
+        assert_eq!(effective_timeout(50, 49), 50);
+        assert_eq!(effective_timeout(0, 49), 49);
+        assert_eq!(effective_timeout(0, 0), 1);
+        assert_eq!(effective_timeout(-3, 10), 10);
+    }
+}

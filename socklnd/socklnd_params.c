@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ksocklnd's parameter table. Only C can place entries in the __param
+ * section, so names, modes and descriptions are declared here; parsing,
+ * ranges and the live values are Rust (socklnd/params.rs, with the rules
+ * in lnet-core's socklnd_params). Names and modes are Lustre's.
+ */
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+
+int ksocknal_param_set(const char *val, const struct kernel_param *kp);
+int ksocknal_param_get(char *buffer, const struct kernel_param *kp);
+
+static const struct kernel_param_ops ksocknal_param_ops = {
+	.set = ksocknal_param_set,
+	.get = ksocknal_param_get,
+};
+
+#define KSOCK_PARAM(name, mode, desc)                            \
+	module_param_cb(name, &ksocknal_param_ops, NULL, mode);  \
+	MODULE_PARM_DESC(name, desc)
+
+KSOCK_PARAM(sock_timeout, 0644,
+	    "dead socket timeout (seconds); 0 uses LNet's LND timeout");
+KSOCK_PARAM(credits, 0444, "# concurrent sends");
+KSOCK_PARAM(peer_credits, 0444, "# concurrent sends to 1 peer");
+KSOCK_PARAM(peer_buffer_credits, 0444, "# per-peer router buffer credits");
+KSOCK_PARAM(peer_timeout, 0444,
+	    "Seconds without aliveness news to declare peer dead (<=0 to disable)");
+KSOCK_PARAM(keepalive_idle, 0644, "# idle seconds before probe");
+KSOCK_PARAM(keepalive_count, 0644, "# missed probes == dead");
+KSOCK_PARAM(keepalive_intvl, 0644, "seconds between probes");
+KSOCK_PARAM(nagle, 0644, "enable NAGLE?");
+KSOCK_PARAM(tx_buffer_size, 0644,
+	    "socket tx buffer size (0 for system default)");
+KSOCK_PARAM(rx_buffer_size, 0644,
+	    "socket rx buffer size (0 for system default)");
+KSOCK_PARAM(tos, 0444, "Set the type of service (-1 to disable)");
