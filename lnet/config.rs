@@ -4,35 +4,77 @@
 //! checked before anything is set up, so a bad one refuses the load with a
 //! message saying what is wrong and where.
 
-use crate::lnet_core::networks;
+use crate::lnet_core::{ip2nets, networks};
 use crate::params;
 use kernel::prelude::*;
 
 /// One CPU partition until CPTs are introduced.
 pub(crate) const NCPTS: u32 = 1;
 
-/// The networks string in force: `networks=`, or Lustre's default `tcp`.
-pub(crate) fn networks() -> &'static str {
-    match params::networks() {
-        "" => "tcp",
-        n => n,
+/// Longest networks string ip2nets may select.
+const IP2NETS_OUT: usize = 1024;
+/// Most local addresses ip2nets is matched against.
+const MAX_ADDRS: usize = 64;
+
+/// Calls `f` with the networks string in force: `networks=`, the one
+/// `ip2nets=` selects for this node's addresses now, or Lustre's default
+/// `tcp`.
+pub(crate) fn with_networks<R>(f: impl FnOnce(&str) -> R) -> Result<R> {
+    let rules = params::ip2nets();
+    if rules.is_empty() {
+        return Ok(f(match params::networks() {
+            "" => "tcp",
+            n => n,
+        }));
+    }
+    let mut addrs = [0u32; MAX_ADDRS];
+    // SAFETY: a buffer of MAX_ADDRS addresses.
+    let n = unsafe { crate::kapi::bindings::lnet_inet_addrs(addrs.as_mut_ptr(), MAX_ADDRS as i32) };
+    let found = addrs.get(..usize::try_from(n).unwrap_or(0)).unwrap_or(&[]);
+    if found.is_empty() {
+        pr_err!("No local IP interfaces for ip2nets to match\n");
+        return Err(ENOENT);
+    }
+    let mut out = KVec::from_elem(0u8, IP2NETS_OUT, GFP_KERNEL)?;
+    match ip2nets::resolve(rules, found, &mut out) {
+        Ok(len) => {
+            let nets = out
+                .get(..len)
+                .and_then(|b| core::str::from_utf8(b).ok())
+                .ok_or(EINVAL)?;
+            pr_info!("ip2nets selects networks=\"{}\"\n", nets);
+            Ok(f(nets))
+        }
+        Err(e) => {
+            pr_err!("ip2nets=\"{}\": {}\n", rules, e);
+            Err(if e.kind == ip2nets::ErrorKind::NoMatch {
+                ENOENT
+            } else {
+                EINVAL
+            })
+        }
     }
 }
 
-/// Refuses the load for a configuration Lustre would refuse, or one we
-/// cannot honour yet; logs the NIs a good one asks for.
+/// Refuses the load for a configuration Lustre would refuse; logs the NIs
+/// a good `networks=` asks for. An `ip2nets=` is checked here and matched
+/// against the interfaces when LNet starts, as Lustre does.
 pub(crate) fn check_networks() -> Result {
     let given = params::networks();
-    let ip2nets = params::ip2nets();
-    if !ip2nets.is_empty() {
+    let rules = params::ip2nets();
+    if !rules.is_empty() {
         if !given.is_empty() {
             pr_err!("Please specify EITHER 'networks' or 'ip2nets' but not both at once\n");
-        } else {
-            pr_err!("ip2nets is not supported yet: use networks=\n");
+            return Err(EINVAL);
         }
-        return Err(EINVAL);
+        if let Err(e) = ip2nets::validate(rules) {
+            pr_err!("Invalid ip2nets=\"{}\": {}\n", rules, e);
+            return Err(EINVAL);
+        }
+        pr_info!("ip2nets=\"{}\"\n", rules);
+        return Ok(());
     }
-    let nets = networks();
+    let nets = if given.is_empty() { "tcp" } else { given };
     let count = match networks::validate(nets, NCPTS) {
         Ok(n) => n,
         Err(e) => {

@@ -25,6 +25,36 @@ struct page *lnet_kvaddr_to_page(unsigned long vaddr)
 EXPORT_SYMBOL_GPL(lnet_kvaddr_to_page);
 
 /*
+ * The first IPv4 address (host order) of each interface that is up and not
+ * loopback, at most max of them; returns how many (ip2nets matches these).
+ */
+int lnet_inet_addrs(__u32 *addrs, int max)
+{
+	struct net_device *dev;
+	int n = 0;
+
+	rcu_read_lock();
+	for_each_netdev_rcu(&init_net, dev) {
+		struct in_device *in_dev;
+		const struct in_ifaddr *ifa;
+
+		if (n >= max)
+			break;
+		if ((dev->flags & IFF_LOOPBACK) || !(dev->flags & IFF_UP))
+			continue;
+		in_dev = __in_dev_get_rcu(dev);
+		if (!in_dev)
+			continue;
+		in_dev_for_each_ifa_rcu(ifa, in_dev) {
+			addrs[n++] = ntohl(ifa->ifa_local);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+/*
  * The IPv4 address (host order) of interface "name", or, with an empty
  * name, of the first interface that is up, not loopback and has one; that
  * interface's name goes to "found". In C for the RCU list walks.

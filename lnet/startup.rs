@@ -145,20 +145,22 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
         return Ok(());
     }
     let mut failed = Ok(());
-    let r = networks::for_each_ni(config::networks(), config::NCPTS, |spec| {
-        match add_ni(
-            lnet,
-            spec.net,
-            spec.iface.unwrap_or(""),
-            &NetTunables::UNSET,
-        ) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                failed = Err(e);
-                Err(())
+    let r = config::with_networks(|nets| {
+        networks::for_each_ni(nets, config::NCPTS, |spec| {
+            match add_ni(
+                lnet,
+                spec.net,
+                spec.iface.unwrap_or(""),
+                &NetTunables::UNSET,
+            ) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    failed = Err(e);
+                    Err(())
+                }
             }
-        }
-    });
+        })
+    })?;
     failed?;
     match r {
         Ok(Ok(_)) => Ok(()),

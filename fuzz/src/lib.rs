@@ -1,7 +1,7 @@
 //! The checks each fuzz target runs on one input. A panic is a finding:
 //! either a decoder panicked (never allowed) or a round trip broke.
 
-use lnet_core::{hdr, networks, nid, o2iblnd, params, ping, socklnd};
+use lnet_core::{hdr, ip2nets, networks, nid, o2iblnd, params, ping, socklnd};
 
 /// NIDs and nets: parsing never panics; what parses prints back to itself;
 /// the wire form round-trips.
@@ -38,7 +38,8 @@ pub fn hdr(data: &[u8]) {
     }
 }
 
-/// networks=: never panics; a valid string gives as many NIs as it says.
+/// networks= and ip2nets=: never panic; a valid networks string gives as
+/// many NIs as it says; what ip2nets selects is a valid networks string.
 pub fn networks(data: &[u8]) {
     let Ok(s) = core::str::from_utf8(data) else {
         return;
@@ -48,6 +49,15 @@ pub fn networks(data: &[u8]) {
         assert_eq!(counted, Ok(Ok(n)));
     }
     let _ = networks::cpt_list_valid(s, 4);
+    // The same text as ip2nets: what it selects is a valid networks string.
+    let mut out = [0u8; 512];
+    if let Ok(n) = ip2nets::resolve(s, &[0x0a01_0001, 0xc0a8_0105], &mut out) {
+        let picked = core::str::from_utf8(&out[..n]).expect("ip2nets output is text");
+        assert!(
+            networks::validate(picked, u32::MAX).is_ok(),
+            "{s:?} -> {picked:?}"
+        );
+    }
 }
 
 /// Module parameters: any text written to any parameter leaves the

@@ -130,6 +130,9 @@ int lnet_parse(struct lnet_ni *ni, const void *hdr, unsigned int hdr_len,
 int lnet_inet_addr(const char *name, char *found, size_t found_len,
 		   __u32 *addr);
 
+/* The first IPv4 address of each up, non-loopback interface (at most max). */
+int lnet_inet_addrs(__u32 *addrs, int max);
+
 /* The page under a kernel virtual address (lowmem or vmalloc). */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr);
 

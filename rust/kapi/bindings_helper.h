@@ -36,3 +36,4 @@
 // allow var LNET_IOC_.*
 // allow function lnet_kvaddr_to_page
 // allow function lnet_inet_addr
+// allow function lnet_inet_addrs

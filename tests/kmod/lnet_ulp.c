@@ -987,6 +987,7 @@ static int flood_run(void)
 	struct op *ops;
 	struct buf big;
 	int i, ok = 0, failed = 0, lost = 0;
+	ktime_t start;
 
 	if (libcfs_strnid(&srv.nid, peer)) {
 		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
@@ -1005,6 +1006,7 @@ static int flood_run(void)
 		buf_free(&big);
 		return -ENOMEM;
 	}
+	start = ktime_get();
 	for (i = 0; i < repeat; i++) {
 		op_init(&ops[i], true);
 		if (bind(&big, 2, 0, &ops[i], &h[i])) {
@@ -1038,8 +1040,9 @@ static int flood_run(void)
 		else
 			failed++;
 	}
-	pr_info("lnet_ulp: flood of %d PUTs of %u bytes: %d ok, %d failed, %d without a final event\n",
-		repeat, big.bytes, ok, failed, lost);
+	pr_info("lnet_ulp: flood of %d PUTs of %u bytes in %lld us: %d ok, %d failed, %d without a final event\n",
+		repeat, big.bytes, ktime_us_delta(ktime_get(), start), ok, failed,
+		lost);
 	/* Ops left without an event stay allocated: a late one must not land in freed memory. */
 	if (!lost) {
 		kvfree(ops);

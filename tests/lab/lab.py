@@ -354,7 +354,9 @@ def main():
                     help="with --follow: show only kernel lines matching this regex (and any splat)")
     args = ap.parse_args()
 
-    names = args.scenarios or sorted(p.stem for p in TESTS.glob("*.sh") if p.name != "lib.sh")
+    # Benchmarks (bench_*.sh) print figures and run only when named.
+    names = args.scenarios or sorted(
+        p.stem for p in TESTS.glob("*.sh") if p.name != "lib.sh" and not p.name.startswith("bench_"))
     groups = {}
     for n in names:
         path = TESTS / f"{n}.sh"

@@ -24,16 +24,7 @@ lnetctl lnet configure --all || lab_fail "configure"
 lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
 
 if [ "$LAB_VM" = 1 ]; then
-	modprobe lnet_ulp mode=server || lab_fail "server did not start"
-	nc -ll -p 7000 -e /bin/true &
-	ready=$!
-	# Answer (and stay up) until the client is done.
-	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
-	kill $ready
-	lab_rmmod lnet_ulp
-	lnetctl lnet unconfigure || lab_fail "unconfigure"
-	lab_rmmod ksocklnd
-	lab_rmmod lnet
+	lab_serve_until_done
 	exit 0
 fi
 
@@ -61,12 +52,7 @@ burst() {
 	dmesg | sed -n 's/.*lnet_ulp: burst of [0-9]* [A-Z]*s: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p'
 }
 
-i=0
-until nc -w 1 "$(lab_addr "$peer" 0)" 7000 </dev/null >/dev/null 2>&1; do
-	i=$((i + 1))
-	[ $i -lt 60 ] || lab_fail "the server never got ready"
-	sleep 1
-done
+lab_wait_server "$(lab_addr "$peer" 0)"
 lab_expect_eq "$(burst PUT 4)" "4 0" "warm-up PUTs (ok failed)"
 
 # Recovery pings (GETs on portal 0) wait in a delay rule until it goes.
@@ -175,7 +161,7 @@ lab_must_fail lctl net_drop_add -s '*' -d '*' -r 1 -e no_such_status
 lab_must_fail lctl net_delay_add -s '*' -d '*' -r 1 -l 0
 lab_expect_eq "$(lctl net_drop_list | tail -n 1)" "found total 0" "rules after refusals"
 
-echo done | nc -w 5 "$(lab_addr "$peer" 0)" 7001 || lab_fail "could not release the server"
+lab_server_done "$(lab_addr "$peer" 0)"
 lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd

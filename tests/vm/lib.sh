@@ -119,3 +119,33 @@ lab_wait_peers() {
 		v=$((v + 1))
 	done
 }
+
+# The server side of a two-VM scenario: serves lnet_ulp's buffers, answers
+# "up?" on port 7000 until the client says "done" on port 7001, then takes
+# LNet down and unloads. The client uses lab_wait_server / lab_server_done.
+lab_serve_until_done() {
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	nc -ll -p 7000 -e /bin/true &
+	ready=$!
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
+	kill $ready
+	lab_rmmod lnet_ulp
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+}
+
+# Waits until the server at address $1 answers.
+lab_wait_server() {
+	tries=0
+	until nc -w 1 "$1" 7000 </dev/null >/dev/null 2>&1; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 120 ] || lab_fail "the server never came up"
+		sleep 1
+	done
+}
+
+# Tells the server at address $1 that the client is done.
+lab_server_done() {
+	echo done | nc -w 5 "$1" 7001 || lab_fail "cannot tell the server"
+}

@@ -58,24 +58,11 @@ lab_expect_eq "$(tun "$me1" peer_credits)" 2 "tcp1 peer_credits"
 lab_expect_eq "$(tun "$me1" credits)" 16 "tcp1 credits"
 
 if [ "$LAB_VM" = 1 ]; then
-	modprobe lnet_ulp mode=server || lab_fail "server did not start"
-	nc -ll -p 7000 -e /bin/true &
-	ready=$!
-	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
-	kill $ready
-	lab_rmmod lnet_ulp
-	lnetctl lnet unconfigure || lab_fail "unconfigure"
-	lab_rmmod ksocklnd
-	lab_rmmod lnet
+	lab_serve_until_done
 	exit 0
 fi
 
-tries=0
-until nc "$(lab_addr "$peer" 0)" 7000 </dev/null >/dev/null 2>&1; do
-	tries=$((tries + 1))
-	[ "$tries" -lt 120 ] || lab_fail "the server never came up"
-	sleep 1
-done
+lab_wait_server "$(lab_addr "$peer" 0)"
 credit() { # nid key
 	lnetctl peer show -v >/tmp/peer || lab_fail "peer show -v"
 	awk -v nid="$1" -v k="$2:" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == k && cur == nid { print $2; exit }' /tmp/peer
@@ -127,7 +114,7 @@ lab_expect_eq "$(credit "$p1" tx_q_num_of_buf)" 0 "tcp1 bytes queued after net d
 tc qdisc del dev eth1 root || lab_fail "netem del"
 lab_rmmod lnet_ulp
 
-echo done | nc "$(lab_addr "$peer" 0)" 7001 || lab_fail "cannot tell the server"
+lab_server_done "$(lab_addr "$peer" 0)"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd
 lab_rmmod lnet

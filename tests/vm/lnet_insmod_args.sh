@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 timeout=120
+# lab: vms=2 nics=2 timeout=180
 # Parameters given at load time go through the same validation: a bad one
 # refuses the load with a clear message, good ones take effect.
 P=/sys/module/lnet/parameters
@@ -28,7 +28,8 @@ bad_load lnet_numa_range=-1
 bad_load lnet_transaction_timeout=2
 
 # networks= is checked at load time; a bad one refuses the load and says
-# what is wrong where. ip2nets is refused until it is supported.
+# what is wrong where. ip2nets= is checked at load time too, and matched
+# against the interfaces' addresses when LNet starts.
 bad_load networks="tcp(eth0"
 dmesg | grep -q "Invalid networks=\"tcp(eth0\": '(' without ')' at offset 3" || lab_fail "unclosed paren message"
 bad_load networks="tcp(eth0,eth0)"
@@ -36,10 +37,35 @@ dmesg | grep -q "interface named twice" || lab_fail "duplicate interface message
 bad_load networks="tcp(eth0),bogus"
 dmesg | grep -q "unknown network type at offset 10" || lab_fail "unknown net message"
 bad_load networks="tcp(eth0) junk"
+bad_load ip2nets="tcp(eth0) 10.1.0.x"
+dmesg | grep -q "bad address pattern at offset 10" || lab_fail "ip2nets pattern message"
 bad_load ip2nets="tcp(eth0)"
-dmesg | grep -q "ip2nets is not supported yet" || lab_fail "ip2nets message"
-bad_load networks=tcp ip2nets="tcp(eth0)"
+dmesg | grep -q "entry without an address pattern at offset 0" || lab_fail "ip2nets pattern-less message"
+bad_load networks=tcp ip2nets="tcp(eth0) 10.*.*.*"
 dmesg | grep -q "EITHER 'networks' or 'ip2nets'" || lab_fail "networks and ip2nets message"
+
+# Each rail's entry matches its address; the o2ib entry matches nothing.
+dmesg -c >/dev/null
+# (busybox modprobe quotes a value with spaces for the kernel itself.)
+modprobe lnet ip2nets="tcp(eth0) 10.1.0.*; tcp1(eth1) 10.2.0.[1-9] # rail 2; o2ib 192.168.*.*" ||
+	lab_fail "good ip2nets refused"
+modprobe ksocklnd || lab_fail "ksocklnd did not load"
+lnetctl lnet configure --all || lab_fail "configure with ip2nets"
+dmesg | grep -q 'ip2nets selects networks="tcp(eth0),tcp1(eth1)"' || lab_fail "ip2nets selection not logged"
+lnetctl net show >/tmp/nets || lab_fail "net show"
+for nid in "$(lab_addr "$LAB_VM" 0)@tcp" "$(lab_addr "$LAB_VM" 1)@tcp1"; do
+	grep -q "nid: $nid\$" /tmp/nets || lab_fail "no NI $nid from ip2nets"
+done
+grep -q "o2ib" /tmp/nets && lab_fail "an o2ib NI from an entry that matches nothing"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
+# Matching nothing: the load succeeds, starting LNet does not.
+dmesg -c >/dev/null
+modprobe lnet ip2nets="tcp 192.168.0.*" || lab_fail "ip2nets load"
+lab_must_fail lnetctl lnet configure --all
+dmesg | grep -q "ip2nets does not match any local IP interfaces" || lab_fail "no-match message"
+lab_rmmod lnet
 dmesg -c >/dev/null
 modprobe lnet
 dmesg | grep -q 'networks="tcp": 1 NI' || lab_fail "default networks should be tcp"

@@ -12,6 +12,7 @@ pub mod fault;
 pub mod frag;
 pub mod hdr;
 pub mod health;
+pub mod ip2nets;
 pub mod kstrto;
 pub mod md;
 pub mod networks;

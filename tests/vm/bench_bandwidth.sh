@@ -1,0 +1,64 @@
+# lab: vms=2 nics=2 timeout=420
+# Benchmark (not a test: run by scripts/bench.sh): bulk PUT bandwidth over
+# one rail (tcp on eth0) against raw TCP between the same two VMs over the
+# same NIC, measured in the same run. Raw TCP is busybox dd into nc, timed
+# by /proc/uptime (10 ms steps) until nc is done; LNet is lnet_ulp's flood
+# of 1 MiB PUTs with ACKs, timed
+# from the first post to the last ACK. Each is measured three times,
+# alternating; the figures and their ratio are printed. Only correctness
+# is checked (every PUT acknowledged), never the speed.
+peer=$(lab_peer)
+paddr=$(lab_addr "$peer" 0)
+MIB=${BENCH_MIB:-16}
+dmesg -c >/dev/null
+modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load"
+modprobe ksocklnd || lab_fail "ksocklnd did not load"
+lnetctl lnet configure --all || lab_fail "configure"
+
+if [ "$LAB_VM" = 1 ]; then
+	# One raw TCP sink per measurement.
+	(for _ in 1 2 3; do nc -l -p 7100 >/dev/null; done) &
+	sinks=$!
+	lab_serve_until_done
+	kill $sinks 2>/dev/null || true
+	exit 0
+fi
+
+lab_wait_server "$paddr"
+# Monotonic seconds, in hundredths.
+now_cs() {
+	lab_read /proc/uptime
+	set -- ${LAB_V%% *}
+	echo "${1%.*}${1#*.}"
+}
+# MB/s (10^6 bytes) of a transfer of $1 bytes in $2 seconds.
+mbs() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / s / 1e6 }'; }
+raw_total=0
+lnet_total=0
+for round in 1 2 3; do
+	sleep 1
+	t0=$(now_cs)
+	dd if=/dev/zero bs=1048576 count="$MIB" 2>/dev/null | nc "$paddr" 7100 ||
+		lab_fail "raw TCP transfer"
+	t1=$(now_cs)
+	raw=$(mbs $((MIB * 1048576)) "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 100 }')")
+	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=flood peer="$paddr@tcp" repeat="$MIB" op_timeout=300 ||
+		lab_fail "flood did not run"
+	lab_rmmod lnet_ulp
+	line=$(dmesg | grep 'lnet_ulp: flood' | tail -n 1)
+	case "$line" in
+	*": $MIB ok, 0 failed, 0 without a final event") ;;
+	*) lab_fail "flood: $line" ;;
+	esac
+	us=$(echo "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "us:") print $(i - 1) }')
+	lnet=$(mbs $((MIB * 1048576)) "$(awk -v u="$us" 'BEGIN { print u / 1e6 }')")
+	lab_log "bench round $round: raw TCP $raw MB/s, LNet PUT $lnet MB/s ($MIB MiB each)"
+	raw_total=$(awk -v a="$raw_total" -v b="$raw" 'BEGIN { print a + b }')
+	lnet_total=$(awk -v a="$lnet_total" -v b="$lnet" 'BEGIN { print a + b }')
+done
+lab_log "$(awk -v r="$raw_total" -v l="$lnet_total" 'BEGIN { printf "bench: one rail, mean of 3: raw TCP %.1f MB/s, LNet PUT %.1f MB/s, ratio %.2f", r / 3, l / 3, l / r }')"
+lab_server_done "$paddr"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
