@@ -666,7 +666,10 @@ unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_ch
 ///
 /// `ni` is an NI being started; `t` points to a writable struct.
 #[no_mangle]
-unsafe extern "C" fn lnet_ni_default_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables) {
+pub(crate) unsafe extern "C" fn lnet_ni_default_tunables(
+    ni: *mut lnet_ni,
+    t: *mut lnet_ni_tunables,
+) {
     // SAFETY: by this function's contract.
     let (Some(ni), Some(t)) = (unsafe { ni_ref(ni) }, unsafe { t.as_mut() }) else {
         return;

@@ -20,15 +20,16 @@ use crate::md::flags;
 use crate::msg::{self, Msg};
 use crate::ni::Ni;
 use crate::state::TheLnet;
+use core::sync::atomic::Ordering::Relaxed;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
 /// The credits of one peer NI and the bytes of the messages holding them
 /// (`lpni_txcredits`, `lpni_txqnob`).
-pub(crate) struct PeerTx {
+struct PeerTx {
     nid: Nid,
-    pub(crate) credits: TxCredits,
-    pub(crate) qnob: u64,
+    credits: TxCredits,
+    qnob: u64,
 }
 
 /// Which count a waiting message waits on.
@@ -77,13 +78,13 @@ impl Tx {
         self.peer_nis.last_mut().ok_or(EINVAL)
     }
 
-    /// Credits of peer NI `nid` and the bytes in flight to it, if any
-    /// message went there yet.
-    pub(crate) fn peer_ni_credits(&self, nid: &Nid) -> Option<(TxCredits, u64)> {
+    /// Credits of peer NI `nid` and the bytes in flight to it; a peer NI
+    /// no message went to yet has all `fresh` credits.
+    pub(crate) fn peer_ni_credits(&self, nid: &Nid, fresh: i32) -> (TxCredits, u64) {
         self.peer_nis
             .iter()
             .find(|p| p.nid == *nid)
-            .map(|p| (p.credits, p.qnob))
+            .map_or((TxCredits::new(fresh), 0), |p| (p.credits, p.qnob))
     }
 }
 
@@ -101,16 +102,19 @@ enum Admit {
 /// Takes the credits `m` still lacks, peer NI first; parks it if one is
 /// short.
 fn admit(tx: &mut Tx, mut m: KBox<Msg>) -> Admit {
-    let Some(ni) = m.ni.clone() else {
+    let Some((peer_credits, ni_credits)) =
+        m.ni.as_ref()
+            .map(|ni| (ni.tunables.peer_credits.load(Relaxed), ni.max_tx_credits()))
+    else {
         return Admit::Go(m);
     };
     if tx.waiting.reserve(1, GFP_ATOMIC).is_err() {
         return Admit::Fail(m, ENOMEM);
     }
-    let t = ni.net_tunables();
-    if !m.peer_credit && t.peer_credits > 0 && ni.nid != Nid::LO {
+    // The loopback NI has neither kind of credit.
+    if !m.peer_credit && peer_credits > 0 {
         let len = nob(&m);
-        let p = match tx.peer_ni_or_new(&m.hdr.dest_nid, t.peer_credits) {
+        let p = match tx.peer_ni_or_new(&m.hdr.dest_nid, peer_credits) {
             Ok(p) => p,
             Err(e) => return Admit::Fail(m, e),
         };
@@ -128,11 +132,14 @@ fn admit(tx: &mut Tx, mut m: KBox<Msg>) -> Admit {
             return Admit::Waits;
         }
     }
-    if !m.ni_credit && ni.max_tx_credits() > 0 {
+    if !m.ni_credit && ni_credits > 0 {
         m.ni_credit = true;
-        let mut c = ni.tx_credits();
-        let go = c.take();
-        ni.set_tx_credits(c);
+        let go = m.ni.as_ref().is_some_and(|ni| {
+            let mut c = ni.tx_credits();
+            let go = c.take();
+            ni.set_tx_credits(c);
+            go
+        });
         if !go {
             let _ = tx.waiting.push(Waiter { msg: m, on: On::Ni }, GFP_ATOMIC);
             return Admit::Waits;
@@ -170,7 +177,8 @@ pub(crate) fn give_back(lnet: &TheLnet, m: &mut Msg) {
     if !m.peer_credit && !m.ni_credit {
         return;
     }
-    let Some(ni) = m.ni.clone() else {
+    let len = nob(m);
+    let Some(ni) = m.ni.as_ref() else {
         return;
     };
     let mut tx = lnet.tx.lock();
@@ -181,12 +189,11 @@ pub(crate) fn give_back(lnet: &TheLnet, m: &mut Msg) {
         let wakes = c.give();
         ni.set_tx_credits(c);
         if wakes {
-            woken[0] = first_waiter(&mut tx, On::Ni, &ni, &m.hdr.dest_nid);
+            woken[0] = first_waiter(&mut tx, On::Ni, ni, &m.hdr.dest_nid);
         }
     }
     if m.peer_credit {
         m.peer_credit = false;
-        let len = nob(m);
         let wakes = match tx.peer_ni(&m.hdr.dest_nid) {
             Some(p) => {
                 p.qnob = p.qnob.saturating_sub(len);
@@ -195,7 +202,7 @@ pub(crate) fn give_back(lnet: &TheLnet, m: &mut Msg) {
             None => false,
         };
         if wakes {
-            woken[1] = first_waiter(&mut tx, On::PeerNi, &ni, &m.hdr.dest_nid);
+            woken[1] = first_waiter(&mut tx, On::PeerNi, ni, &m.hdr.dest_nid);
         }
     }
     for w in woken.into_iter().flatten() {

@@ -363,11 +363,7 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
                     .iter()
                     .find(|x| x.nid.net() == ni.nid.net())
                     .map_or(0, |x| x.net_tunables().peer_credits.max(0));
-                let (credits, qnob) = lnet
-                    .tx
-                    .lock()
-                    .peer_ni_credits(&ni.nid)
-                    .unwrap_or((TxCredits::new(fresh), 0));
+                let (credits, qnob) = lnet.tx.lock().peer_ni_credits(&ni.nid, fresh);
                 fill_peer_ni(&mut p, ni, &credits, qnob);
             }
             write(arg, &p)

@@ -4,7 +4,7 @@
 //! just arrived, and its payload is copied straight into the matching MD.
 //! It goes through the same LND operations table as the network LNDs.
 
-use crate::kapi::bindings::{lnet_lnd, lnet_tx_desc};
+use crate::kapi::bindings::{lnet_lnd, lnet_ni_tunables, lnet_tx_desc};
 use crate::kapi::kiov;
 use crate::lnd::{lnet_msg, lnet_ni};
 use crate::lnet_core::nid::lnd;
@@ -13,7 +13,19 @@ use core::ffi::{c_int, c_uint, c_void};
 /// # Safety
 ///
 /// Called by LNet only.
-unsafe extern "C" fn lolnd_startup(_ni: *mut lnet_ni) -> c_int {
+unsafe extern "C" fn lolnd_startup(ni: *mut lnet_ni) -> c_int {
+    // No credits and no peers: zero tunables, no LND tunables.
+    let mut t = lnet_ni_tunables {
+        peer_timeout: 0,
+        peer_credits: 0,
+        peer_buffer_credits: 0,
+        credits: 0,
+        conns_per_peer: -1,
+        timeout: -1,
+        tos: -1,
+    };
+    // SAFETY: the NI LNet is starting, and a live struct.
+    unsafe { crate::api::lnet_ni_default_tunables(ni, &mut t) };
     0
 }
 

@@ -328,7 +328,7 @@ fn select_path(
             });
         let net = best_of(nets, (Net::ANY, NET_UNRANKED), select::best_net)?;
         let ni = pick_ni(net)?;
-        let fresh = ni.net_tunables().peer_credits;
+        let fresh = ni.tunables.peer_credits.load(Ordering::Relaxed);
         let tx = lnet.tx.lock();
         let lpnis = peer
             .nis
@@ -336,15 +336,11 @@ fn select_path(
             .enumerate()
             .filter(|(_, p)| p.nid.net() == net)
             .map(|(i, p)| {
-                // A peer NI no message went to yet has all its credits.
-                let credits = tx
-                    .peer_ni_credits(&p.nid)
-                    .map_or(fresh, |(c, _)| c.available);
                 let c = PeerNiCandidate {
                     health: p.health,
                     seq: p.seq,
                     preferred: p.pref_nid == Some(ni.nid),
-                    tx_credits: credits,
+                    tx_credits: tx.peer_ni_credits(&p.nid, fresh).0.available,
                     ..LPNI_UNRANKED
                 };
                 (i, c)

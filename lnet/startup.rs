@@ -133,14 +133,7 @@ fn ni_init_locked(
 /// Starts `0@lo` and the NIs of `networks=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     let lo = LndRef::new(&LOLND).ok_or(EINVAL)?;
-    // The loopback NI has no credits and no peers.
-    let none = NetTunables {
-        peer_timeout: 0,
-        peer_credits: 0,
-        peer_buffer_credits: 0,
-        credits: 0,
-    };
-    start_ni(lnet, Nid::LO, None, lo, &none)?;
+    start_ni(lnet, Nid::LO, None, lo, &NetTunables::UNSET)?;
     if !load_networks {
         return Ok(());
     }
@@ -340,9 +333,6 @@ fn start_ni(
     tunables: &NetTunables,
 ) -> Result {
     let ni = Arc::new(Ni::new(nid, iface, lnd, tunables), GFP_KERNEL)?;
-    if nid == Nid::LO {
-        ni.set_net_tunables(tunables);
-    }
     let mut nis = lnet.nis.lock();
     nis.nis.push(ni.clone(), GFP_ATOMIC)?;
     drop(nis);

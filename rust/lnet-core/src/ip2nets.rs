@@ -219,19 +219,23 @@ fn spec_nets(spec: &str, at: usize, nets: &mut [Net; MAX_NETS]) -> Result<usize,
 /// Checks the syntax of every entry.
 pub fn validate(ip2nets: &str) -> Result<(), Error> {
     for e in entries(ip2nets) {
-        entry_matches(&e, &[])?;
+        check_entry(&e, &[], &mut [Net::LO; MAX_NETS])?;
     }
     Ok(())
 }
 
-/// Whether an entry matches one of `addrs`, after checking all of it.
-fn entry_matches(e: &Entry<'_>, addrs: &[u32]) -> Result<bool, Error> {
-    let mut nets = [Net::LO; MAX_NETS];
+/// Checks all of an entry; if it matches one of `addrs`, returns its
+/// networks spec and the number of its nets, which are put in `nets`.
+fn check_entry<'a>(
+    e: &Entry<'a>,
+    addrs: &[u32],
+    nets: &mut [Net; MAX_NETS],
+) -> Result<Option<(&'a str, usize)>, Error> {
     let mut toks = tokens(e.text);
     let Some((spec_at, spec)) = toks.next() else {
-        return Ok(false);
+        return Ok(None);
     };
-    spec_nets(spec, e.at + spec_at, &mut nets)?;
+    let n = spec_nets(spec, e.at + spec_at, nets)?;
     let mut any_pattern = false;
     let mut matched = false;
     for (at, p) in toks {
@@ -251,26 +255,21 @@ fn entry_matches(e: &Entry<'_>, addrs: &[u32]) -> Result<bool, Error> {
             kind: ErrorKind::NoPattern,
         });
     }
-    Ok(matched)
+    Ok(matched.then_some((spec, n)))
 }
 
 /// The networks string ip2nets selects for a node with addresses `addrs`
 /// (host order, loopback excluded), written into `out`; returns its
-/// length.
+/// length. Every entry is checked, matching or not.
 pub fn resolve(ip2nets: &str, addrs: &[u32], out: &mut [u8]) -> Result<usize, Error> {
-    validate(ip2nets)?;
     let mut chosen = [Net::LO; MAX_NETS];
     let mut nchosen = 0usize;
     let mut len = 0usize;
     for e in entries(ip2nets) {
-        if !entry_matches(&e, addrs)? {
-            continue;
-        }
-        let Some((spec_at, spec)) = tokens(e.text).next() else {
+        let mut nets = [Net::LO; MAX_NETS];
+        let Some((spec, n)) = check_entry(&e, addrs, &mut nets)? else {
             continue;
         };
-        let mut nets = [Net::LO; MAX_NETS];
-        let n = spec_nets(spec, e.at + spec_at, &mut nets)?;
         let mine = nets.get(..n).unwrap_or(&[]);
         // An entry naming a net an earlier one gave is passed over whole.
         if mine
