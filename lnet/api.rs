@@ -792,3 +792,20 @@ pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, h
     let m = unsafe { msg::Msg::from_c(m) };
     msg::finalize(lnet, m, status, hs);
 }
+
+/// The health status LNet gives a message whose `lnd_send` the LND is
+/// about to refuse (Lustre's LNDs set `msg_health_status` the same way).
+///
+/// # Safety
+///
+/// `m` is a message LNet is handing the LND in `lnd_send`, not finalized.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn lnet_msg_set_hstatus(m: *mut lnet_msg, hstatus: c_uint) {
+    if m.is_null() {
+        return;
+    }
+    let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
+    // SAFETY: by this function's contract, the LND's caller still owns the
+    // message and nothing else touches it during lnd_send.
+    unsafe { (*m.cast::<msg::Msg>()).lnd_hstatus = hs };
+}

@@ -122,3 +122,4 @@ EXPORT_SYMBOL_GPL(lnet_ni_default_tunables);
 EXPORT_SYMBOL_GPL(lnet_get_lnd_timeout);
 EXPORT_SYMBOL_GPL(lnet_parse);
 EXPORT_SYMBOL_GPL(lnet_finalize);
+EXPORT_SYMBOL_GPL(lnet_msg_set_hstatus);

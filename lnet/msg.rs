@@ -53,6 +53,8 @@ pub(crate) struct Msg {
     /// still waiting for it).
     pub(crate) peer_credit: bool,
     pub(crate) ni_credit: bool,
+    /// The status an LND gave a send it refused (`lnet_msg_set_hstatus`).
+    pub(crate) lnd_hstatus: Status,
 }
 
 // SAFETY: the raw pointers inside (fragment vectors of referenced MDs, the
@@ -77,6 +79,7 @@ impl Msg {
                 deadline: 0,
                 peer_credit: false,
                 ni_credit: false,
+                lnd_hstatus: Status::LocalError,
             },
             GFP_KERNEL,
         )?;
@@ -495,7 +498,12 @@ pub(crate) fn lnd_send(lnet: &TheLnet, m: KBox<Msg>) {
     if let Err(e) = ni.lnd.send(&ni, p, desc) {
         // SAFETY: the LND refused the message, so it is still ours.
         let m = unsafe { Msg::from_c(p) };
-        finalize(lnet, m, e.to_errno(), Status::LocalError);
+        // The health status is the one the LND set, if any. Unlike Lustre's
+        // lnet_ni_send, the message stays resendable: our LNDs refuse a send
+        // when its NI's link is down or the peer is in reconnect backoff,
+        // and another path is then exactly what health should try.
+        let hs = m.lnd_hstatus;
+        finalize(lnet, m, e.to_errno(), hs);
     }
 }
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Incoming connections: the acceptor's checks, then a connection with its
-//! threads.
+//! Incoming connections: the acceptor's checks, the hello, the race,
+//! restart and duplicate rules (lnet-core `socklnd_conns::judge`), then a
+//! connection with its threads.
 
 use crate::conn::Conn;
-use crate::handshake::{self, SetupError};
+use crate::handshake::{self, Peer, SetupError};
+use crate::kapi::errno;
 use crate::kapi::sock::Socket;
+use crate::lnet_core::socklnd::{self, Hello};
+use crate::lnet_core::socklnd_conns::{self as rules, Incoming, Verdict};
 use crate::ni::SockNi;
-use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 /// `accept_timeout`: seconds a peer has to finish the handshake.
@@ -19,7 +22,7 @@ const PRIVILEGED: u16 = 1024;
 pub(crate) fn accept(sni: &SockNi, sock: Socket) {
     sock.set_timeouts(ACCEPT_TIMEOUT_MS, ACCEPT_TIMEOUT_MS);
     let Ok((ip, port)) = sock.peer() else {
-        sni.refused.fetch_add(1, Ordering::Relaxed);
+        sni.count_refused();
         return;
     };
     let [a, b, c, d] = ip.to_be_bytes();
@@ -33,20 +36,16 @@ pub(crate) fn accept(sni: &SockNi, sock: Socket) {
             d,
             port
         );
-        sni.refused.fetch_add(1, Ordering::Relaxed);
+        sni.count_refused();
         return;
     }
     match handshake::passive(sni, &sock) {
-        Ok(peer) => {
-            if let Err(e) = Conn::start_passive(sni, sock, peer) {
-                pr_warn!("no connection for {}.{}.{}.{}: {:?}\n", a, b, c, d, e);
-            }
-        }
+        Ok((hello, peer)) => decide(sni, sock, &hello, peer, [a, b, c, d]),
         Err(e) => {
             if matches!(e, SetupError::Proto(_)) {
-                sni.protocol_errors.fetch_add(1, Ordering::Relaxed);
+                sni.count_protocol_error();
             }
-            sni.refused.fetch_add(1, Ordering::Relaxed);
+            sni.count_refused();
             pr_warn!(
                 "refusing connection from {}.{}.{}.{} to {}: {}\n",
                 a,
@@ -58,4 +57,116 @@ pub(crate) fn accept(sni: &SockNi, sock: Socket) {
             );
         }
     }
+}
+
+/// Takes or refuses a connection whose hello checked out
+/// (`ksocknal_create_conn`, passive side).
+fn decide(sni: &SockNi, sock: Socket, hello: &Hello, peer: Peer, ip: [u8; 4]) {
+    let [a, b, c, d] = ip;
+    let verdict = {
+        let mut t = sni.table.lock();
+        let incoming = Incoming {
+            peer: peer.nid,
+            me: sni.nid,
+            connecting: t.peer_mut(&peer.nid).is_some_and(|p| p.connecting),
+            known_incarnation: if t.connected(&peer.nid) {
+                t.peer_mut(&peer.nid).and_then(|p| p.incarnation)
+            } else {
+                None
+            },
+            incarnation: peer.incarnation,
+            duplicate: t.duplicate(&peer.nid, peer.ctype),
+        };
+        let v = if t.closed {
+            Err(errno::ESHUTDOWN())
+        } else {
+            Ok(rules::judge(&incoming))
+        };
+        if v == Ok(Verdict::Accept) {
+            // Messages for the peer wait for this connection rather than
+            // fail while it is set up.
+            match t.peer_or_insert(peer.nid) {
+                Ok(p) => p.accepting += 1,
+                Err(e) => return refuse(sni, &ip, peer.nid, e),
+            }
+        }
+        v
+    };
+    let verdict = match verdict {
+        Ok(v) => v,
+        Err(e) => return refuse(sni, &ip, peer.nid, e),
+    };
+    if verdict != Verdict::Accept {
+        if verdict == Verdict::Stale {
+            // The peer restarted: what we had with it is gone.
+            let old = {
+                let mut t = sni.table.lock();
+                if let Some(p) = t.peer_mut(&peer.nid) {
+                    p.incarnation = None;
+                }
+                let mut old = KVec::new();
+                for c in t.conns.iter().filter(|c| c.peer == peer.nid) {
+                    if old.push(c.clone(), GFP_ATOMIC).is_err() {
+                        break;
+                    }
+                }
+                old
+            };
+            for c in old {
+                c.close(errno::ESTALE().to_errno());
+            }
+        }
+        sni.count_refused();
+        // NONE tells the peer to retry later rather than fail.
+        let _ = handshake::reply(sni, &sock, hello, false);
+        pr_info!(
+            "{}: not creating {} connection from {} ({}.{}.{}.{}): {}\n",
+            sni.nid,
+            crate::conn::type_name(peer.ctype),
+            peer.nid,
+            a,
+            b,
+            c,
+            d,
+            match verdict {
+                Verdict::LostRace => "connection race resolution",
+                Verdict::Stale => "peer rebooted",
+                _ => "duplicate",
+            }
+        );
+        return;
+    }
+    let r = handshake::reply(sni, &sock, hello, true)
+        .map_err(|e| match e {
+            SetupError::Io(e) => e,
+            _ => errno::EPROTO(),
+        })
+        .and_then(|()| Conn::start(sni, sock, peer, false));
+    let orphans = {
+        let mut t = sni.table.lock();
+        if let Some(p) = t.peer_mut(&peer.nid) {
+            p.accepting = p.accepting.saturating_sub(1);
+        }
+        match &r {
+            Ok(()) => KVec::new(),
+            Err(_) => t.orphans(&peer.nid),
+        }
+    };
+    if let Err(e) = r {
+        pr_warn!("no connection for {}.{}.{}.{}: {:?}\n", a, b, c, d, e);
+        crate::peer::fail_all(orphans, e.to_errno(), socklnd::txlist_status(e.to_errno()));
+    }
+}
+
+fn refuse(sni: &SockNi, ip: &[u8; 4], nid: crate::lnet_core::nid::Nid, e: Error) {
+    sni.count_refused();
+    pr_warn!(
+        "refusing connection from {}.{}.{}.{} ({}): {:?}\n",
+        ip[0],
+        ip[1],
+        ip[2],
+        ip[3],
+        nid,
+        e
+    );
 }

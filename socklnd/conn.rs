@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A connection to a peer: a socket, a queue of messages to send, a send
-//! thread and a receive thread.
+//! A connection to a peer: a socket whose handshake is done, its type, a
+//! queue of frames to send, a send thread and a receive thread.
 //!
-//! An active connection is created by the first send to a peer with none;
-//! its send thread connects and shakes hands before sending. A passive one
-//! comes from the acceptor. When either thread fails, the connection dies:
-//! every queued message is finalized with the health status the failure
-//! maps to (o2iblnd-events.md §4.1), both threads park, and the NI's reaper
-//! frees it.
+//! Connections come from a connector (active) or the acceptor (passive)
+//! and are registered in the NI's table already up. When either thread
+//! fails, the connection dies: every queued message is finalized with the
+//! health status the failure maps to (o2iblnd-events.md §4.1), both
+//! threads park, and the NI's reaper frees it.
 
-use crate::handshake::{self, Peer, SetupError};
+use crate::handshake::Peer;
 use crate::kapi::bindings::lnet_tx_desc;
 use crate::kapi::kiov::{self, BioVec};
 use crate::kapi::kthread::{self, Thread};
@@ -20,34 +19,59 @@ use crate::lnd::Msg;
 use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
-use crate::lnet_core::socklnd::{self, KsockMsg, MsgKind, ACCEPTOR_PORT, KSOCK_MSG_LEN};
+use crate::lnet_core::socklnd::{self, ConnType, KsockMsg, MsgKind, KEEPALIVE_PING, KSOCK_MSG_LEN};
+use crate::lnet_core::socklnd_conns::{Frame, LNET_FRAME_LEN};
 use crate::ni::SockNi;
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, CondVar, Mutex, SpinLock};
 use kernel::{c_str, new_condvar, new_mutex, new_spinlock};
 
-/// `sock_timeout` in milliseconds: how long a connect, a handshake or a
-/// stalled send may take before the peer counts as gone.
-fn sock_timeout_ms() -> u32 {
-    crate::params::timeout_secs().saturating_mul(1000)
-}
-/// Privileged source ports tried for active connections, high to low.
-const RESERVED_PORTS: core::ops::RangeInclusive<u16> = 512..=1023;
-
-const CONNECTING: u32 = 0;
-const UP: u32 = 1;
-const DEAD: u32 = 2;
-
-/// A message waiting to be sent.
-struct Tx {
-    msg: Msg,
-    desc: *const lnet_tx_desc,
+/// Something to send on a connection.
+pub(crate) enum Tx {
+    /// An LNet message; its descriptor lives in the message.
+    Lnet {
+        msg: Msg,
+        desc: *const lnet_tx_desc,
+        len: u32,
+    },
+    /// A NOOP carrying zero-copy ACK cookies (a keepalive carries
+    /// `[0, KEEPALIVE_PING]`).
+    Noop([u64; 2]),
 }
 
 // SAFETY: the descriptor lives in LNet's message until it is finalized.
 unsafe impl Send for Tx {}
+
+impl Tx {
+    pub(crate) fn lnet(msg: Msg, desc: *const lnet_tx_desc, len: u32) -> Tx {
+        Tx::Lnet { msg, desc, len }
+    }
+
+    /// What connection choice sees of it.
+    pub(crate) fn frame(&self) -> Frame {
+        match self {
+            Tx::Lnet { len, .. } => Frame::Lnet(*len as usize),
+            Tx::Noop(_) => Frame::NonBlockingNoop,
+        }
+    }
+
+    /// Bytes it puts on the wire.
+    fn wire_len(&self) -> usize {
+        match self {
+            Tx::Lnet { len, .. } => (*len as usize).saturating_add(LNET_FRAME_LEN),
+            Tx::Noop(_) => KSOCK_MSG_LEN,
+        }
+    }
+
+    /// Ends it unsent (a NOOP just goes).
+    pub(crate) fn fail(self, err: i32, hstatus: Status) {
+        if let Tx::Lnet { msg, .. } = self {
+            msg.finalize(err, hstatus);
+        }
+    }
+}
 
 /// What LNet asked for a received header (its `lnd_recv` call).
 pub(crate) struct RxReq {
@@ -69,19 +93,24 @@ pub(crate) struct Conn {
     threads: Mutex<KVec<Thread>>,
     sni: *const SockNi,
     pub(crate) peer: Nid,
+    /// This side's view of the type.
+    pub(crate) ctype: ConnType,
     sock: Socket,
-    active: bool,
-    state: AtomicU32,
+    dead: AtomicBool,
     /// The peer writes `ksock_msg` headers in the other byte order.
-    flip: AtomicBool,
+    flip: bool,
     #[pin]
     txq: SpinLock<KVec<Tx>>,
+    /// Bytes queued and not yet sent.
+    queued: AtomicUsize,
     #[pin]
     tx_wake: CondVar,
     #[pin]
     rx: SpinLock<Option<RxReq>>,
     #[pin]
     rx_wake: CondVar,
+    /// When the peer last sent us anything (ms).
+    last_rx_ms: AtomicU64,
     /// Threads that have finished and wait to be stopped.
     parked: AtomicU32,
     /// Threads started.
@@ -94,113 +123,62 @@ unsafe impl Send for Conn {}
 // SAFETY: as above.
 unsafe impl Sync for Conn {}
 
-fn new_conn(sni: &SockNi, peer: Nid, sock: Socket, active: bool, state: u32) -> Result<Arc<Conn>> {
-    Arc::pin_init(
-        pin_init!(Conn {
-            threads <- new_mutex!(KVec::new(), "socklnd_conn_threads"),
-            sni: sni as *const SockNi,
-            peer,
-            sock,
-            active,
-            state: AtomicU32::new(state),
-            flip: AtomicBool::new(false),
-            txq <- new_spinlock!(KVec::new(), "socklnd_txq"),
-            tx_wake <- new_condvar!("socklnd_tx_wake"),
-            rx <- new_spinlock!(None, "socklnd_rx"),
-            rx_wake <- new_condvar!("socklnd_rx_wake"),
-            parked: AtomicU32::new(0),
-            started: AtomicU32::new(0),
-        }),
-        GFP_KERNEL,
-    )
-}
-
-/// Queues a message LNet wants sent (`lnd_send`).
-pub(crate) fn send(
-    sni: &SockNi,
-    msg: *mut crate::kapi::bindings::lnet_msg,
-    tx: *const lnet_tx_desc,
-) -> Result {
-    if sni.is_stopping() {
-        return Err(errno::ESHUTDOWN());
-    }
-    // SAFETY: LNet's descriptor, valid until the message is finalized.
-    let desc = unsafe { &*tx };
-    if desc.hdr_len as usize != HDR_NID4_LEN {
-        // Hello V3 carries NID4 headers only.
-        return Err(errno::EHOSTUNREACH());
-    }
-    let peer = crate::kapi::lnet_abi::nid_from_c(&desc.target.nid)?;
-    let conn = match find(sni, &peer) {
-        Some(c) => c,
-        None => Conn::start_active(sni, peer)?,
-    };
-    conn.queue(Tx {
-        msg: Msg(msg),
-        desc: tx,
-    })
-}
-
-fn find(sni: &SockNi, peer: &Nid) -> Option<Arc<Conn>> {
-    let conns = sni.conns.lock();
-    // Prefer a connection that is up to one still connecting.
-    let live = |c: &&Arc<Conn>| c.peer == *peer && c.state.load(Ordering::Acquire) != DEAD;
-    conns
-        .iter()
-        .filter(live)
-        .find(|c| c.state.load(Ordering::Acquire) == UP)
-        .or_else(|| conns.iter().find(live))
-        .cloned()
-}
-
 impl Conn {
-    fn sni(&self) -> &SockNi {
-        // SAFETY: the NI outlives its connections (see the type).
-        unsafe { &*self.sni }
-    }
-
-    fn queue(&self, tx: Tx) -> Result {
-        let mut q = self.txq.lock();
-        if self.state.load(Ordering::Acquire) == DEAD {
-            return Err(errno::ECONNRESET());
-        }
-        q.push(tx, GFP_ATOMIC)?;
-        drop(q);
-        self.tx_wake.notify_all();
-        Ok(())
-    }
-
-    /// A connection to `peer` whose send thread connects first.
-    fn start_active(sni: &SockNi, peer: Nid) -> Result<Arc<Conn>> {
-        if peer.addr4().is_none() {
-            return Err(errno::EHOSTUNREACH());
-        }
-        let conn = new_conn(sni, peer, Socket::tcp()?, true, CONNECTING)?;
-        {
-            let mut conns = sni.conns.lock();
-            // Another sender may have beaten us to it.
-            if let Some(c) = conns
-                .iter()
-                .find(|c| c.peer == peer && c.state.load(Ordering::Acquire) != DEAD)
-            {
-                return Ok(c.clone());
+    /// Registers a connection whose handshake is done and starts its
+    /// threads; it takes the messages waiting for its peer.
+    pub(crate) fn start(sni: &SockNi, sock: Socket, hs: Peer, active: bool) -> Result {
+        let timeout = crate::peer::timeout_ms();
+        let ms = u32::try_from(timeout).unwrap_or(u32::MAX);
+        // Every wait on the socket is bounded: a stalled peer mid-message
+        // or mid-send closes the connection (an idle one does not: see
+        // `rx_main`).
+        sock.set_timeouts(ms, ms);
+        let conn = Arc::pin_init(
+            pin_init!(Conn {
+                threads <- new_mutex!(KVec::new(), "socklnd_conn_threads"),
+                sni: sni as *const SockNi,
+                peer: hs.nid,
+                ctype: hs.ctype,
+                sock,
+                dead: AtomicBool::new(false),
+                flip: hs.flip,
+                txq <- new_spinlock!(KVec::new(), "socklnd_txq"),
+                queued: AtomicUsize::new(0),
+                tx_wake <- new_condvar!("socklnd_tx_wake"),
+                rx <- new_spinlock!(None, "socklnd_rx"),
+                rx_wake <- new_condvar!("socklnd_rx_wake"),
+                last_rx_ms: AtomicU64::new(kthread::now_ms()),
+                parked: AtomicU32::new(0),
+                started: AtomicU32::new(0),
+            }),
+            GFP_KERNEL,
+        );
+        let mut stale = KVec::new();
+        let registered = conn.and_then(|conn| {
+            let mut t = sni.table.lock();
+            if t.closed {
+                return Err(errno::ESHUTDOWN());
             }
-            conns.push(conn.clone(), GFP_ATOMIC)?;
+            // A new incarnation: the peer restarted, and what we had with
+            // it is gone.
+            let known = t.peer_mut(&hs.nid).and_then(|p| p.incarnation);
+            if known.is_some_and(|k| k != hs.incarnation) {
+                for c in t.conns.iter().filter(|c| c.peer == hs.nid) {
+                    stale.push(c.clone(), GFP_ATOMIC)?;
+                }
+            }
+            let p = t.peer_or_insert(hs.nid)?;
+            p.incarnation = Some(hs.incarnation);
+            p.backoff.connected();
+            t.conns.push(conn.clone(), GFP_ATOMIC)?;
+            // What it cannot take waits for the next connection.
+            let _ = t.adopt_waiting(&conn);
+            Ok(conn)
+        });
+        for c in stale {
+            c.close(errno::ESTALE().to_errno());
         }
-        if let Err(e) = conn.spawn(c_str!("socknal_tx"), tx_main) {
-            conn.close(e.to_errno());
-            return Err(e);
-        }
-        Ok(conn)
-    }
-
-    /// A connection the acceptor set up.
-    pub(crate) fn start_passive(sni: &SockNi, sock: Socket, peer: Peer) -> Result {
-        sock.set_timeouts(0, sock_timeout_ms());
-        sock.tune(&crate::params::sock_opts());
-        let conn = new_conn(sni, peer.nid, sock, false, UP)?;
-        conn.flip.store(peer.flip, Ordering::Relaxed);
-        sni.conns.lock().push(conn.clone(), GFP_ATOMIC)?;
+        let conn = registered?;
         let r = conn
             .spawn(c_str!("socknal_rx"), rx_main)
             .and_then(|()| conn.spawn(c_str!("socknal_tx"), tx_main));
@@ -208,8 +186,63 @@ impl Conn {
             conn.close(e.to_errno());
             return Err(e);
         }
-        pr_info!("{} accepted connection from {}\n", sni.nid, peer.nid);
+        pr_info!(
+            "{} {} {} connection {} {}\n",
+            sni.nid,
+            if active { "opened" } else { "accepted" },
+            type_name(conn.ctype),
+            if active { "to" } else { "from" },
+            conn.peer
+        );
         Ok(())
+    }
+
+    fn sni(&self) -> &SockNi {
+        // SAFETY: the NI outlives its connections (see the type).
+        unsafe { &*self.sni }
+    }
+
+    /// Queues `tx`; the caller holds the NI's table lock (which orders
+    /// this against a connection taking the peer's waiting messages) and
+    /// wakes the send thread after dropping it.
+    /// On failure `tx` comes back, unsent.
+    pub(crate) fn queue_locked(&self, tx: Tx) -> core::result::Result<(), (Tx, Error)> {
+        let mut q = self.txq.lock();
+        if self.is_dead() {
+            return Err((tx, errno::ECONNRESET()));
+        }
+        if let Err(e) = q.reserve(1, GFP_ATOMIC) {
+            return Err((tx, e.into()));
+        }
+        let n = tx.wire_len();
+        // Cannot fail: the room is reserved.
+        let _ = q.push(tx, GFP_ATOMIC);
+        self.queued.fetch_add(n, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub(crate) fn wake_tx(&self) {
+        self.tx_wake.notify_all();
+    }
+
+    /// Bytes waiting to be sent.
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn last_rx_ms(&self) -> u64 {
+        self.last_rx_ms.load(Ordering::Relaxed)
+    }
+
+    /// Queues a keepalive NOOP (`ksocknal_send_keepalive_locked`).
+    pub(crate) fn send_keepalive(&self) {
+        let queued = {
+            let _t = self.sni().table.lock();
+            self.queue_locked(Tx::Noop([0, KEEPALIVE_PING])).is_ok()
+        };
+        if queued {
+            self.wake_tx();
+        }
     }
 
     fn spawn(
@@ -229,25 +262,27 @@ impl Conn {
     /// Both threads have parked after the connection died: it can be freed
     /// without any thread of its own holding it.
     pub(crate) fn reapable(&self) -> bool {
-        self.state.load(Ordering::Acquire) == DEAD
+        self.is_dead()
             && self.parked.load(Ordering::Acquire) == self.started.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire)
     }
 
     /// Kills the connection with `-err`: the socket is shut (blocked
     /// threads return) and every queued message is finalized with the
     /// status the error maps to.
     pub(crate) fn close(&self, err: i32) {
-        let was = self.state.swap(DEAD, Ordering::AcqRel);
-        if was != DEAD {
+        if !self.dead.swap(true, Ordering::AcqRel) {
             self.sock.shutdown();
-            if was == UP {
-                pr_info!(
-                    "{} closed connection to {}: {}\n",
-                    self.sni().nid,
-                    self.peer,
-                    err
-                );
-            }
+            pr_info!(
+                "{} closed {} connection with {}: {}\n",
+                self.sni().nid,
+                type_name(self.ctype),
+                self.peer,
+                err
+            );
         }
         let hstatus = socklnd::txlist_status(err);
         loop {
@@ -255,8 +290,9 @@ impl Conn {
             let Some(tx) = tx else {
                 break;
             };
-            tx.msg.finalize(err, hstatus);
+            tx.fail(err, hstatus);
         }
+        self.queued.store(0, Ordering::Relaxed);
         self.tx_wake.notify_all();
         self.rx_wake.notify_all();
         // A header LNet parsed but whose payload will never come.
@@ -277,10 +313,6 @@ impl Conn {
         conn.rx_wake.notify_all();
     }
 
-    fn dead(&self) -> bool {
-        self.state.load(Ordering::Acquire) == DEAD
-    }
-
     /// Waits, in the thread that finished, to be stopped by the reaper.
     fn park(&self) {
         self.parked.fetch_add(1, Ordering::AcqRel);
@@ -289,39 +321,26 @@ impl Conn {
         }
     }
 
-    fn connect(&self) -> core::result::Result<Peer, SetupError> {
-        let sni = self.sni();
-        let addr = self
-            .peer
-            .addr4()
-            .ok_or(SetupError::Refused("no IPv4 address"))?;
-        self.sock.tune(&crate::params::sock_opts());
-        // From this NI's address, so each NI is its own rail, and from a
-        // privileged port, which Lustre's acceptor requires by default.
-        let mut bound = Err(errno::EADDRINUSE());
-        for port in RESERVED_PORTS.rev() {
-            bound = self.sock.bind(sni.addr, port);
-            if !matches!(&bound, Err(e) if *e == errno::EADDRINUSE()) {
-                break;
-            }
-        }
-        bound?;
-        self.sock.set_timeouts(sock_timeout_ms(), sock_timeout_ms());
-        self.sock.connect(addr, ACCEPTOR_PORT)?;
-        let peer = handshake::active(sni, &self.sock, self.peer)?;
-        self.sock.set_timeouts(0, sock_timeout_ms());
-        Ok(peer)
-    }
-
-    /// Sends one message: `ksock_msg`, the LNet header, the payload.
-    fn transmit(&self, desc: &lnet_tx_desc) -> Result {
+    /// Sends one frame: `ksock_msg`, then for an LNET message its header
+    /// and payload.
+    fn transmit(&self, tx: &Tx) -> Result {
         let mut b = [0u8; KSOCK_MSG_LEN + HDR_NID4_LEN];
-        let m = KsockMsg {
-            kind: MsgKind::Lnet,
-            csum: 0,
-            zc_cookies: [0, 0],
+        let (kind, cookies) = match tx {
+            Tx::Lnet { .. } => (MsgKind::Lnet, [0, 0]),
+            Tx::Noop(c) => (MsgKind::Noop, *c),
         };
-        m.encode(&mut b).ok_or(EINVAL)?;
+        KsockMsg {
+            kind,
+            csum: 0,
+            zc_cookies: cookies,
+        }
+        .encode(&mut b)
+        .ok_or(EINVAL)?;
+        let Tx::Lnet { desc, .. } = tx else {
+            return self.sock.send(b.get(..KSOCK_MSG_LEN).ok_or(EINVAL)?, false);
+        };
+        // SAFETY: LNet's descriptor, valid until the message is finalized.
+        let desc = unsafe { &**desc };
         let hdr = desc.hdr.get(..HDR_NID4_LEN).ok_or(EINVAL)?;
         b.get_mut(KSOCK_MSG_LEN..)
             .ok_or(EINVAL)?
@@ -339,7 +358,18 @@ impl Conn {
     }
 }
 
-/// The send thread: connects (active side), then sends what is queued.
+/// Lustre's names, as its logs print them.
+pub(crate) fn type_name(t: ConnType) -> &'static str {
+    match t {
+        ConnType::Control => "control",
+        ConnType::BulkIn => "bulk-in",
+        ConnType::BulkOut => "bulk-out",
+        ConnType::Any => "untyped",
+        ConnType::None => "refused",
+    }
+}
+
+/// The send thread: sends what is queued, in order.
 ///
 /// # Safety
 ///
@@ -347,34 +377,10 @@ impl Conn {
 unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
     // SAFETY: by this function's contract.
     let conn = unsafe { &*data.cast_const().cast::<Conn>() };
-    if conn.active {
-        match conn.connect() {
-            Ok(peer) => {
-                conn.flip.store(peer.flip, Ordering::Relaxed);
-                conn.state.store(UP, Ordering::Release);
-                pr_info!("{} connected to {}\n", conn.sni().nid, conn.peer);
-                let arc = conn_arc(conn);
-                if let Some(Err(e)) = arc.map(|a| a.spawn(c_str!("socknal_rx"), rx_main)) {
-                    conn.close(e.to_errno());
-                }
-            }
-            Err(e) => {
-                let err = match &e {
-                    SetupError::Io(e) => e.to_errno(),
-                    _ => errno::ECONNREFUSED().to_errno(),
-                };
-                if matches!(e, SetupError::Proto(_)) {
-                    conn.sni().protocol_errors.fetch_add(1, Ordering::Relaxed);
-                }
-                pr_warn!("can't connect {} to {}: {}\n", conn.sni().nid, conn.peer, e);
-                conn.close(err);
-            }
-        }
-    }
-    while !conn.dead() && !kthread::should_stop() {
+    while !conn.is_dead() && !kthread::should_stop() {
         let next = {
             let mut q = conn.txq.lock();
-            while q.is_empty() && !conn.dead() && !kthread::should_stop() {
+            while q.is_empty() && !conn.is_dead() && !kthread::should_stop() {
                 let _ = conn.tx_wake.wait_interruptible_timeout(&mut q, 100);
             }
             vec::remove(&mut q, 0)
@@ -382,29 +388,30 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
         let Some(tx) = next else {
             continue;
         };
-        // SAFETY: LNet's descriptor, valid until the message is finalized.
-        let desc = unsafe { &*tx.desc };
-        match conn.transmit(desc) {
-            Ok(()) => tx.msg.finalize(0, Status::Ok),
+        // Between frames, the receive thread (an ACK waiting to be read)
+        // gets its turn even when the queue never empties.
+        kthread::cond_resched();
+        let r = conn.transmit(&tx);
+        let _ = conn
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
+                Some(q.saturating_sub(tx.wire_len()))
+            });
+        match r {
+            Ok(()) => {
+                if let Tx::Lnet { msg, .. } = tx {
+                    msg.finalize(0, Status::Ok);
+                }
+            }
             Err(e) => {
                 let err = if e == EAGAIN { errno::ETIMEDOUT() } else { e };
-                tx.msg
-                    .finalize(err.to_errno(), socklnd::send_error_status(err.to_errno()));
+                tx.fail(err.to_errno(), socklnd::send_error_status(err.to_errno()));
                 conn.close(err.to_errno());
             }
         }
     }
     conn.park();
     0
-}
-
-/// The connection's `Arc`, from the NI's list.
-fn conn_arc(conn: &Conn) -> Option<Arc<Conn>> {
-    let conns = conn.sni().conns.lock();
-    conns
-        .iter()
-        .find(|c| core::ptr::eq::<Conn>(&***c, conn))
-        .cloned()
 }
 
 /// The receive thread: reads `ksock_msg` headers, hands LNet headers to
@@ -417,12 +424,16 @@ unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
     // SAFETY: by this function's contract.
     let conn = unsafe { &*data.cast_const().cast::<Conn>() };
     let private = data;
-    while !conn.dead() && !kthread::should_stop() {
+    while !conn.is_dead() && !kthread::should_stop() {
+        kthread::cond_resched();
         if let Err(e) = rx_one(conn, private) {
             match e {
-                RxError::Io(e) => conn.close(e.to_errno()),
+                RxError::Io(e) => {
+                    let e = if e == EAGAIN { errno::ETIMEDOUT() } else { e };
+                    conn.close(e.to_errno());
+                }
                 RxError::Proto(why) => {
-                    conn.sni().protocol_errors.fetch_add(1, Ordering::Relaxed);
+                    conn.sni().count_protocol_error();
                     pr_warn!(
                         "protocol error from {} on {}: {}\n",
                         conn.peer,
@@ -452,11 +463,22 @@ impl From<Error> for RxError {
 fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError> {
     let mut b = [0u8; KSOCK_MSG_LEN + HDR_NID4_LEN];
     let (head, rest) = b.split_at_mut(KSOCK_MSG_LEN);
-    conn.sock.recv(head)?;
-    let m = KsockMsg::decode(head, conn.flip.load(Ordering::Relaxed))
-        .map_err(|_| RxError::Proto("bad ksock_msg header"))?;
-    if m.kind == MsgKind::Noop {
+    // Idle between frames is fine (keepalives probe the peer); once a
+    // frame starts, each wait is bounded by the socket's timeout.
+    if !conn.sock.recv_start(head)? {
         return Ok(());
+    }
+    conn.last_rx_ms.store(kthread::now_ms(), Ordering::Relaxed);
+    let m =
+        KsockMsg::decode(head, conn.flip).map_err(|_| RxError::Proto("bad ksock_msg header"))?;
+    if m.kind == MsgKind::Noop {
+        // V3: a keepalive carries [0, KEEPALIVE_PING]; any other cookie
+        // would acknowledge a zero-copy send, and we never ask for one.
+        return if m.zc_cookies == [0, KEEPALIVE_PING] {
+            Ok(())
+        } else {
+            Err(RxError::Proto("ZC-ACK for a zero-copy send never made"))
+        };
     }
     conn.sock.recv(rest)?;
     let rc = conn.sni().ni.parse(rest, &conn.peer, private);
@@ -467,7 +489,7 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
     // lazy portal only once an MD is posted.
     let req = {
         let mut rx = conn.rx.lock();
-        while rx.is_none() && !conn.dead() && !kthread::should_stop() {
+        while rx.is_none() && !conn.is_dead() && !kthread::should_stop() {
             let _ = conn.rx_wake.wait_interruptible_timeout(&mut rx, 100);
         }
         rx.take()
@@ -475,8 +497,14 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
     let Some(req) = req else {
         return Ok(());
     };
+    // A zero-copy request: the sender holds its pages until we say we
+    // have the whole message.
+    let zc = m.zc_cookies[0];
     if req.msg.0.is_null() {
         conn.sock.discard(req.rlen)?;
+        if zc != 0 {
+            ack_zc(conn, zc);
+        }
         return Ok(());
     }
     // SAFETY: the fragments belong to the MD LNet attached to the message.
@@ -485,14 +513,50 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
         conn.sock.recv_kiov(v, req.offset, req.mlen)
     }
     .and_then(|()| conn.sock.discard(req.rlen.saturating_sub(req.mlen)));
+    conn.last_rx_ms.store(kthread::now_ms(), Ordering::Relaxed);
     match r {
         Ok(()) => {
             req.msg.finalize(0, Status::Ok);
+            if zc != 0 {
+                ack_zc(conn, zc);
+            }
             Ok(())
         }
         Err(e) => {
             req.msg.finalize(EIO.to_errno(), Status::RemoteError);
             Err(RxError::Io(e))
         }
+    }
+}
+
+/// Acknowledges a zero-copy request with a NOOP on the peer's ACK
+/// connection (or any that may carry it), as `ksocknal_handle_zcreq`.
+fn ack_zc(conn: &Conn, cookie: u64) {
+    let sni = conn.sni();
+    let target = {
+        let t = sni.table.lock();
+        let c = t
+            .conns
+            .iter()
+            .filter(|c| c.peer == conn.peer && !c.is_dead())
+            .find(|c| c.ctype == ConnType::BulkIn)
+            .or_else(|| {
+                t.conns
+                    .iter()
+                    .find(|c| c.peer == conn.peer && !c.is_dead() && c.ctype != ConnType::BulkIn)
+            })
+            .cloned();
+        match c {
+            Some(c) if c.queue_locked(Tx::Noop([0, cookie])).is_ok() => Some(c),
+            _ => None,
+        }
+    };
+    match target {
+        Some(c) => c.wake_tx(),
+        None => pr_warn!(
+            "{}: no connection to acknowledge {}'s zero-copy send\n",
+            sni.nid,
+            conn.peer
+        ),
     }
 }

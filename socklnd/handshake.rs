@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Connection set-up on the wire (wire.md §4): the active side's acceptor
-//! request and hello, and the passive side's checks and reply. Only hello
-//! V3 with NID4 headers is spoken so far.
+//! Connection set-up on the wire (wire.md §4, §5.5): the active side's
+//! acceptor request and hello, and the passive side's checks and reply.
+//! Only hello V3 with NID4 headers is spoken so far, with typed
+//! connections (V3 never sends on an untyped one).
 
 use crate::kapi::sock::Socket;
 use crate::lnet_core::nid::Nid;
@@ -27,14 +28,18 @@ pub(crate) enum SetupError {
     Proto(ProtoError),
     /// The peer is not who it should be, or wants what we do not offer.
     Refused(&'static str),
+    /// The peer answered with type NONE: it is connecting to us and wins
+    /// the race, or already has this connection (`EALREADY`).
+    Race,
 }
 
 impl core::fmt::Display for SetupError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            SetupError::Io(e) => write!(f, "{:?}", e),
+            SetupError::Io(e) => write!(f, "socket error {}", e.to_errno()),
             SetupError::Proto(e) => write!(f, "protocol error: {}", e),
             SetupError::Refused(why) => f.write_str(why),
+            SetupError::Race => f.write_str("refused: connection race or duplicate"),
         }
     }
 }
@@ -52,10 +57,15 @@ impl From<ProtoError> for SetupError {
 }
 
 /// The peer's side of a finished handshake.
+#[derive(Clone, Copy)]
 pub(crate) struct Peer {
     pub(crate) nid: Nid,
     /// The peer writes its `ksock_msg` headers in the other byte order.
     pub(crate) flip: bool,
+    /// The peer's NI start (`kshm_src_incarnation`).
+    pub(crate) incarnation: u64,
+    /// The connection's type as this side sees it.
+    pub(crate) ctype: ConnType,
 }
 
 /// Reads a hello (and discards its IP entries).
@@ -82,8 +92,13 @@ fn send_hello(sock: &Socket, hello: &Hello) -> Result<(), SetupError> {
 }
 
 /// Active side: after connecting, asks the peer's acceptor for `peer` and
-/// exchanges hellos.
-pub(crate) fn active(sni: &SockNi, sock: &Socket, peer: Nid) -> Result<Peer, SetupError> {
+/// exchanges hellos for a connection of type `ctype`.
+pub(crate) fn active(
+    sni: &SockNi,
+    sock: &Socket,
+    peer: Nid,
+    ctype: ConnType,
+) -> Result<Peer, SetupError> {
     let req = AcceptorRequest {
         version: 1,
         target: peer,
@@ -103,7 +118,7 @@ pub(crate) fn active(sni: &SockNi, sock: &Socket, peer: Nid) -> Result<Peer, Set
             dst_pid: 0,
             src_incarnation: sni.incarnation,
             dst_incarnation: 0,
-            ctype: ConnType::Any,
+            ctype,
             nips: 0,
         },
     )?;
@@ -114,18 +129,23 @@ pub(crate) fn active(sni: &SockNi, sock: &Socket, peer: Nid) -> Result<Peer, Set
     if reply.src_nid != peer {
         return Err(SetupError::Refused("connected to the wrong peer"));
     }
-    if reply.ctype != ConnType::Any {
-        return Err(SetupError::Refused("peer wants a typed connection"));
+    if reply.ctype == ConnType::None {
+        return Err(SetupError::Race);
+    }
+    if reply.ctype != ctype.inverse() {
+        return Err(SetupError::Refused("peer answered with the wrong type"));
     }
     Ok(Peer {
         nid: reply.src_nid,
         flip,
+        incarnation: reply.src_incarnation,
+        ctype,
     })
 }
 
-/// Passive side: reads the acceptor request and the hello, checks them
-/// and replies.
-pub(crate) fn passive(sni: &SockNi, sock: &Socket) -> Result<Peer, SetupError> {
+/// Passive side: reads the acceptor request and the hello and checks
+/// them. The caller decides on the connection and answers with [`reply`].
+pub(crate) fn passive(sni: &SockNi, sock: &Socket) -> Result<(Hello, Peer), SetupError> {
     let mut b = [0u8; 28];
     sock.recv(b.get_mut(..8).ok_or(SetupError::Refused("buffer"))?)?;
     let magic = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
@@ -157,9 +177,26 @@ pub(crate) fn passive(sni: &SockNi, sock: &Socket) -> Result<Peer, SetupError> {
     if hello.dst_nid != sni.nid && !hello.dst_nid.is_any() {
         return Err(SetupError::Refused("hello for another NID"));
     }
-    if hello.ctype != ConnType::Any {
-        return Err(SetupError::Refused("typed connections not offered"));
+    if matches!(hello.ctype, ConnType::Any | ConnType::None) {
+        return Err(SetupError::Refused("untyped connection on hello V3"));
     }
+    let peer = Peer {
+        nid: hello.src_nid,
+        flip,
+        incarnation: hello.src_incarnation,
+        ctype: hello.ctype.inverse(),
+    };
+    Ok((hello, peer))
+}
+
+/// Passive side: answers `hello` with this side's type, or with NONE to
+/// refuse (the peer then retries or gives up).
+pub(crate) fn reply(
+    sni: &SockNi,
+    sock: &Socket,
+    hello: &Hello,
+    accept: bool,
+) -> Result<(), SetupError> {
     send_hello(
         sock,
         &Hello {
@@ -167,15 +204,17 @@ pub(crate) fn passive(sni: &SockNi, sock: &Socket) -> Result<Peer, SetupError> {
             src_nid: sni.nid,
             dst_nid: hello.src_nid,
             src_pid: PID,
-            dst_pid: hello.src_pid,
+            // Lustre answers in the buffer it received, so these echo the
+            // peer's (zero) values.
+            dst_pid: hello.dst_pid,
             src_incarnation: sni.incarnation,
-            dst_incarnation: hello.src_incarnation,
-            ctype: hello.ctype.inverse(),
+            dst_incarnation: hello.dst_incarnation,
+            ctype: if accept {
+                hello.ctype.inverse()
+            } else {
+                ConnType::None
+            },
             nips: 0,
         },
-    )?;
-    Ok(Peer {
-        nid: hello.src_nid,
-        flip,
-    })
+    )
 }

@@ -191,7 +191,7 @@ unsafe extern "C" fn socklnd_send(
     if sni.link_down.load(core::sync::atomic::Ordering::Acquire) {
         return crate::kapi::errno::ENETDOWN().to_errno();
     }
-    match conn::send(sni, msg, tx) {
+    match crate::peer::send(sni, msg, tx) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

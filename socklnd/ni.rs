@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! One socklnd NI: its address, its listening socket and acceptor thread,
-//! its connections and the reaper that frees dead ones.
+//! its peers and connections (peer.rs), and the reaper that frees dead
+//! connections and runs the periodic peer checks.
 
-use crate::conn::Conn;
 use crate::kapi::kthread::{self, Thread};
 use crate::kapi::sock::Socket;
 use crate::kapi::vec;
 use crate::lnd::LnetNi;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::ACCEPTOR_PORT;
+use crate::peer::Table;
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::sync::{Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
 extern "C" {
@@ -21,6 +22,12 @@ extern "C" {
     fn ksocknal_link_unwatch(sni: *mut c_void);
     fn lnet_set_link_fatal_state(ni: *mut crate::kapi::bindings::lnet_ni, fatal: c_uint);
 }
+
+/// Connections closed for a protocol error by the peer, all NIs
+/// (debugfs `ksocklnd/protocol_errors`).
+pub(crate) static PROTOCOL_ERRORS: AtomicU32 = AtomicU32::new(0);
+/// Incoming connections refused, all NIs (debugfs `ksocklnd/refused`).
+pub(crate) static REFUSED: AtomicU32 = AtomicU32::new(0);
 
 /// `accept_backlog`.
 const ACCEPT_BACKLOG: i32 = 127;
@@ -38,7 +45,7 @@ pub(crate) struct SockNi {
     pub(crate) incarnation: u64,
     pub(crate) listener: Socket,
     #[pin]
-    pub(crate) conns: SpinLock<KVec<Arc<Conn>>>,
+    pub(crate) table: SpinLock<Table>,
     pub(crate) stopping: AtomicBool,
     /// Connections closed for a protocol error by the peer.
     pub(crate) protocol_errors: AtomicU32,
@@ -81,7 +88,7 @@ impl SockNi {
                 addr,
                 incarnation: u64::from_ne_bytes(inc),
                 listener,
-                conns <- new_spinlock!(KVec::new(), "socklnd_conns"),
+                table <- new_spinlock!(Table::new(), "socklnd_table"),
                 stopping: AtomicBool::new(false),
                 protocol_errors: AtomicU32::new(0),
                 refused: AtomicU32::new(0),
@@ -136,6 +143,8 @@ impl SockNi {
         // SAFETY: by this function's contract.
         let sni = unsafe { &*p };
         sni.stopping.store(true, Ordering::Release);
+        // Nothing joins the table from now on.
+        sni.table.lock().closed = true;
         sni.listener.shutdown();
         // Acceptor and reaper exit now; no new connection appears.
         loop {
@@ -145,14 +154,18 @@ impl SockNi {
             };
             drop(t);
         }
-        loop {
-            let c = vec::pop(&mut sni.conns.lock());
-            let Some(c) = c else {
-                break;
-            };
-            c.close(crate::kapi::errno::ENETDOWN().to_errno());
-            drop(c);
-        }
+        // Connects under way return at once; each connector thread is
+        // stopped as it is dropped.
+        sni.take_each(|t| vec::pop(&mut t.connectors), |c| c.abort());
+        sni.take_each(
+            |t| vec::pop(&mut t.conns),
+            |c| c.close(crate::kapi::errno::ENETDOWN().to_errno()),
+        );
+        // Messages still waiting for a connection (ksocknal_del_peer).
+        sni.take_each(
+            |t| vec::pop(&mut t.peers),
+            |p| p.fail_waiting(crate::kapi::errno::ENETDOWN().to_errno()),
+        );
         pr_info!(
             "{} stopped ({} protocol errors, {} refused)\n",
             sni.nid,
@@ -161,6 +174,28 @@ impl SockNi {
         );
         // SAFETY: by this function's contract; nothing refers to it now.
         drop(unsafe { KBox::from_raw(p) });
+    }
+
+    /// Takes items out of the table one at a time with `take` and hands
+    /// each to `each` outside the lock, until none is left.
+    fn take_each<T>(&self, take: impl Fn(&mut Table) -> Option<T>, mut each: impl FnMut(T)) {
+        loop {
+            let item = take(&mut self.table.lock());
+            let Some(item) = item else {
+                break;
+            };
+            each(item);
+        }
+    }
+
+    pub(crate) fn count_protocol_error(&self) {
+        self.protocol_errors.fetch_add(1, Ordering::Relaxed);
+        PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn count_refused(&self) {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        REFUSED.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn is_stopping(&self) -> bool {
@@ -222,18 +257,22 @@ unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
     // SAFETY: by this function's contract.
     let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
     while !kthread::should_stop() {
-        loop {
-            let dead = {
-                let mut conns = sni.conns.lock();
-                let i = conns.iter().position(|c| c.reapable());
-                i.and_then(|i| vec::remove(&mut conns, i))
-            };
-            let Some(c) = dead else {
-                break;
-            };
-            // Outside the lock: dropping stops its (parked) threads.
-            drop(c);
-        }
+        // Dropping each stops its (parked) threads.
+        sni.take_each(
+            |t| {
+                let i = t.conns.iter().position(|c| c.reapable())?;
+                vec::remove(&mut t.conns, i)
+            },
+            drop,
+        );
+        sni.take_each(
+            |t| {
+                let i = t.connectors.iter().position(|c| c.is_done())?;
+                vec::remove(&mut t.connectors, i)
+            },
+            drop,
+        );
+        crate::peer::tick(sni);
         kthread::sleep_ms(1000);
     }
     0

@@ -20,7 +20,7 @@ const fn d(p: SockParam) -> AtomicI32 {
 /// One value per parameter, in `SockParam::ALL` order. Writers are
 /// serialised by the kernel (module load, then sysfs under the module's
 /// parameter lock); readers load without a lock.
-static LIVE: [AtomicI32; 12] = [
+static LIVE: [AtomicI32; 17] = [
     d(SockParam::SockTimeout),
     d(SockParam::Credits),
     d(SockParam::PeerCredits),
@@ -33,6 +33,11 @@ static LIVE: [AtomicI32; 12] = [
     d(SockParam::TxBufferSize),
     d(SockParam::RxBufferSize),
     d(SockParam::Tos),
+    d(SockParam::Keepalive),
+    d(SockParam::MinReconnectMs),
+    d(SockParam::MaxReconnectMs),
+    d(SockParam::MinBulk),
+    d(SockParam::TypedConns),
 ];
 
 /// The current value of `p`.

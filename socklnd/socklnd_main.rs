@@ -13,10 +13,12 @@ pub mod kapi;
 
 mod acceptor;
 mod conn;
+mod connector;
 mod handshake;
 mod lnd;
 mod ni;
 mod params;
+mod peer;
 
 use kernel::prelude::*;
 
@@ -33,7 +35,9 @@ extern "C" {
     fn ksocknal_notifier_unregister();
 }
 
-struct Ksocklnd;
+struct Ksocklnd {
+    _debugfs: Option<kapi::debugfs::Dir>,
+}
 
 impl kernel::Module for Ksocklnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
@@ -44,7 +48,19 @@ impl kernel::Module for Ksocklnd {
             unsafe { ksocknal_notifier_unregister() };
             return Err(e);
         }
-        Ok(Ksocklnd)
+        // The reject counters, for administrators and the hostile-peer
+        // test; the LND works without them.
+        let debugfs = kapi::debugfs::Dir::new(kernel::c_str!("ksocklnd"))
+            .inspect(|d| {
+                d.add_u32(
+                    kernel::c_str!("protocol_errors"),
+                    0o444,
+                    &ni::PROTOCOL_ERRORS,
+                );
+                d.add_u32(kernel::c_str!("refused"), 0o444, &ni::REFUSED);
+            })
+            .ok();
+        Ok(Ksocklnd { _debugfs: debugfs })
     }
 }
 

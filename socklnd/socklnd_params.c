@@ -36,3 +36,8 @@ KSOCK_PARAM(tx_buffer_size, 0644,
 KSOCK_PARAM(rx_buffer_size, 0644,
 	    "socket rx buffer size (0 for system default)");
 KSOCK_PARAM(tos, 0444, "Set the type of service (-1 to disable)");
+KSOCK_PARAM(keepalive, 0644, "# seconds before send keepalive");
+KSOCK_PARAM(min_reconnectms, 0644, "min connection retry interval (mS)");
+KSOCK_PARAM(max_reconnectms, 0644, "max connection retry interval (mS)");
+KSOCK_PARAM(min_bulk, 0644, "smallest 'large' message");
+KSOCK_PARAM(typed_conns, 0444, "use different sockets for bulk");

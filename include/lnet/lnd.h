@@ -140,4 +140,11 @@ struct page *lnet_kvaddr_to_page(unsigned long vaddr);
 void lnet_finalize(struct lnet_msg *msg, int status,
 		   enum lnet_msg_hstatus hstatus);
 
+/*
+ * From lnd_send() only, before refusing the message: the health status
+ * LNet finalizes it with (LOCAL_ERROR otherwise). Health may resend it
+ * over another path.
+ */
+void lnet_msg_set_hstatus(struct lnet_msg *msg, enum lnet_msg_hstatus hstatus);
+
 #endif /* __LNET_RS_LND_H__ */

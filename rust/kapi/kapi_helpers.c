@@ -11,6 +11,16 @@
 #include <net/tcp.h>
 #include "kapi_helpers.h"
 
+/*
+ * Gives the CPU away if the scheduler wants it. Long socket loops need it on
+ * kernels without preemption: a thread that always finds data to move would
+ * otherwise starve its peers on the same CPU.
+ */
+void kapi_cond_resched(void)
+{
+	cond_resched();
+}
+
 /* A TCP/IPv4 socket in the initial namespace. */
 int kapi_sock_create_tcp(struct socket **res)
 {

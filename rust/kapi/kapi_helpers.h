@@ -7,6 +7,7 @@
 
 struct socket;
 
+void kapi_cond_resched(void);
 int kapi_sock_create_tcp(struct socket **res);
 void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
 			    unsigned int snd_ms);

@@ -72,6 +72,25 @@ pub fn sleep_ms(ms: u32) {
     }
 }
 
+extern "C" {
+    fn kapi_cond_resched();
+}
+
+/// Lets another thread run if one is waiting for this CPU; for loops that
+/// may not sleep otherwise (the kernel may be built without preemption).
+pub fn cond_resched() {
+    // SAFETY: a C wrapper around cond_resched(), called in process context
+    // without locks held.
+    unsafe { kapi_cond_resched() };
+}
+
+/// Milliseconds on the monotonic clock.
+pub fn now_ms() -> u64 {
+    // SAFETY: reads a clock; callable in any context.
+    let ns = unsafe { bindings::ktime_get() };
+    u64::try_from(ns / 1_000_000).unwrap_or(0)
+}
+
 /// Seconds on the monotonic clock.
 pub fn now_secs() -> i64 {
     // SAFETY: reads a clock; callable in any context.

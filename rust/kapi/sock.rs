@@ -187,34 +187,54 @@ impl Socket {
                 }
             };
             left = left.saturating_sub(Self::progress(n)?);
+            // A stream that never runs dry never sleeps in the socket.
+            super::kthread::cond_resched();
         }
         Ok(())
+    }
+
+    /// One `recvmsg` waiting for all of `buf`: bytes received, or a
+    /// negative errno.
+    fn recv_once(&self, buf: &mut [u8]) -> i32 {
+        let len = buf.len();
+        let mut iov = bindings::kvec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: len,
+        };
+        let mut msg = bindings::msghdr::default();
+        // SAFETY: `iov` describes `buf`, valid for the call.
+        unsafe {
+            bindings::kernel_recvmsg(
+                self.sock,
+                &mut msg,
+                &mut iov,
+                1,
+                len,
+                bindings::MSG_WAITALL as i32,
+            )
+        }
     }
 
     /// Fills all of `buf`.
     pub fn recv(&self, buf: &mut [u8]) -> Result {
         let mut done = 0;
         while let Some(rest) = buf.get_mut(done..).filter(|r| !r.is_empty()) {
-            let len = rest.len();
-            let mut iov = bindings::kvec {
-                iov_base: rest.as_mut_ptr().cast(),
-                iov_len: len,
-            };
-            let mut msg = bindings::msghdr::default();
-            // SAFETY: `iov` describes `rest`, valid for the call.
-            let n = unsafe {
-                bindings::kernel_recvmsg(
-                    self.sock,
-                    &mut msg,
-                    &mut iov,
-                    1,
-                    len,
-                    bindings::MSG_WAITALL as i32,
-                )
-            };
-            done += Self::progress(n)?;
+            done += Self::progress(self.recv_once(rest))?;
         }
         Ok(())
+    }
+
+    /// Fills all of `buf` like [`Socket::recv`], except that a receive
+    /// timeout before the first byte is not an error: it returns false,
+    /// nothing read. Only the rest of `buf` is bound by the timeout.
+    pub fn recv_start(&self, buf: &mut [u8]) -> Result<bool> {
+        let n = self.recv_once(buf);
+        if n == EAGAIN.to_errno() {
+            return Ok(false);
+        }
+        let done = Self::progress(n)?;
+        self.recv(buf.get_mut(done..).unwrap_or(&mut []))?;
+        Ok(true)
     }
 
     /// Receives `len` bytes into the fragments `kiov` from byte `offset`.

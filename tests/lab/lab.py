@@ -101,7 +101,7 @@ def build_initramfs(kd, work):
         for lib in shared_libs(path):
             copy_in(root, lib)
     # Our userspace tools, built by scripts/test.sh (cargo build --release).
-    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl"):
+    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "tcp_bench"):
         path = TOP / "target/release" / tool
         if not path.exists():
             sys.exit(f"lab: {path} missing: run cargo build --release -p lnetctl")

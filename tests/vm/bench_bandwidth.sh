@@ -1,10 +1,10 @@
 # lab: vms=2 nics=2 timeout=420
 # Benchmark (not a test: run by scripts/bench.sh): bulk PUT bandwidth over
 # one rail (tcp on eth0) against raw TCP between the same two VMs over the
-# same NIC, measured in the same run. Raw TCP is busybox dd into nc, timed
-# by /proc/uptime (10 ms steps) until nc is done; LNet is lnet_ulp's flood
-# of 1 MiB PUTs with ACKs, timed
-# from the first post to the last ACK. Each is measured three times,
+# same NIC, measured in the same run. Raw TCP is tcp_bench (1 MiB writes,
+# timed from connect until the sink has read everything); LNet is
+# lnet_ulp's flood of 1 MiB PUTs with ACKs, timed from the first post to
+# the last ACK. Each is measured three times,
 # alternating; the figures and their ratio are printed. Only correctness
 # is checked (every PUT acknowledged), never the speed.
 peer=$(lab_peer)
@@ -17,7 +17,7 @@ lnetctl lnet configure --all || lab_fail "configure"
 
 if [ "$LAB_VM" = 1 ]; then
 	# One raw TCP sink per measurement.
-	(for _ in 1 2 3; do nc -l -p 7100 >/dev/null; done) &
+	tcp_bench sink 7100 3 &
 	sinks=$!
 	lab_serve_until_done
 	kill $sinks 2>/dev/null || true
@@ -25,23 +25,14 @@ if [ "$LAB_VM" = 1 ]; then
 fi
 
 lab_wait_server "$paddr"
-# Monotonic seconds, in hundredths.
-now_cs() {
-	lab_read /proc/uptime
-	set -- ${LAB_V%% *}
-	echo "${1%.*}${1#*.}"
-}
 # MB/s (10^6 bytes) of a transfer of $1 bytes in $2 seconds.
 mbs() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f", b / s / 1e6 }'; }
 raw_total=0
 lnet_total=0
 for round in 1 2 3; do
 	sleep 1
-	t0=$(now_cs)
-	dd if=/dev/zero bs=1048576 count="$MIB" 2>/dev/null | nc "$paddr" 7100 ||
-		lab_fail "raw TCP transfer"
-	t1=$(now_cs)
-	raw=$(mbs $((MIB * 1048576)) "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 100 }')")
+	out=$(tcp_bench send "$paddr" 7100 "$MIB") || lab_fail "raw TCP transfer"
+	raw=$(echo "$out" | awk '{ print $(NF - 1) }')
 	dmesg -c >/dev/null
 	modprobe lnet_ulp mode=flood peer="$paddr@tcp" repeat="$MIB" op_timeout=300 ||
 		lab_fail "flood did not run"

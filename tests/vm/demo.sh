@@ -43,10 +43,6 @@ for nic in 0 1; do
 done
 rdma link show | sed 's/^/    /'
 
-sends() {
-	lnetctl net show -v >/tmp/nets || lab_fail "net show -v"
-	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
-}
 peer_health() {
 	lnetctl peer show -v 3 >/tmp/peers3 || lab_fail "peer show -v 3"
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/peers3
@@ -75,8 +71,8 @@ else
 	say "steady traffic to $p0 (a Multi-Rail peer: $p0, $p1), 2 s per PUT at most"
 	modprobe lnet_ulp mode=client peer="$p0" seconds=100 op_timeout=2 &
 	client=$!
-	s0=$(sends "$me0")
-	s1=$(sends "$me1")
+	s0=$(lab_ni_sends "$me0")
+	s1=$(lab_ni_sends "$me1")
 	low=1000
 	start=$(cut -d. -f1 /proc/uptime)
 	phase=both
@@ -89,8 +85,8 @@ else
 	while :; do
 		sleep 1
 		t=$(($(cut -d. -f1 /proc/uptime) - start))
-		n0=$(sends "$me0")
-		n1=$(sends "$me1")
+		n0=$(lab_ni_sends "$me0")
+		n1=$(lab_ni_sends "$me1")
 		d0=$((n0 - s0))
 		d1=$((n1 - s1))
 		h=$(peer_health "$p1")
@@ -150,8 +146,8 @@ else
 		s1=$n1
 		if [ "$was" != "$phase" ]; then
 			# The next interval starts now, after the change.
-			s0=$(sends "$me0")
-			s1=$(sends "$me1")
+			s0=$(lab_ni_sends "$me0")
+			s1=$(lab_ni_sends "$me1")
 		fi
 		kill -0 $client 2>/dev/null || break
 	done

@@ -17,11 +17,7 @@ p1=$(lab_addr "$peer" 1)@tcp1
 me0=$(lab_addr "$LAB_VM" 0)@tcp
 me1=$(lab_addr "$LAB_VM" 1)@tcp1
 dmesg -c >/dev/null
-modprobe lnet networks="tcp(eth0),tcp1(eth1)" lnet_retry_count=2 lnet_health_sensitivity=100 ||
-	lab_fail "lnet did not load"
-modprobe ksocklnd || lab_fail "ksocklnd did not load"
-lnetctl lnet configure --all || lab_fail "configure"
-lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
+lab_two_rails "lnet_retry_count=2 lnet_health_sensitivity=100" ""
 
 if [ "$LAB_VM" = 1 ]; then
 	lab_serve_until_done

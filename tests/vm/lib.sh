@@ -100,6 +100,25 @@ lab_final_leak_check() {
 	lab_kmemleak_scan "the last scenario"
 }
 
+# Two rails to the other VM: tcp on eth0 and tcp1 on eth1, LNet started
+# with the extra lnet.ko parameters $1 and ksocklnd.ko parameters $2, and
+# the other VM added as a Multi-Rail peer with a NID on each.
+lab_two_rails() {
+	# shellcheck disable=SC2086 # $1 and $2 are lists of parameters
+	modprobe lnet networks="tcp(eth0),tcp1(eth1)" $1 || lab_fail "lnet did not load"
+	# shellcheck disable=SC2086
+	modprobe ksocklnd $2 || lab_fail "ksocklnd did not load"
+	lnetctl lnet configure --all || lab_fail "configure"
+	lnetctl peer add --prim_nid "$(lab_addr "$(lab_peer)" 0)@tcp" \
+		--nid "$(lab_addr "$(lab_peer)" 1)@tcp1" || lab_fail "peer add"
+}
+
+# Sends counted by the local NI with NID $1 (lnetctl net show -v).
+lab_ni_sends() {
+	lnetctl net show -v >/tmp/nets || lab_fail "net show -v"
+	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
+}
+
 # Waits until the other VMs answer pings on every NIC.
 lab_wait_peers() {
 	v=0

@@ -19,11 +19,6 @@ lnetctl peer show >/tmp/peers || lab_fail "peer show"
 grep -q "primary nid: $p0" /tmp/peers && grep -q "nid: $p1" /tmp/peers || { cat /tmp/peers; lab_fail "peer show lacks the peer"; }
 grep -q "Multi-Rail: [Tt]rue" /tmp/peers || { cat /tmp/peers; lab_fail "peer is not Multi-Rail"; }
 
-# Sends counted by the NI with NID $1, from lnetctl net show -v.
-sends() {
-	lnetctl net show -v >/tmp/nets || lab_fail "net show -v"
-	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
-}
 me0=$(lab_addr "$LAB_VM" 0)@tcp
 me1=$(lab_addr "$LAB_VM" 1)@tcp1
 if [ "$LAB_VM" = 1 ]; then
@@ -49,14 +44,14 @@ else
 		[ $i -lt 60 ] || lab_fail "the server never got ready"
 		sleep 1
 	done
-	before0=$(sends "$me0")
-	before1=$(sends "$me1")
+	before0=$(lab_ni_sends "$me0")
+	before1=$(lab_ni_sends "$me1")
 	if ! modprobe lnet_ulp mode=client peer="$p0" repeat=40; then
 		dmesg | grep -E 'lnet_ulp|ksocklnd|lnet:' | tail -n 30
 		lab_fail "client checks failed"
 	fi
-	after0=$(sends "$me0")
-	after1=$(sends "$me1")
+	after0=$(lab_ni_sends "$me0")
+	after1=$(lab_ni_sends "$me1")
 	d0=$((after0 - before0))
 	d1=$((after1 - before1))
 	lab_log "sends over $me0: $d0, over $me1: $d1"
@@ -79,14 +74,14 @@ else
 	sleep 2
 	lnetctl peer set --nid "$p1" --health 0 || lab_fail "peer set --health 0"
 	lab_expect_eq "$(peer_health "$p1")" 0 "health value of $p1"
-	before0=$(sends "$me0")
-	before1=$(sends "$me1")
+	before0=$(lab_ni_sends "$me0")
+	before1=$(lab_ni_sends "$me1")
 	if ! modprobe lnet_ulp mode=client peer="$p0" repeat=20; then
 		dmesg | grep -E 'lnet_ulp|ksocklnd|lnet:' | tail -n 30
 		lab_fail "second client round failed"
 	fi
-	d0=$(($(sends "$me0") - before0))
-	d1=$(($(sends "$me1") - before1))
+	d0=$(($(lab_ni_sends "$me0") - before0))
+	d1=$(($(lab_ni_sends "$me1") - before1))
 	lab_log "with $p1 at health 0: sends over $me0: $d0, over $me1: $d1"
 	[ "$d0" -ge 20 ] && [ "$d1" -eq 0 ] || { cat /tmp/nets; lab_fail "health did not steer traffic ($d0, $d1)"; }
 	lnetctl set recovery_limit 0 || lab_fail "set recovery_limit 0"

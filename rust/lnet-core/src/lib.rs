@@ -22,5 +22,6 @@ pub mod params;
 pub mod ping;
 pub mod select;
 pub mod socklnd;
+pub mod socklnd_conns;
 pub mod socklnd_params;
 pub mod wire;

@@ -5,8 +5,9 @@
 //! and a message naming the range, and keep the old value.
 //!
 //! Only the parameters ksocklnd honours are declared; the others of
-//! Lustre's list (`nconnds`, `typed_conns`, `keepalive` NOOPs, zero-copy
-//! thresholds, ...) have no effect here and are not offered.
+//! Lustre's list (`nconnds`, zero-copy thresholds, `enable_csum`, ...) have
+//! no effect here and are not offered. `typed_conns` is offered read-only
+//! at 1: hello V3 requires typed connections.
 
 use super::kstrto::{self, NumberError};
 use super::params::EINVAL;
@@ -42,6 +43,18 @@ pub enum SockParam {
     RxBufferSize,
     /// `tos`: IP type of service of the connections (-1: system default).
     Tos,
+    /// `keepalive`: seconds without hearing from a peer before a NOOP is
+    /// sent to it (0: never).
+    Keepalive,
+    /// `min_reconnectms`: first wait after a failed connect.
+    MinReconnectMs,
+    /// `max_reconnectms`: the longest wait, doubling from the first.
+    MaxReconnectMs,
+    /// `min_bulk`: messages of this many bytes or more (framing included)
+    /// go on the bulk connection.
+    MinBulk,
+    /// `typed_conns`: control, bulk-in and bulk-out connections apart.
+    TypedConns,
 }
 
 struct Spec {
@@ -54,7 +67,7 @@ struct Spec {
 
 impl SockParam {
     /// Every parameter, in declaration order.
-    pub const ALL: [SockParam; 12] = [
+    pub const ALL: [SockParam; 17] = [
         SockParam::SockTimeout,
         SockParam::Credits,
         SockParam::PeerCredits,
@@ -67,6 +80,11 @@ impl SockParam {
         SockParam::TxBufferSize,
         SockParam::RxBufferSize,
         SockParam::Tos,
+        SockParam::Keepalive,
+        SockParam::MinReconnectMs,
+        SockParam::MaxReconnectMs,
+        SockParam::MinBulk,
+        SockParam::TypedConns,
     ];
 
     const fn spec(self) -> Spec {
@@ -91,6 +109,11 @@ impl SockParam {
             SockParam::TxBufferSize => ("tx_buffer_size", true, 0, 0, 1 << 30),
             SockParam::RxBufferSize => ("rx_buffer_size", true, 0, 0, 1 << 30),
             SockParam::Tos => ("tos", false, -1, -1, 255),
+            SockParam::Keepalive => ("keepalive", true, 30, 0, 86_400),
+            SockParam::MinReconnectMs => ("min_reconnectms", true, 1000, 1, 3_600_000),
+            SockParam::MaxReconnectMs => ("max_reconnectms", true, 60_000, 1, 3_600_000),
+            SockParam::MinBulk => ("min_bulk", true, 1024, 0, 1 << 30),
+            SockParam::TypedConns => ("typed_conns", false, 1, 1, 1),
         };
         Spec {
             name,

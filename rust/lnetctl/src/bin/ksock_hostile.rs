@@ -1,0 +1,379 @@
+//! A hostile socklnd peer: connects to a ksocklnd NI's acceptor (port 988)
+//! from a privileged port and sends what a broken or malicious peer might:
+//! bad acceptor requests, bad hellos, and after a good handshake bad frames
+//! (unknown types, ZC-ACKs for nothing, LNet headers that do not decode,
+//! impossible lengths, a peer that hangs up mid-message). Each case must end
+//! with the NI closing the connection; the NI's counters and dmesg say why,
+//! and the lab's kernel checks (KASAN, lockdep, kmemleak) judge the rest.
+//!
+//!   ksock_hostile ADDR      (the NI's IPv4 address; its NID is ADDR@tcp)
+//!
+//! Prints one line per case and exits non-zero if the NI left any
+//! connection open.
+
+use lnet_core::hdr::{Hdr, MsgBody, WireHandle};
+use lnet_core::nid::Nid;
+use lnet_core::socklnd::{
+    AcceptorRequest, ConnType, Hello, KsockMsg, MsgKind, ACCEPTOR_MAGIC, ACCEPTOR_PORT,
+    KSOCK_MSG_LEN, PROTO_MAGIC,
+};
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, Shutdown, TcpStream};
+use std::os::fd::FromRawFd;
+use std::time::Duration;
+
+/// What the NI does with a case's connection.
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    /// Closed it (EOF or reset), after sending this many bytes.
+    Closed(usize),
+    /// Still open after the wait.
+    Open,
+}
+
+type AddrCall =
+    unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int;
+
+/// `bind` or `connect` of `fd` to an IPv4 address and port.
+fn addr_call(f: AddrCall, fd: libc::c_int, addr: Ipv4Addr, port: u16) -> std::io::Result<()> {
+    // SAFETY: an all-zero sockaddr_in is valid; the fields are set below.
+    let mut sin: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    sin.sin_family = libc::AF_INET as libc::sa_family_t;
+    sin.sin_port = port.to_be();
+    sin.sin_addr.s_addr = u32::from(addr).to_be();
+    // SAFETY: `sin` is a valid sockaddr_in for the length given.
+    let rc = unsafe {
+        f(
+            fd,
+            (&sin as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// A TCP connection to `addr:988` from a privileged source port (the NI
+/// refuses others), or from an unprivileged one if `secure` is false.
+fn connect(addr: Ipv4Addr, secure: bool) -> std::io::Result<TcpStream> {
+    let ports: Vec<u16> = if secure {
+        (512..=1023).rev().collect()
+    } else {
+        vec![0]
+    };
+    let mut last = std::io::Error::from(std::io::ErrorKind::AddrInUse);
+    for port in ports {
+        // SAFETY: a plain socket call.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is ours, so the stream owns and closes it.
+        let stream = unsafe { TcpStream::from_raw_fd(fd) };
+        let one: libc::c_int = 1;
+        // SAFETY: a valid option value of the size given.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        let r = addr_call(libc::bind, fd, Ipv4Addr::UNSPECIFIED, port)
+            .and_then(|()| addr_call(libc::connect, fd, addr, ACCEPTOR_PORT));
+        match r {
+            Ok(()) => return Ok(stream),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EADDRINUSE | libc::EADDRNOTAVAIL)
+                ) =>
+            {
+                last = e;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last)
+}
+
+/// Reads until the NI closes the connection or `wait` passes.
+fn outcome(s: &mut TcpStream, wait: Duration) -> Outcome {
+    let _ = s.set_read_timeout(Some(wait));
+    let mut got = 0;
+    let mut buf = [0u8; 512];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return Outcome::Closed(got),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Outcome::Open,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Outcome::Open,
+            // A reset is a close.
+            Err(_) => return Outcome::Closed(got),
+        }
+    }
+}
+
+fn request(target: Nid) -> Vec<u8> {
+    let mut b = [0u8; 28];
+    let n = AcceptorRequest { version: 1, target }
+        .encode(&mut b)
+        .expect("NID4 target");
+    b[..n].to_vec()
+}
+
+fn hello(me: Nid, target: Nid, ctype: ConnType) -> Hello {
+    Hello {
+        version: 3,
+        src_nid: me,
+        dst_nid: target,
+        src_pid: 12345,
+        dst_pid: 0,
+        src_incarnation: 0x5eed,
+        dst_incarnation: 0,
+        ctype,
+        nips: 0,
+    }
+}
+
+fn hello_bytes(h: &Hello) -> Vec<u8> {
+    let mut b = [0u8; 80];
+    let n = h.encode(&mut b).expect("hello V3");
+    b[..n].to_vec()
+}
+
+fn ksock(kind: MsgKind, cookies: [u64; 2]) -> Vec<u8> {
+    let mut b = [0u8; KSOCK_MSG_LEN];
+    KsockMsg {
+        kind,
+        csum: 0,
+        zc_cookies: cookies,
+    }
+    .encode(&mut b)
+    .expect("ksock_msg");
+    b.to_vec()
+}
+
+fn put_header(me: Nid, target: Nid, payload_length: u32) -> Vec<u8> {
+    let h = Hdr {
+        dest_nid: target,
+        src_nid: me,
+        dest_pid: 12345,
+        src_pid: 12345,
+        payload_length,
+        msg: MsgBody::Put {
+            ack_wmd: WireHandle::NONE,
+            match_bits: 0,
+            hdr_data: 0,
+            ptl_index: 63,
+            offset: 0,
+        },
+    };
+    let mut b = [0u8; 72];
+    h.encode_nid4(&mut b).expect("header");
+    b.to_vec()
+}
+
+/// How a case is sent.
+struct Case {
+    name: &'static str,
+    secure: bool,
+    /// Do the handshake first (and expect the NI's reply).
+    handshake: bool,
+    bytes: Vec<u8>,
+    /// Half-close after sending: a peer that hangs up.
+    hang_up: bool,
+}
+
+fn main() {
+    let Some(addr) = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse::<Ipv4Addr>().ok())
+    else {
+        eprintln!("usage: ksock_hostile ADDR");
+        std::process::exit(2);
+    };
+    let target = Nid::parse(&format!("{addr}@tcp")).expect("NID");
+    let me = Nid::parse("10.255.0.1@tcp").expect("NID");
+    let good = hello(me, target, ConnType::Control);
+    let mut bad_magic = hello_bytes(&good);
+    bad_magic[..4].copy_from_slice(&0xdead_beefu32.to_le_bytes());
+    let mut bad_version = hello_bytes(&good);
+    bad_version[4..8].copy_from_slice(&7u32.to_le_bytes());
+    let mut many_ips = hello_bytes(&good);
+    many_ips[52..56].copy_from_slice(&1000u32.to_le_bytes());
+    let mut bad_ctype = hello_bytes(&good);
+    bad_ctype[48..52].copy_from_slice(&9u32.to_le_bytes());
+    let req = request(target);
+    let cat = |parts: &[&[u8]]| parts.concat();
+
+    let cases = vec![
+        Case {
+            name: "unprivileged source port",
+            secure: false,
+            handshake: false,
+            bytes: req.clone(),
+            hang_up: false,
+        },
+        Case {
+            name: "acceptor magic",
+            secure: true,
+            handshake: false,
+            bytes: vec![0x5a; 16],
+            hang_up: false,
+        },
+        Case {
+            name: "acceptor version",
+            secure: true,
+            handshake: false,
+            bytes: cat(&[&ACCEPTOR_MAGIC.to_le_bytes(), &99u32.to_le_bytes()]),
+            hang_up: false,
+        },
+        Case {
+            name: "acceptor request for another NID",
+            secure: true,
+            handshake: false,
+            bytes: request(Nid::parse("10.254.254.254@tcp").expect("NID")),
+            hang_up: false,
+        },
+        Case {
+            name: "hello magic",
+            secure: true,
+            handshake: false,
+            bytes: cat(&[&req, &bad_magic]),
+            hang_up: false,
+        },
+        Case {
+            name: "hello version",
+            secure: true,
+            handshake: false,
+            bytes: cat(&[&req, &bad_version]),
+            hang_up: false,
+        },
+        Case {
+            name: "hello with 1000 addresses",
+            secure: true,
+            handshake: false,
+            bytes: cat(&[&req, &many_ips]),
+            hang_up: false,
+        },
+        Case {
+            name: "hello connection type 9",
+            secure: true,
+            handshake: false,
+            bytes: cat(&[&req, &bad_ctype]),
+            hang_up: false,
+        },
+        Case {
+            name: "untyped hello",
+            secure: true,
+            handshake: false,
+            bytes: cat(&[&req, &hello_bytes(&hello(me, target, ConnType::Any))]),
+            hang_up: false,
+        },
+        Case {
+            name: "truncated hello",
+            secure: true,
+            handshake: false,
+            bytes: cat(&[&req, &hello_bytes(&good)[..20]]),
+            hang_up: true,
+        },
+        Case {
+            name: "frame of unknown type",
+            secure: true,
+            handshake: true,
+            bytes: cat(&[&0x1234u32.to_le_bytes(), &[0u8; 20]]),
+            hang_up: false,
+        },
+        Case {
+            name: "ZC-ACK for nothing",
+            secure: true,
+            handshake: true,
+            bytes: ksock(MsgKind::Noop, [5, 7]),
+            hang_up: false,
+        },
+        Case {
+            name: "LNet header that does not decode",
+            secure: true,
+            handshake: true,
+            bytes: cat(&[&ksock(MsgKind::Lnet, [0, 0]), &[0xff; 72]]),
+            hang_up: false,
+        },
+        Case {
+            name: "impossible payload length",
+            secure: true,
+            handshake: true,
+            bytes: cat(&[
+                &ksock(MsgKind::Lnet, [0, 0]),
+                &put_header(me, target, 0x7fff_ffff),
+            ]),
+            hang_up: false,
+        },
+        Case {
+            name: "hang-up mid-payload",
+            secure: true,
+            handshake: true,
+            bytes: cat(&[
+                &ksock(MsgKind::Lnet, [0, 0]),
+                &put_header(me, target, 4096),
+                &[0u8; 100],
+            ]),
+            hang_up: true,
+        },
+    ];
+
+    let mut open = 0;
+    for case in cases {
+        let mut s = match connect(addr, case.secure) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("{}: can't connect: {e}", case.name);
+                open += 1;
+                continue;
+            }
+        };
+        let mut note = String::new();
+        if case.handshake {
+            let ok = s
+                .write_all(&cat(&[&req, &hello_bytes(&good)]))
+                .and_then(|()| {
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+                    let mut reply = [0u8; 56];
+                    s.read_exact(&mut reply).map(|()| reply)
+                });
+            match ok {
+                Ok(reply) => {
+                    let magic = u32::from_le_bytes([reply[0], reply[1], reply[2], reply[3]]);
+                    let ctype = i32::from_le_bytes([reply[48], reply[49], reply[50], reply[51]]);
+                    if magic != PROTO_MAGIC || ctype != ConnType::Control.to_i32() {
+                        note = format!(" (handshake answered magic {magic:#x} type {ctype})");
+                    }
+                }
+                Err(e) => {
+                    println!("{}: handshake failed: {e}", case.name);
+                    open += 1;
+                    continue;
+                }
+            }
+        }
+        let _ = s.write_all(&case.bytes);
+        if case.hang_up {
+            let _ = s.shutdown(Shutdown::Write);
+        }
+        let o = outcome(&mut s, Duration::from_secs(15));
+        if o == Outcome::Open {
+            open += 1;
+        }
+        println!("{}: {:?}{}", case.name, o, note);
+    }
+    if open > 0 {
+        println!("{open} case(s) left open");
+        std::process::exit(1);
+    }
+    println!("every hostile connection was closed");
+}

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The peers of one NI and the path of a message to them (Lustre's
+//! `ksock_peer_ni` with its connection route): which connection carries
+//! it, starting the connections a peer lacks, holding messages while they
+//! come up, the reconnect backoff, and the keepalive NOOPs.
+//!
+//! Every peer, connection and connector of an NI sits in its [`Table`],
+//! under one lock, so that "no connection yet, queue on the peer" and "a
+//! connection came up, take the peer's queue" cannot miss each other.
+//! Messages are finalized only outside that lock.
+
+use crate::conn::{Conn, Tx};
+use crate::connector::Connector;
+use crate::kapi::bindings::{lnet_msg, lnet_tx_desc};
+use crate::kapi::errno;
+use crate::kapi::kthread;
+use crate::kapi::vec;
+use crate::lnd::Msg;
+use crate::lnet_core::hdr::HDR_NID4_LEN;
+use crate::lnet_core::health::Status;
+use crate::lnet_core::nid::Nid;
+use crate::lnet_core::socklnd::{self, ConnType};
+use crate::lnet_core::socklnd_conns::{self as rules, Backoff, Candidate, Frame, ACTIVE_TYPES};
+use crate::lnet_core::socklnd_params::SockParam;
+use crate::ni::SockNi;
+use crate::params;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+extern "C" {
+    fn lnet_msg_set_hstatus(msg: *mut lnet_msg, hstatus: core::ffi::c_uint);
+}
+
+/// Live connections of one type a peer may open to us; Lustre's own limit
+/// is its `conns_per_peer` (at most 127), which we do not know.
+const MAX_CONNS_PER_TYPE: usize = 127;
+/// Seconds before an unsent keepalive NOOP is tried again.
+const KEEPALIVE_RETRY_MS: u64 = 10_000;
+
+/// One peer NID of this NI.
+pub(crate) struct SockPeer {
+    pub(crate) nid: Nid,
+    /// The incarnation its live connections were made with.
+    pub(crate) incarnation: Option<u64>,
+    /// A connector is opening connections to it.
+    pub(crate) connecting: bool,
+    /// Handshakes from it accepted but not yet running.
+    pub(crate) accepting: u32,
+    pub(crate) backoff: Backoff,
+    /// Messages waiting for a connection, each with its deadline (ms).
+    waiting: KVec<(Tx, u64)>,
+    /// No keepalive NOOP before this time (ms).
+    next_keepalive_ms: u64,
+}
+
+impl SockPeer {
+    /// Fails the messages waiting for a connection (the NI stops).
+    pub(crate) fn fail_waiting(mut self, err: i32) {
+        while let Some((tx, _)) = vec::pop(&mut self.waiting) {
+            tx.fail(err, socklnd::txlist_status(err));
+        }
+    }
+}
+
+/// An NI's peers, connections and connectors.
+pub(crate) struct Table {
+    pub(crate) peers: KVec<SockPeer>,
+    pub(crate) conns: KVec<Arc<Conn>>,
+    pub(crate) connectors: KVec<Arc<Connector>>,
+    /// Set (under the lock) when the NI stops: nothing is added after.
+    pub(crate) closed: bool,
+}
+
+impl Table {
+    pub(crate) fn new() -> Table {
+        Table {
+            peers: KVec::new(),
+            conns: KVec::new(),
+            connectors: KVec::new(),
+            closed: false,
+        }
+    }
+
+    pub(crate) fn peer_mut(&mut self, nid: &Nid) -> Option<&mut SockPeer> {
+        self.peers.iter_mut().find(|p| p.nid == *nid)
+    }
+
+    /// The peer's entry, made if needed.
+    pub(crate) fn peer_or_insert(&mut self, nid: Nid) -> Result<&mut SockPeer> {
+        let i = match self.peers.iter().position(|p| p.nid == nid) {
+            Some(i) => i,
+            None => {
+                self.peers.push(
+                    SockPeer {
+                        nid,
+                        incarnation: None,
+                        connecting: false,
+                        accepting: 0,
+                        backoff: Backoff::default(),
+                        waiting: KVec::new(),
+                        next_keepalive_ms: 0,
+                    },
+                    GFP_ATOMIC,
+                )?;
+                self.peers.len().saturating_sub(1)
+            }
+        };
+        self.peers.get_mut(i).ok_or(ENOMEM)
+    }
+
+    fn live(&self, nid: &Nid) -> impl Iterator<Item = &Arc<Conn>> + '_ {
+        let nid = *nid;
+        self.conns
+            .iter()
+            .filter(move |c| c.peer == nid && !c.is_dead())
+    }
+
+    /// Live connections of `ctype` to `nid`.
+    pub(crate) fn count(&self, nid: &Nid, ctype: ConnType) -> usize {
+        self.live(nid).filter(|c| c.ctype == ctype).count()
+    }
+
+    /// A live connection to `nid` exists.
+    pub(crate) fn connected(&self, nid: &Nid) -> bool {
+        self.live(nid).next().is_some()
+    }
+
+    fn missing_types(&self, nid: &Nid) -> bool {
+        ACTIVE_TYPES.iter().any(|t| self.count(nid, *t) == 0)
+    }
+
+    /// The connection that should carry `frame` to `nid`.
+    fn choose(&self, nid: &Nid, frame: Frame) -> Option<Arc<Conn>> {
+        let min_bulk = usize::try_from(params::get(SockParam::MinBulk)).unwrap_or(0);
+        let live = || self.live(nid);
+        let i = rules::choose(
+            live().map(|c| Candidate {
+                ctype: c.ctype,
+                queued: c.queued(),
+            }),
+            frame,
+            min_bulk,
+        )?;
+        live().nth(i).cloned()
+    }
+
+    /// Whether a passive connection of `ctype` from `nid` would be one
+    /// too many.
+    pub(crate) fn duplicate(&self, nid: &Nid, ctype: ConnType) -> bool {
+        self.count(nid, ctype) >= MAX_CONNS_PER_TYPE
+    }
+
+    /// A connection to the peer came up: it takes every message waiting
+    /// for the peer that it may carry.
+    pub(crate) fn adopt_waiting(&mut self, conn: &Arc<Conn>) -> Result {
+        let Some(p) = self.peer_mut(&conn.peer) else {
+            return Ok(());
+        };
+        let mut i = 0;
+        while let Some((tx, _)) = p.waiting.get(i) {
+            if rules::match_frame(conn.ctype, tx.frame(), 0) == rules::Match::No {
+                i += 1;
+                continue;
+            }
+            let Some((tx, deadline)) = vec::remove(&mut p.waiting, i) else {
+                break;
+            };
+            if let Err((tx, e)) = conn.queue_locked(tx) {
+                // Back where it was; it waits for another connection.
+                let _ = p.waiting.push((tx, deadline), GFP_ATOMIC);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes every waiting message of `nid` if nothing could carry them
+    /// any more: no live connection, none being made or accepted.
+    pub(crate) fn orphans(&mut self, nid: &Nid) -> KVec<Tx> {
+        let stranded = !self.connected(nid);
+        let Some(p) = self.peer_mut(nid) else {
+            return KVec::new();
+        };
+        if !stranded || p.connecting || p.accepting > 0 {
+            return KVec::new();
+        }
+        let mut out = KVec::new();
+        if out.reserve(p.waiting.len(), GFP_ATOMIC).is_err() {
+            // Left to their deadlines.
+            return out;
+        }
+        while let Some((tx, _)) = vec::pop(&mut p.waiting) {
+            // Cannot fail: the room is reserved.
+            let _ = out.push(tx, GFP_ATOMIC);
+        }
+        out
+    }
+}
+
+/// Milliseconds of `sock_timeout`.
+pub(crate) fn timeout_ms() -> u64 {
+    u64::from(params::timeout_secs()).saturating_mul(1000)
+}
+
+fn reconnect_bounds() -> (u64, u64) {
+    let ms = |p| u64::try_from(params::get(p)).unwrap_or(1);
+    (ms(SockParam::MinReconnectMs), ms(SockParam::MaxReconnectMs))
+}
+
+/// Finalizes messages that will not be sent, outside the table lock.
+pub(crate) fn fail_all(txs: KVec<Tx>, err: i32, hstatus: Status) {
+    for tx in txs {
+        tx.fail(err, hstatus);
+    }
+}
+
+/// What happened to a message handed to [`send`].
+enum Placed {
+    Queued(Arc<Conn>),
+    Waiting,
+    NoRoute,
+}
+
+/// Sends a message LNet handed us (`lnd_send`, `ksocknal_launch_packet`):
+/// on a connection to the peer if one is up, else held for the ones being
+/// made. With none up and none coming (a recent connect failed and the
+/// backoff has not run out), it is refused with `EHOSTUNREACH` and
+/// REMOTE_ERROR, at once.
+pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc) -> Result {
+    // SAFETY: LNet's descriptor, valid until the message is finalized.
+    let desc = unsafe { &*desc_p };
+    if desc.hdr_len as usize != HDR_NID4_LEN {
+        // Hello V3 carries NID4 headers only.
+        return Err(errno::EHOSTUNREACH());
+    }
+    let peer = crate::kapi::lnet_abi::nid_from_c(&desc.target.nid)?;
+    if peer.addr4().is_none() {
+        return Err(errno::EHOSTUNREACH());
+    }
+    let tx = Tx::lnet(Msg(msg), desc_p, desc.len);
+    let frame = tx.frame();
+    let now = kthread::now_ms();
+    let mut start = false;
+    let placed = {
+        let mut t = sni.table.lock();
+        if t.closed {
+            return Err(errno::ESHUTDOWN());
+        }
+        let missing = t.missing_types(&peer);
+        let p = t.peer_or_insert(peer)?;
+        if missing && !p.connecting && p.backoff.may_connect(now) {
+            p.connecting = true;
+            start = true;
+        }
+        let pending = p.connecting || p.accepting > 0;
+        if let Some(c) = t.choose(&peer, frame) {
+            // A refused message goes back to LNet with the error.
+            c.queue_locked(tx).map_err(|(_, e)| e)?;
+            Placed::Queued(c)
+        } else if pending {
+            let deadline = now.saturating_add(timeout_ms());
+            t.peer_or_insert(peer)?
+                .waiting
+                .push((tx, deadline), GFP_ATOMIC)?;
+            Placed::Waiting
+        } else {
+            Placed::NoRoute
+        }
+    };
+    if start {
+        Connector::start(sni, peer);
+    }
+    match placed {
+        Placed::Queued(c) => {
+            c.wake_tx();
+            Ok(())
+        }
+        Placed::Waiting => Ok(()),
+        Placed::NoRoute => {
+            // SAFETY: LNet's message, handed to us in this lnd_send.
+            unsafe { lnet_msg_set_hstatus(msg, Status::RemoteError as u32) };
+            Err(errno::EHOSTUNREACH())
+        }
+    }
+}
+
+/// A connector finished with `nid`: the backoff moves on, and if it failed
+/// and nothing else can carry the peer's waiting messages, they fail with
+/// its error.
+pub(crate) fn connect_done(sni: &SockNi, nid: &Nid, err: Option<i32>, raced: bool) {
+    let now = kthread::now_ms();
+    let (min, max) = reconnect_bounds();
+    let orphans = {
+        let mut t = sni.table.lock();
+        let connected = t.connected(nid);
+        let Some(p) = t.peer_mut(nid) else {
+            return;
+        };
+        p.connecting = false;
+        match err {
+            None => p.backoff.connected(),
+            Some(_) if raced => p.backoff.raced(now, min),
+            Some(_) => p.backoff.failed(now, min, max),
+        }
+        if connected {
+            p.backoff.connected();
+        }
+        if raced {
+            // The peer's own connections are coming; the messages wait for
+            // them until their deadline.
+            KVec::new()
+        } else {
+            t.orphans(nid)
+        }
+    };
+    if let Some(e) = err {
+        fail_all(orphans, e, socklnd::txlist_status(e));
+    }
+}
+
+/// The reaper's periodic work on the peers (every second or so): messages
+/// waiting past their deadline fail with `ETIMEDOUT` (NETWORK_TIMEOUT,
+/// `ksocknal_flush_stale_txs`); peers not heard from for `keepalive`
+/// seconds get a NOOP; peers with nothing left are forgotten.
+pub(crate) fn tick(sni: &SockNi) {
+    let now = kthread::now_ms();
+    let keepalive_ms = u64::try_from(params::get(SockParam::Keepalive))
+        .unwrap_or(0)
+        .saturating_mul(1000);
+    let (_, max_reconnect) = reconnect_bounds();
+    let mut stale = KVec::new();
+    let mut pings: KVec<Arc<Conn>> = KVec::new();
+    {
+        let mut t = sni.table.lock();
+        let mut i = 0;
+        while i < t.peers.len() {
+            let nid = match t.peers.get(i) {
+                Some(p) => p.nid,
+                None => break,
+            };
+            let last_alive = t.live(&nid).map(|c| c.last_rx_ms()).max();
+            let ping = match (last_alive, t.peers.get(i)) {
+                (Some(alive), Some(p)) => {
+                    keepalive_ms > 0
+                        && now >= alive.saturating_add(keepalive_ms)
+                        && now >= p.next_keepalive_ms
+                }
+                _ => false,
+            };
+            if ping {
+                // The ACK connection; a NOOP already queued is enough.
+                if let Some(c) = t.choose(&nid, Frame::NonBlockingNoop) {
+                    if c.queued() == 0 {
+                        let _ = pings.push(c, GFP_ATOMIC);
+                    }
+                }
+            }
+            let connected = last_alive.is_some();
+            let Some(p) = t.peers.get_mut(i) else {
+                break;
+            };
+            if ping {
+                p.next_keepalive_ms = now.saturating_add(KEEPALIVE_RETRY_MS);
+            }
+            let mut j = 0;
+            while let Some((_, deadline)) = p.waiting.get(j) {
+                if now < *deadline {
+                    j += 1;
+                    continue;
+                }
+                if stale.reserve(1, GFP_ATOMIC).is_err() {
+                    // No room to fail it now: the next tick will.
+                    break;
+                }
+                if let Some((tx, _)) = vec::remove(&mut p.waiting, j) {
+                    // Cannot fail: the room is reserved.
+                    let _ = stale.push(tx, GFP_ATOMIC);
+                }
+            }
+            // A peer whose connects failed is kept (with its backoff, which
+            // must go on doubling) until a full `max_reconnectms` has passed
+            // since its next attempt was due.
+            let forgotten =
+                p.backoff.interval_ms == 0 || now > p.backoff.next_ms.saturating_add(max_reconnect);
+            let idle = !connected
+                && !p.connecting
+                && p.accepting == 0
+                && p.waiting.is_empty()
+                && forgotten;
+            if idle {
+                drop(vec::remove(&mut t.peers, i));
+            } else {
+                i += 1;
+            }
+        }
+    }
+    for c in pings {
+        c.send_keepalive();
+    }
+    fail_all(stale, errno::ETIMEDOUT().to_errno(), Status::NetworkTimeout);
+}

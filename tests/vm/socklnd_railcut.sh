@@ -1,0 +1,72 @@
+# lab: vms=2 nics=2 timeout=400
+# A rail cut mid-traffic: tcp on eth0 and tcp1 on eth1, the VMs Multi-Rail
+# peers of each other. VM 0 floods VM 1 with 1 MiB PUTs over both rails,
+# then takes eth1 down while they are in flight. Every PUT must end with a
+# final event (those caught on the cut rail fail over or fail once
+# sock_timeout, 10 s here, ends their connection); tcp1 takes no new send
+# once it is down, and a second flood with eth1 still down succeeds
+# entirely over tcp.
+peer=$(lab_peer)
+paddr=$(lab_addr "$peer" 0)
+p0=$paddr@tcp
+dmesg -c >/dev/null
+lab_two_rails "" sock_timeout=10
+
+if [ "$LAB_VM" = 1 ]; then
+	lab_serve_until_done
+	exit 0
+fi
+
+# The flood summary line of lnet_ulp, once it has printed it.
+flood_line() {
+	dmesg | grep 'lnet_ulp: flood' | tail -n 1
+}
+me0=$(lab_addr 0 0)@tcp
+me1=$(lab_addr 0 1)@tcp1
+lab_wait_server "$paddr"
+dmesg -c >/dev/null
+start1=$(lab_ni_sends "$me1")
+modprobe lnet_ulp mode=flood peer="$p0" repeat=12 op_timeout=200 &
+flood=$!
+# Cut once tcp1 has carried some of the flood.
+i=0
+while [ "$(lab_ni_sends "$me1")" -le $((start1 + 2)) ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || lab_fail "tcp1 never carried the flood"
+	sleep 0.2
+done
+ip link set eth1 down
+cut0=$(lab_ni_sends "$me0")
+cut1=$(lab_ni_sends "$me1")
+lab_log "eth1 down with sends over tcp $cut0, tcp1 $cut1"
+wait $flood || lab_fail "flood did not run"
+line=$(flood_line)
+lab_log "first flood: $line"
+case "$line" in
+*" 0 without a final event") ;;
+*) lab_fail "PUTs left without a final event: $line" ;;
+esac
+lab_rmmod lnet_ulp
+end0=$(lab_ni_sends "$me0")
+end1=$(lab_ni_sends "$me1")
+lab_log "after the first flood: sends over tcp $end0, tcp1 $end1"
+# Sends counted on tcp1 after the cut are at most the ones that were
+# waiting for its credits (peer_credits, 8).
+[ "$end1" -le $((cut1 + 8)) ] || lab_fail "tcp1 kept being chosen while down"
+dmesg -c >/dev/null
+modprobe lnet_ulp mode=flood peer="$p0" repeat=6 op_timeout=200 || lab_fail "second flood did not run"
+line=$(flood_line)
+lab_log "second flood, eth1 down: $line"
+case "$line" in
+*": 6 ok, 0 failed, 0 without a final event") ;;
+*) lab_fail "second flood: $line" ;;
+esac
+lab_rmmod lnet_ulp
+lab_expect_eq "$(lab_ni_sends "$me1")" "$end1" "tcp1 sends while down"
+after0=$(lab_ni_sends "$me0")
+[ "$after0" -ge $((end0 + 6)) ] || lab_fail "tcp did not carry the second flood ($end0 -> $after0)"
+ip link set eth1 up
+lab_server_done "$paddr"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
