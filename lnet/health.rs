@@ -101,12 +101,19 @@ pub(crate) fn check(
     let peer_multi_rail = found
         .and_then(|(pi, _)| peers.list.get(pi))
         .is_some_and(|p| p.nis.len() > 1);
+    // The deadline gate: a failure after the attempt's deadline changes
+    // nothing (health.md §3 step 2); the lateness is counted either way.
+    let now = kthread::now_secs();
+    let late = !m.rx && m.deadline != 0 && now > m.deadline;
+    if late {
+        lnet.late.count(now.saturating_sub(m.deadline));
+    }
     let c = Completion {
         status: hstatus,
         errno_ok: status == 0,
         committed,
         has_peer_ni: ni.nid != Nid::LO,
-        late: false,
+        late,
         monitor_running: lnet.is_running(),
         local_multi_rail,
         peer_multi_rail,
@@ -120,7 +127,6 @@ pub(crate) fn check(
         return Some(m);
     }
     let s = t.health_sensitivity;
-    let now = kthread::now_secs();
     if d.local != Change::None {
         let _ = ni
             .health
@@ -163,9 +169,8 @@ pub(crate) fn check(
     if d.retries_exhausted {
         Counters::add(&lnet.counters.failed_resends);
     }
-    if d.resend && kthread::now_secs() < m.deadline && lnet.is_running() {
+    if d.resend && now <= m.deadline && lnet.is_running() {
         m.retry_count += 1;
-        Counters::add(&lnet.counters.resend_count);
         pr_info!(
             "Resending {} to {} ({} after {}), attempt {}\n",
             m.hdr.msg.type_name(),
@@ -174,10 +179,128 @@ pub(crate) fn check(
             ni.nid,
             m.retry_count
         );
-        msg::resend(lnet, m);
-        return None;
+        // The monitor thread sends it: never from inside a completion.
+        match queue_resend(lnet, m) {
+            Ok(()) => {
+                Counters::add(&lnet.counters.resend_count);
+                return None;
+            }
+            Err(back) => {
+                m = back;
+                m.retry_count -= 1;
+                m.no_resend = true;
+            }
+        }
     }
     Some(m)
+}
+
+/// Messages waiting for the monitor thread to send them again (Lustre's
+/// `ln_mt_resendqs`), and whether it takes any.
+pub(crate) struct Resends {
+    q: KVec<KBox<Msg>>,
+    open: bool,
+}
+
+impl Resends {
+    pub(crate) fn new() -> Resends {
+        Resends {
+            q: KVec::new(),
+            open: false,
+        }
+    }
+}
+
+/// Queues `m` for the monitor thread; gives it back if the queue is closed
+/// (LNet stopping) or has no room.
+fn queue_resend(lnet: &TheLnet, m: KBox<Msg>) -> Result<(), KBox<Msg>> {
+    let mut r = lnet.resends.lock();
+    if !r.open || r.q.reserve(1, GFP_ATOMIC).is_err() {
+        return Err(m);
+    }
+    // Cannot fail: the room is reserved.
+    let _ = r.q.push(m, GFP_ATOMIC);
+    Ok(())
+}
+
+/// From the monitor thread: sends the queued messages again, selection
+/// running afresh for each (`lnet_resend_pending_msgs`).
+pub(crate) fn run_resends(lnet: &TheLnet) {
+    loop {
+        let m = crate::kapi::vec::remove(&mut lnet.resends.lock().q, 0);
+        let Some(m) = m else {
+            break;
+        };
+        msg::resend(lnet, m);
+    }
+}
+
+/// Opens the resend queue (the monitor thread runs) or closes it (LNet
+/// stops, the monitor thread has ended): what is still queued ends with
+/// `-ESHUTDOWN` and no resend.
+pub(crate) fn resends_open(lnet: &TheLnet, open: bool) {
+    lnet.resends.lock().open = open;
+    if open {
+        return;
+    }
+    loop {
+        let m = crate::kapi::vec::pop(&mut lnet.resends.lock().q);
+        let Some(mut m) = m else {
+            break;
+        };
+        m.no_resend = true;
+        msg::finalize(
+            lnet,
+            m,
+            crate::kapi::errno::ESHUTDOWN().to_errno(),
+            Status::LocalDropped,
+        );
+    }
+}
+
+/// Messages whose completion came after their deadline
+/// (`ln_late_msg_count`, `ln_late_msg_nsecs`), summarised on the console
+/// by the monitor thread.
+#[derive(Default)]
+pub(crate) struct Late {
+    count: AtomicU32,
+    secs: core::sync::atomic::AtomicU64,
+    /// Count at the last summary, and when it was printed.
+    reported: AtomicU32,
+    next_report: core::sync::atomic::AtomicI64,
+}
+
+impl Late {
+    fn count(&self, secs_late: i64) {
+        self.count.fetch_add(1, Relaxed);
+        self.secs
+            .fetch_add(u64::try_from(secs_late).unwrap_or(0), Relaxed);
+    }
+
+    /// Prints how many messages completed late since the last summary, at
+    /// most every 60 s, when they were more than a second late on average
+    /// (`lnet_health_update_console`; Lustre also backs off to 300 s).
+    pub(crate) fn report(&self, now: i64) {
+        if now < self.next_report.load(Relaxed) {
+            return;
+        }
+        let count = self.count.load(Relaxed);
+        let new = count.wrapping_sub(self.reported.load(Relaxed));
+        if new == 0 {
+            return;
+        }
+        let secs = self.secs.swap(0, Relaxed);
+        self.reported.store(count, Relaxed);
+        self.next_report.store(now.saturating_add(60), Relaxed);
+        let avg = secs / u64::from(new);
+        if avg >= 1 {
+            pr_warn!(
+                "{} message(s) completed after their deadline, {} s late on average\n",
+                new,
+                avg
+            );
+        }
+    }
 }
 
 /// A response that never came (`lnet_handle_remote_failure_locked`, for

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The monitor thread (`lnet_monitor_thread`): once a second it looks for
-//! response trackers past their deadline and ends them (health.md §5.3).
-//! It runs the recovery queues, releases messages fault rules held and
-//! posts a new ping buffer after a link change.
+//! The monitor thread (`lnet_monitor_thread`): it sends failed messages
+//! again (health.md §4) within a tenth of a second, and once a second looks
+//! for response trackers past their deadline and ends them (§5.3), runs
+//! the recovery queues, releases messages fault rules held, posts a new
+//! ping buffer after a link change and summarises late messages.
 
 use crate::api;
 use crate::kapi::errno::ESHUTDOWN;
@@ -29,19 +30,28 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
     // SAFETY: `start` passes the pinned state, which outlives the thread
     // (the thread is stopped before the state is dropped).
     let lnet = unsafe { &*data.cast_const().cast::<TheLnet>() };
+    let mut next_second = 0;
     while !kthread::should_stop() {
-        // Lustre scans every transaction_timeout / 2 seconds; callers may
-        // set their own, shorter deadlines (LNetPutTimeout), so trackers
-        // are ended within a second of their deadline instead.
-        if kthread::now_secs() >= lnet.next_deadline.load(Ordering::Relaxed) {
-            expire_responses(lnet, false);
+        // Resends wait at most one step.
+        crate::health::run_resends(lnet);
+        let now = kthread::now_ms();
+        if now >= next_second {
+            next_second = now.saturating_add(1000);
+            // Lustre scans every transaction_timeout / 2 seconds; callers
+            // may set their own, shorter deadlines (LNetPutTimeout), so
+            // trackers are ended within a second of their deadline instead.
+            let secs = kthread::now_secs();
+            if secs >= lnet.next_deadline.load(Ordering::Relaxed) {
+                expire_responses(lnet, false);
+            }
+            crate::recovery::run(lnet);
+            crate::fault::release_due(lnet);
+            if lnet.ping_update.swap(false, Ordering::Relaxed) {
+                crate::startup::refresh_ping(lnet);
+            }
+            lnet.late.report(secs);
         }
-        crate::recovery::run(lnet);
-        crate::fault::release_due(lnet);
-        if lnet.ping_update.swap(false, Ordering::Relaxed) {
-            crate::startup::refresh_ping(lnet);
-        }
-        kthread::sleep_ms(1000);
+        kthread::sleep_ms(100);
     }
     0
 }

@@ -409,8 +409,6 @@ pub(crate) fn resend(lnet: &TheLnet, mut m: KBox<Msg>) {
 pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     if m.retry_count == 0 {
         m.src_param = m.hdr.src_nid;
-        let tt = params::snapshot().transaction_timeout;
-        m.deadline = kapi::kthread::now_secs().saturating_add(i64::from(tt));
     }
     let reserved = matches!(
         m.hdr.msg,
@@ -425,6 +423,14 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     };
     m.hdr.dest_nid = to;
     m.hdr.src_nid = src;
+    // A fresh deadline for each attempt, from the NI it goes out on.
+    let t = params::snapshot();
+    let secs = crate::lnet_core::health::msg_deadline_secs(
+        ni.tunables.lnd_timeout.load(Ordering::Relaxed),
+        t.retry_count,
+        t.transaction_timeout,
+    );
+    m.deadline = kapi::kthread::now_secs().saturating_add(i64::from(secs));
     // The response tracker blames the peer NI actually used (its next hop).
     if let (Some(cookie), MsgBody::Put { .. } | MsgBody::Get { .. }) = (m.md, m.hdr.msg) {
         if let Some(r) = lnet

@@ -105,10 +105,12 @@ fn ni_init_locked(
         return Ok(api.refcount - 1);
     }
     lnet.pid.store(pid, Ordering::Relaxed);
+    crate::health::resends_open(lnet, true);
     let monitor = start_nis(lnet, load_networks).and_then(|()| monitor::start(lnet));
     let monitor = match monitor {
         Ok(t) => t,
         Err(e) => {
+            crate::health::resends_open(lnet, false);
             stop_nis(lnet);
             forget_nis(lnet);
             return Err(e);
@@ -396,6 +398,8 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
         lnet.running.store(false, Ordering::Release);
     }
     drop(api.monitor.take());
+    // Resends queued for the monitor thread end now.
+    crate::health::resends_open(lnet, false);
     // Held messages go on, while their NIs can still take them.
     crate::fault::fini(lnet);
     // Requests waiting on lazy portals will not be matched now.

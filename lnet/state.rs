@@ -95,6 +95,10 @@ pub(crate) struct TheLnet {
     /// and `peers`.
     #[pin]
     pub(crate) tx: SpinLock<crate::credits::Tx>,
+    /// Messages the monitor thread sends again; taken alone.
+    #[pin]
+    pub(crate) resends: SpinLock<crate::health::Resends>,
+    pub(crate) late: crate::health::Late,
     /// Global net sequence (`ln_net_seq`).
     pub(crate) net_seq: AtomicU64,
     pub(crate) counters: Counters,
@@ -157,6 +161,8 @@ impl TheLnet {
                 ),
                 peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),
                 tx <- new_spinlock!(crate::credits::Tx::default(), "lnet_tx"),
+                resends <- new_spinlock!(crate::health::Resends::new(), "lnet_resends"),
+                late: crate::health::Late::default(),
                 net_seq: AtomicU64::new(0),
                 counters: Counters::default(),
                 interface_cookie: u64::from_ne_bytes(cookie) & !1,

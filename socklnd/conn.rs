@@ -86,6 +86,27 @@ pub(crate) struct RxReq {
 // SAFETY: the fragments belong to an MD the message holds.
 unsafe impl Send for RxReq {}
 
+/// Signs of life in each direction.
+struct Progress {
+    /// When the peer last sent us anything (ms).
+    last_rx_ms: AtomicU64,
+    /// The socket's acknowledged mark at the last check, and when it last
+    /// moved or nothing was outstanding (ms): Lustre's tx deadline.
+    last_acked: AtomicU32,
+    tx_ms: AtomicU64,
+}
+
+impl Progress {
+    fn new() -> Progress {
+        let now = kthread::now_ms();
+        Progress {
+            last_rx_ms: AtomicU64::new(now),
+            last_acked: AtomicU32::new(0),
+            tx_ms: AtomicU64::new(now),
+        }
+    }
+}
+
 #[pin_data]
 pub(crate) struct Conn {
     /// The connection's threads; first, so they stop before the rest goes.
@@ -109,8 +130,7 @@ pub(crate) struct Conn {
     rx: SpinLock<Option<RxReq>>,
     #[pin]
     rx_wake: CondVar,
-    /// When the peer last sent us anything (ms).
-    last_rx_ms: AtomicU64,
+    progress: Progress,
     /// Threads that have finished and wait to be stopped.
     parked: AtomicU32,
     /// Threads started.
@@ -147,7 +167,7 @@ impl Conn {
                 tx_wake <- new_condvar!("socklnd_tx_wake"),
                 rx <- new_spinlock!(None, "socklnd_rx"),
                 rx_wake <- new_condvar!("socklnd_rx_wake"),
-                last_rx_ms: AtomicU64::new(kthread::now_ms()),
+                progress: Progress::new(),
                 parked: AtomicU32::new(0),
                 started: AtomicU32::new(0),
             }),
@@ -231,7 +251,27 @@ impl Conn {
     }
 
     pub(crate) fn last_rx_ms(&self) -> u64 {
-        self.last_rx_ms.load(Ordering::Relaxed)
+        self.progress.last_rx_ms.load(Ordering::Relaxed)
+    }
+
+    /// Whether sending has stalled for `timeout_ms`
+    /// (`ksocknal_find_timed_out_conn`): something is queued or
+    /// unacknowledged, and the peer has acknowledged nothing since. A peer
+    /// that stopped acknowledging (a silent link) is caught here even when
+    /// no send blocks.
+    pub(crate) fn tx_stalled(&self, now: u64, timeout_ms: u64) -> bool {
+        let mark = self.sock.acked_mark();
+        let moved = self.progress.last_acked.swap(mark, Ordering::Relaxed) != mark;
+        let idle = self.sock.unacked() == 0 && self.queued() == 0;
+        if moved || idle {
+            self.progress.tx_ms.store(now, Ordering::Relaxed);
+            return false;
+        }
+        now >= self
+            .progress
+            .tx_ms
+            .load(Ordering::Relaxed)
+            .saturating_add(timeout_ms)
     }
 
     /// Queues a keepalive NOOP (`ksocknal_send_keepalive_locked`).
@@ -468,7 +508,9 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
     if !conn.sock.recv_start(head)? {
         return Ok(());
     }
-    conn.last_rx_ms.store(kthread::now_ms(), Ordering::Relaxed);
+    conn.progress
+        .last_rx_ms
+        .store(kthread::now_ms(), Ordering::Relaxed);
     let m =
         KsockMsg::decode(head, conn.flip).map_err(|_| RxError::Proto("bad ksock_msg header"))?;
     if m.kind == MsgKind::Noop {
@@ -513,7 +555,9 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
         conn.sock.recv_kiov(v, req.offset, req.mlen)
     }
     .and_then(|()| conn.sock.discard(req.rlen.saturating_sub(req.mlen)));
-    conn.last_rx_ms.store(kthread::now_ms(), Ordering::Relaxed);
+    conn.progress
+        .last_rx_ms
+        .store(kthread::now_ms(), Ordering::Relaxed);
     match r {
         Ok(()) => {
             req.msg.finalize(0, Status::Ok);

@@ -331,8 +331,15 @@ pub(crate) fn tick(sni: &SockNi) {
     let (_, max_reconnect) = reconnect_bounds();
     let mut stale = KVec::new();
     let mut pings: KVec<Arc<Conn>> = KVec::new();
+    let mut stalled: KVec<Arc<Conn>> = KVec::new();
     {
         let mut t = sni.table.lock();
+        let timeout = timeout_ms();
+        for c in t.conns.iter().filter(|c| !c.is_dead()) {
+            if c.tx_stalled(now, timeout) {
+                let _ = stalled.push(c.clone(), GFP_ATOMIC);
+            }
+        }
         let mut i = 0;
         while i < t.peers.len() {
             let nid = match t.peers.get(i) {
@@ -394,6 +401,15 @@ pub(crate) fn tick(sni: &SockNi) {
                 i += 1;
             }
         }
+    }
+    for c in stalled {
+        pr_warn!(
+            "{}: no progress sending to {} for {} s: closing\n",
+            sni.nid,
+            c.peer,
+            timeout_ms() / 1000
+        );
+        c.close(errno::ETIMEDOUT().to_errno());
     }
     for c in pings {
         c.send_keepalive();

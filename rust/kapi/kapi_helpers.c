@@ -21,6 +21,21 @@ void kapi_cond_resched(void)
 	cond_resched();
 }
 
+/*
+ * Bytes queued in the socket and not yet acknowledged by the peer, and the
+ * sequence number of the oldest of them, which moves whenever the peer
+ * acknowledges anything.
+ */
+int kapi_sock_wmem_queued(struct socket *sock)
+{
+	return READ_ONCE(sock->sk->sk_wmem_queued);
+}
+
+u32 kapi_sock_snd_una(struct socket *sock)
+{
+	return READ_ONCE(tcp_sk(sock->sk)->snd_una);
+}
+
 /* A TCP/IPv4 socket in the initial namespace. */
 int kapi_sock_create_tcp(struct socket **res)
 {

@@ -18,6 +18,8 @@ extern "C" {
     fn kapi_sock_tune(sock: RawSock, opts: *const SockOpts);
     fn kapi_sock_bind4(sock: RawSock, addr: u32, port: u16) -> i32;
     fn kapi_sock_connect4(sock: RawSock, addr: u32, port: u16) -> i32;
+    fn kapi_sock_wmem_queued(sock: RawSock) -> i32;
+    fn kapi_sock_snd_una(sock: RawSock) -> u32;
     fn kapi_sock_peer4(sock: RawSock, addr: *mut u32, port: *mut u16) -> i32;
 }
 
@@ -113,6 +115,21 @@ impl Socket {
         // SAFETY: a live socket and two out-parameters.
         check(unsafe { kapi_sock_peer4(self.sock.cast(), &mut a, &mut p) })?;
         Ok((a, p))
+    }
+
+    /// Bytes sent into the socket that the peer has not acknowledged yet;
+    /// a lock-free snapshot.
+    pub fn unacked(&self) -> usize {
+        // SAFETY: a live socket; the helper only reads one field.
+        let n = unsafe { kapi_sock_wmem_queued(self.sock.cast()) };
+        usize::try_from(n).unwrap_or(0)
+    }
+
+    /// The sequence number of the oldest unacknowledged byte: it moves
+    /// whenever the peer acknowledges data. A lock-free snapshot.
+    pub fn acked_mark(&self) -> u32 {
+        // SAFETY: a live TCP socket; the helper only reads one field.
+        unsafe { kapi_sock_snd_una(self.sock.cast()) }
     }
 
     /// Ends both directions: blocked senders and receivers return.

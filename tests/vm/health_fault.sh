@@ -19,10 +19,7 @@ me1=$(lab_addr "$LAB_VM" 1)@tcp1
 dmesg -c >/dev/null
 lab_two_rails "lnet_retry_count=2 lnet_health_sensitivity=100" ""
 
-if [ "$LAB_VM" = 1 ]; then
-	lab_serve_until_done
-	exit 0
-fi
+lab_serve_if_server
 
 stat() {
 	lnetctl stats show >/tmp/stats || lab_fail "stats show"

@@ -100,17 +100,20 @@ lab_final_leak_check() {
 	lab_kmemleak_scan "the last scenario"
 }
 
-# Two rails to the other VM: tcp on eth0 and tcp1 on eth1, LNet started
-# with the extra lnet.ko parameters $1 and ksocklnd.ko parameters $2, and
-# the other VM added as a Multi-Rail peer with a NID on each.
+# Two rails to the other VM: tcp on eth0 and, on eth1, the net $3 (tcp1
+# unless given: tcp puts both NIs on one net), LNet started with the extra
+# lnet.ko parameters $1 and ksocklnd.ko parameters $2, and the other VM
+# added as a Multi-Rail peer with a NID on each.
 lab_two_rails() {
+	net1=${3:-tcp1}
+	if [ "$net1" = tcp ]; then nets="tcp(eth0,eth1)"; else nets="tcp(eth0),$net1(eth1)"; fi
 	# shellcheck disable=SC2086 # $1 and $2 are lists of parameters
-	modprobe lnet networks="tcp(eth0),tcp1(eth1)" $1 || lab_fail "lnet did not load"
+	modprobe lnet networks="$nets" $1 || lab_fail "lnet did not load"
 	# shellcheck disable=SC2086
 	modprobe ksocklnd $2 || lab_fail "ksocklnd did not load"
 	lnetctl lnet configure --all || lab_fail "configure"
 	lnetctl peer add --prim_nid "$(lab_addr "$(lab_peer)" 0)@tcp" \
-		--nid "$(lab_addr "$(lab_peer)" 1)@tcp1" || lab_fail "peer add"
+		--nid "$(lab_addr "$(lab_peer)" 1)@$net1" || lab_fail "peer add"
 }
 
 # Sends counted by the local NI with NID $1 (lnetctl net show -v).
@@ -152,6 +155,15 @@ lab_serve_until_done() {
 	lnetctl lnet unconfigure || lab_fail "unconfigure"
 	lab_rmmod ksocklnd
 	lab_rmmod lnet
+}
+
+# In VM 1 (the server of a two-VM scenario): serves until the client is
+# done, then ends the scenario.
+lab_serve_if_server() {
+	if [ "$LAB_VM" = 1 ]; then
+		lab_serve_until_done
+		exit 0
+	fi
 }
 
 # Waits until the server at address $1 answers.

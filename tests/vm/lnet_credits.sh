@@ -57,10 +57,7 @@ lab_expect_eq "$(tun "$me0" timeout)" 25 "tcp LND timeout"
 lab_expect_eq "$(tun "$me1" peer_credits)" 2 "tcp1 peer_credits"
 lab_expect_eq "$(tun "$me1" credits)" 16 "tcp1 credits"
 
-if [ "$LAB_VM" = 1 ]; then
-	lab_serve_until_done
-	exit 0
-fi
+lab_serve_if_server
 
 lab_wait_server "$(lab_addr "$peer" 0)"
 credit() { # nid key

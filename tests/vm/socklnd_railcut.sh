@@ -12,10 +12,7 @@ p0=$paddr@tcp
 dmesg -c >/dev/null
 lab_two_rails "" sock_timeout=10
 
-if [ "$LAB_VM" = 1 ]; then
-	lab_serve_until_done
-	exit 0
-fi
+lab_serve_if_server
 
 # The flood summary line of lnet_ulp, once it has printed it.
 flood_line() {
@@ -62,7 +59,8 @@ case "$line" in
 *) lab_fail "second flood: $line" ;;
 esac
 lab_rmmod lnet_ulp
-lab_expect_eq "$(lab_ni_sends "$me1")" "$end1" "tcp1 sends while down"
+# tcp1 counts only recovery pings now (one or two in that time).
+[ "$(lab_ni_sends "$me1")" -le $((end1 + 2)) ] || lab_fail "tcp1 carried the second flood"
 after0=$(lab_ni_sends "$me0")
 [ "$after0" -ge $((end0 + 6)) ] || lab_fail "tcp did not carry the second flood ($end0 -> $after0)"
 ip link set eth1 up

@@ -287,6 +287,19 @@ pub fn decide(c: &Completion, lnet_retry_count: u32) -> Decision {
     d
 }
 
+/// Seconds from its commit on an NI to a message's deadline (health.md
+/// §5.1, LU-18566): with an LND timeout `lnd_timeout × (retry_count + 1) +
+/// 1`, else `transaction_timeout` (the loopback LND has none). Every
+/// attempt of a resent message gets a fresh one.
+pub fn msg_deadline_secs(lnd_timeout: i32, retry_count: u32, transaction_timeout: u32) -> u32 {
+    match u32::try_from(lnd_timeout) {
+        Ok(t) if t > 0 => t
+            .saturating_mul(retry_count.saturating_add(1))
+            .saturating_add(1),
+        _ => transaction_timeout,
+    }
+}
+
 /// Seconds to the next recovery ping of an NI or peer NI that has been
 /// pinged `ping_count` times: 1, 2, 4, ... doubling up to `2^max_count`,
 /// then `max_interval` (health.md §7.1).
@@ -530,6 +543,17 @@ mod tests {
             ..tx(Status::Ok)
         };
         assert_eq!(decide(&ok, 2).counted, Counted::SuccessfulResend);
+    }
+
+    #[test]
+    fn message_deadlines() {
+        // socklnd and o2iblnd defaults: 50 x 3 + 1.
+        assert_eq!(msg_deadline_secs(50, 2, 150), 151);
+        assert_eq!(msg_deadline_secs(10, 0, 150), 11);
+        // No LND timeout (loopback, or not reported): transaction_timeout.
+        assert_eq!(msg_deadline_secs(0, 2, 150), 150);
+        assert_eq!(msg_deadline_secs(-1, 2, 150), 150);
+        assert_eq!(msg_deadline_secs(i32::MAX, u32::MAX, 1), u32::MAX);
     }
 
     #[test]

@@ -1,0 +1,111 @@
+# lab: vms=2 nics=2 timeout=300
+# Recovery pings of a peer NI (health.md §7), watched through its
+# ping_count in lnetctl peer show -v 3. VM 0 makes every ping to the peer's
+# tcp1 NID fail at once (a drop rule on portal 0 GETs with -e
+# remote_dropped) and lowers its health: the pings must come 2, 4, 8, 8 s
+# apart with lnet_max_recovery_ping_interval=8, as the peer NI's next_ping
+# shows (the monitor sends each within a second of it). Without the rule they succeed and health climbs back to
+# 1000. Then with lnet_recovery_limit=5 the failing peer NI ages out: it
+# leaves the recovery queue and is pinged no more.
+peer=$(lab_peer)
+p1=$(lab_addr "$peer" 1)@tcp1
+dmesg -c >/dev/null
+lab_two_rails "lnet_max_recovery_ping_interval=8 lnet_health_sensitivity=100" ""
+
+lab_serve_if_server
+
+# peer_field FIELD [noload]: the peer NI $p1's FIELD from peer show -v 3
+# (with noload, from the last one).
+peer_field() {
+	[ "$2" = noload ] || lnetctl peer show -v 3 >/tmp/show3 || lab_fail "peer show -v 3"
+	awk -v nid="$p1" -v f="$1:" '$1 == "-" && $2 == "nid:" { cur = $3 }
+		cur == nid && ($1 == f || $1 " " $2 == f) { print $NF; exit }' /tmp/show3
+}
+in_recovery() {
+	lnetctl debug recovery --peer >/tmp/rq || lab_fail "debug recovery --peer"
+	grep -q "$p1" /tmp/rq
+}
+
+lab_wait_server "$(lab_addr "$peer" 0)"
+lnetctl ping "$p1" >/dev/null || lab_fail "ping $p1"
+lctl net_drop_add -s '*' -d "$p1" -p 0 -m GET -r 1 -e remote_dropped >/dev/null ||
+	lab_fail "net_drop_add"
+lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health 500"
+in_recovery || { cat /tmp/rq; lab_fail "$p1 not in the recovery queue"; }
+
+# Each ping sets next_ping (monotonic seconds) to its own time plus the
+# interval, and the monitor sends the next one within a second of it: so
+# from one ping to the next, next_ping moves by the new interval (+1).
+# Five pings are watched (ping_count 1 to 5 at least).
+last=""
+marks=""
+i=0
+while :; do
+	i=$((i + 1))
+	[ $i -lt 120 ] || lab_fail "pings stopped: next_ping marks${marks:- none}"
+	# Both from one snapshot.
+	c=$(peer_field ping_count)
+	np=$(peer_field next_ping noload)
+	if [ "$c" != "$last" ]; then
+		marks="$marks $c:$np"
+		last=$c
+	fi
+	[ "${c:-0}" -ge 5 ] && break
+	sleep 0.5
+done
+lab_log "recovery pings, ping_count:next_ping$marks"
+# Consecutive counts k, k+1: the step must be interval(k+1) = 2^(k+1),
+# capped at 8.
+steps=$(echo $marks | tr ' ' '\n' | awk -F: '
+	NR > 1 && $1 == pc + 1 {
+		want = 1; for (j = 0; j < $1; j++) want *= 2
+		if (want > 8) want = 8
+		d = $2 - pn
+		printf "%d:%d/%d ", $1, d, want
+		if (d < want || d > want + 1) bad = 1
+		n++
+	}
+	{ pc = $1; pn = $2 }
+	END { if (n < 2) bad = 1; print (bad ? "BAD" : "OK") }')
+lab_log "steps (ping:seconds/expected): $steps"
+case "$steps" in
+*OK) ;;
+*) lab_fail "recovery ping intervals are not 2, 4, 8, 8: $steps" ;;
+esac
+health=$(peer_field "health value")
+[ "$health" -lt 500 ] || lab_fail "failed pings left health at $health"
+
+# Pings that get through bring health back.
+lctl net_drop_del -a >/dev/null || lab_fail "net_drop_del"
+i=0
+until [ "$(peer_field "health value")" = 1000 ]; do
+	i=$((i + 1))
+	[ $i -lt 90 ] || lab_fail "health stuck at $(peer_field "health value")"
+	sleep 1
+done
+lab_log "recovery pings brought $p1 from $health to 1000 in ${i}s"
+in_recovery && lab_fail "$p1 still queued at health 1000"
+
+# Aging out: the peer NI was last heard from by those pings; five seconds
+# later its failing recovery stops.
+echo 5 >/sys/module/lnet/parameters/lnet_recovery_limit || lab_fail "set recovery_limit"
+lctl net_drop_add -s '*' -d "$p1" -p 0 -m GET -r 1 -e remote_dropped >/dev/null ||
+	lab_fail "net_drop_add"
+lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health 500"
+i=0
+while in_recovery; do
+	i=$((i + 1))
+	[ $i -lt 30 ] || lab_fail "$p1 never aged out"
+	sleep 1
+done
+count=$(peer_field ping_count)
+sleep 10
+lab_expect_eq "$(peer_field ping_count)" "$count" "pings after aging out"
+lab_log "$p1 aged out of recovery after ${i}s (recovery_limit 5), no pings since"
+echo 0 >/sys/module/lnet/parameters/lnet_recovery_limit
+lctl net_drop_del -a >/dev/null || lab_fail "net_drop_del"
+lnetctl peer set --nid "$p1" --health 1000 || lab_fail "peer set --health 1000"
+lab_server_done "$(lab_addr "$peer" 0)"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet

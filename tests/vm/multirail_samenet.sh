@@ -1,0 +1,36 @@
+# lab: vms=2 nics=2 timeout=240
+# Two NIs on one net: tcp over eth0 and over eth1 (networks="tcp(eth0,eth1)"),
+# each its own ksocklnd rail. Each VM adds the other as a Multi-Rail peer
+# with both NIDs; VM 0 then sends 40 PUTs and GETs to the peer's primary NID
+# without choosing a source, and both of its NIs must carry them (per-NI
+# send counters from lnetctl net show -v), each with its own connections.
+peer=$(lab_peer)
+p0=$(lab_addr "$peer" 0)@tcp
+dmesg -c >/dev/null
+lab_two_rails "" "" tcp
+lab_serve_if_server
+
+me0=$(lab_addr 0 0)@tcp
+me1=$(lab_addr 0 1)@tcp
+lab_wait_server "$(lab_addr "$peer" 0)"
+before0=$(lab_ni_sends "$me0")
+before1=$(lab_ni_sends "$me1")
+if ! modprobe lnet_ulp mode=client peer="$p0" repeat=40; then
+	dmesg | grep -E 'lnet_ulp|ksocklnd|lnet:' | tail -n 30
+	lab_fail "client checks failed"
+fi
+lab_rmmod lnet_ulp
+d0=$(($(lab_ni_sends "$me0") - before0))
+d1=$(($(lab_ni_sends "$me1") - before1))
+lab_log "two NIs on tcp: sends over $me0: $d0, over $me1: $d1"
+[ "$d0" -ge 10 ] && [ "$d1" -ge 10 ] || { cat /tmp/nets; lab_fail "traffic did not use both NIs ($d0, $d1)"; }
+# Each rail connected from its own address.
+for me in "$me0" "$me1"; do
+	dmesg | grep -q "$me opened control connection to" ||
+		dmesg | grep -q "$me accepted control connection from" ||
+		lab_fail "no connection on $me"
+done
+lab_server_done "$(lab_addr "$peer" 0)"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
