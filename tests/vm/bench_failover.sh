@@ -32,7 +32,9 @@ traffic() {
 	while [ ! -e /tmp/stop ]; do
 		modprobe lnet_ulp mode=burst peer="$p0" repeat=400 op_timeout=30 ||
 			lab_fail "burst did not run"
-		rmmod lnet_ulp
+		# A message caught on the cut rail keeps the module busy until
+		# it ends.
+		until rmmod lnet_ulp 2>/dev/null; do sleep 1; done
 	done
 }
 # The failures the ULP saw since the last dmesg -c.
