@@ -104,13 +104,7 @@ fn decide(sni: &SockNi, sock: Socket, hello: &Hello, peer: Peer, ip: [u8; 4]) {
                 if let Some(p) = t.peer_mut(&peer.nid) {
                     p.incarnation = None;
                 }
-                let mut old = KVec::new();
-                for c in t.conns.iter().filter(|c| c.peer == peer.nid) {
-                    if old.push(c.clone(), GFP_ATOMIC).is_err() {
-                        break;
-                    }
-                }
-                old
+                t.conns_of(&peer.nid)
             };
             for c in old {
                 c.close(errno::ESTALE().to_errno());

@@ -183,9 +183,7 @@ impl Conn {
             // it is gone.
             let known = t.peer_mut(&hs.nid).and_then(|p| p.incarnation);
             if known.is_some_and(|k| k != hs.incarnation) {
-                for c in t.conns.iter().filter(|c| c.peer == hs.nid) {
-                    stale.push(c.clone(), GFP_ATOMIC)?;
-                }
+                stale = t.conns_of(&hs.nid);
             }
             let p = t.peer_or_insert(hs.nid)?;
             p.incarnation = Some(hs.incarnation);
@@ -444,9 +442,8 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
                 }
             }
             Err(e) => {
-                let err = if e == EAGAIN { errno::ETIMEDOUT() } else { e };
-                tx.fail(err.to_errno(), socklnd::send_error_status(err.to_errno()));
-                conn.close(err.to_errno());
+                tx.fail(e.to_errno(), socklnd::send_error_status(e.to_errno()));
+                conn.close(e.to_errno());
             }
         }
     }
@@ -468,10 +465,7 @@ unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
         kthread::cond_resched();
         if let Err(e) = rx_one(conn, private) {
             match e {
-                RxError::Io(e) => {
-                    let e = if e == EAGAIN { errno::ETIMEDOUT() } else { e };
-                    conn.close(e.to_errno());
-                }
+                RxError::Io(e) => conn.close(e.to_errno()),
                 RxError::Proto(why) => {
                     conn.sni().count_protocol_error();
                     pr_warn!(
@@ -580,16 +574,8 @@ fn ack_zc(conn: &Conn, cookie: u64) {
     let target = {
         let t = sni.table.lock();
         let c = t
-            .conns
-            .iter()
-            .filter(|c| c.peer == conn.peer && !c.is_dead())
-            .find(|c| c.ctype == ConnType::BulkIn)
-            .or_else(|| {
-                t.conns
-                    .iter()
-                    .find(|c| c.peer == conn.peer && !c.is_dead() && c.ctype != ConnType::BulkIn)
-            })
-            .cloned();
+            .choose(&conn.peer, Frame::NonBlockingNoop)
+            .or_else(|| t.choose(&conn.peer, Frame::Lnet(0)));
         match c {
             Some(c) if c.queue_locked(Tx::Noop([0, cookie])).is_ok() => Some(c),
             _ => None,

@@ -190,7 +190,6 @@ impl Connector {
                     }
                     Err(e) => {
                         let err = match &e {
-                            SetupError::Io(e) if *e == EAGAIN => errno::ETIMEDOUT().to_errno(),
                             SetupError::Io(e) => e.to_errno(),
                             _ => errno::ECONNREFUSED().to_errno(),
                         };

@@ -116,6 +116,17 @@ impl Table {
             .filter(move |c| c.peer == nid && !c.is_dead())
     }
 
+    /// Every connection to `nid`, dead or alive.
+    pub(crate) fn conns_of(&self, nid: &Nid) -> KVec<Arc<Conn>> {
+        let mut out = KVec::new();
+        for c in self.conns.iter().filter(|c| c.peer == *nid) {
+            if out.push(c.clone(), GFP_ATOMIC).is_err() {
+                break;
+            }
+        }
+        out
+    }
+
     /// Live connections of `ctype` to `nid`.
     pub(crate) fn count(&self, nid: &Nid, ctype: ConnType) -> usize {
         self.live(nid).filter(|c| c.ctype == ctype).count()
@@ -126,23 +137,32 @@ impl Table {
         self.live(nid).next().is_some()
     }
 
-    fn missing_types(&self, nid: &Nid) -> bool {
-        ACTIVE_TYPES.iter().any(|t| self.count(nid, *t) == 0)
+    /// The connection that should carry `frame` to `nid`, and whether
+    /// every type an active side opens is up; one pass over the table.
+    fn route(&self, nid: &Nid, frame: Frame) -> (Option<Arc<Conn>>, bool) {
+        let min_bulk = usize::try_from(params::get(SockParam::MinBulk)).unwrap_or(0);
+        let mut up = [false; ACTIVE_TYPES.len()];
+        let best = rules::choose_by(
+            self.live(nid).inspect(|c| {
+                if let Some(i) = ACTIVE_TYPES.iter().position(|t| *t == c.ctype) {
+                    if let Some(u) = up.get_mut(i) {
+                        *u = true;
+                    }
+                }
+            }),
+            |c| Candidate {
+                ctype: c.ctype,
+                queued: c.queued(),
+            },
+            frame,
+            min_bulk,
+        );
+        (best.cloned(), up.iter().all(|u| *u))
     }
 
     /// The connection that should carry `frame` to `nid`.
-    fn choose(&self, nid: &Nid, frame: Frame) -> Option<Arc<Conn>> {
-        let min_bulk = usize::try_from(params::get(SockParam::MinBulk)).unwrap_or(0);
-        let live = || self.live(nid);
-        let i = rules::choose(
-            live().map(|c| Candidate {
-                ctype: c.ctype,
-                queued: c.queued(),
-            }),
-            frame,
-            min_bulk,
-        )?;
-        live().nth(i).cloned()
+    pub(crate) fn choose(&self, nid: &Nid, frame: Frame) -> Option<Arc<Conn>> {
+        self.route(nid, frame).0
     }
 
     /// Whether a passive connection of `ctype` from `nid` would be one
@@ -247,22 +267,19 @@ pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc
         if t.closed {
             return Err(errno::ESHUTDOWN());
         }
-        let missing = t.missing_types(&peer);
+        let (chosen, complete) = t.route(&peer, frame);
         let p = t.peer_or_insert(peer)?;
-        if missing && !p.connecting && p.backoff.may_connect(now) {
+        if !complete && !p.connecting && p.backoff.may_connect(now) {
             p.connecting = true;
             start = true;
         }
-        let pending = p.connecting || p.accepting > 0;
-        if let Some(c) = t.choose(&peer, frame) {
+        if let Some(c) = chosen {
             // A refused message goes back to LNet with the error.
             c.queue_locked(tx).map_err(|(_, e)| e)?;
             Placed::Queued(c)
-        } else if pending {
+        } else if p.connecting || p.accepting > 0 {
             let deadline = now.saturating_add(timeout_ms());
-            t.peer_or_insert(peer)?
-                .waiting
-                .push((tx, deadline), GFP_ATOMIC)?;
+            p.waiting.push((tx, deadline), GFP_ATOMIC)?;
             Placed::Waiting
         } else {
             Placed::NoRoute

@@ -57,8 +57,22 @@ unsafe impl Send for Socket {}
 // SAFETY: as above.
 unsafe impl Sync for Socket {}
 
+/// The error of a failed socket call. A wait that ran into the socket's
+/// timeout (`-EAGAIN` from a blocking call) is `ETIMEDOUT`.
+fn error(rc: i32) -> Error {
+    if rc == EAGAIN.to_errno() {
+        super::errno::ETIMEDOUT()
+    } else {
+        Error::from_errno(rc)
+    }
+}
+
 fn check(rc: i32) -> Result {
-    kernel::error::to_result(rc)
+    if rc < 0 {
+        Err(error(rc))
+    } else {
+        Ok(())
+    }
 }
 
 impl Socket {
@@ -279,7 +293,7 @@ impl Socket {
     fn progress(n: i32) -> Result<usize> {
         match n {
             0 => Err(kernel::error::code::EPIPE),
-            n if n < 0 => Err(Error::from_errno(n)),
+            n if n < 0 => Err(error(n)),
             n => Ok(n as usize),
         }
     }

@@ -25,12 +25,27 @@ in_recovery() {
 	lnetctl debug recovery --peer >/tmp/rq || lab_fail "debug recovery --peer"
 	grep -q "$p1" /tmp/rq
 }
+# leaves_recovery SECONDS WHY: waits until $p1 is off the recovery queue;
+# $i is the seconds it took.
+leaves_recovery() {
+	i=0
+	while in_recovery; do
+		i=$((i + 1))
+		[ $i -lt "$1" ] || lab_fail "$2"
+		sleep 1
+	done
+}
+# Every recovery ping to $p1 fails at once; its health drops to 500, which
+# puts it on the recovery queue.
+fail_pings() {
+	lctl net_drop_add -s '*' -d "$p1" -p 0 -m GET -r 1 -e remote_dropped >/dev/null ||
+		lab_fail "net_drop_add"
+	lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health 500"
+}
 
 lab_wait_server "$(lab_addr "$peer" 0)"
 lnetctl ping "$p1" >/dev/null || lab_fail "ping $p1"
-lctl net_drop_add -s '*' -d "$p1" -p 0 -m GET -r 1 -e remote_dropped >/dev/null ||
-	lab_fail "net_drop_add"
-lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health 500"
+fail_pings
 in_recovery || { cat /tmp/rq; lab_fail "$p1 not in the recovery queue"; }
 
 # Each ping sets next_ping (monotonic seconds) to its own time plus the
@@ -85,25 +100,13 @@ until [ "$(peer_field "health value")" = 1000 ]; do
 done
 lab_log "recovery pings brought $p1 from $health to 1000 in ${i}s"
 # The monitor takes it off the queue on its next pass.
-i=0
-while in_recovery; do
-	i=$((i + 1))
-	[ $i -lt 5 ] || lab_fail "$p1 still queued at health 1000"
-	sleep 1
-done
+leaves_recovery 5 "$p1 still queued at health 1000"
 
 # Aging out: the peer NI was last heard from by those pings; five seconds
 # later its failing recovery stops.
 echo 5 >/sys/module/lnet/parameters/lnet_recovery_limit || lab_fail "set recovery_limit"
-lctl net_drop_add -s '*' -d "$p1" -p 0 -m GET -r 1 -e remote_dropped >/dev/null ||
-	lab_fail "net_drop_add"
-lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health 500"
-i=0
-while in_recovery; do
-	i=$((i + 1))
-	[ $i -lt 30 ] || lab_fail "$p1 never aged out"
-	sleep 1
-done
+fail_pings
+leaves_recovery 30 "$p1 never aged out"
 count=$(peer_field ping_count)
 sleep 10
 lab_expect_eq "$(peer_field ping_count)" "$count" "pings after aging out"

@@ -74,21 +74,36 @@ pub fn choose<I>(conns: I, frame: Frame, min_bulk: usize) -> Option<usize>
 where
     I: IntoIterator<Item = Candidate>,
 {
-    let mut best: Option<(Match, usize, usize)> = None;
-    for (i, c) in conns.into_iter().enumerate() {
+    choose_by(conns.into_iter().enumerate(), |(_, c)| *c, frame, min_bulk).map(|(i, _)| i)
+}
+
+/// As [`choose`], over any items described by `candidate`: the item itself.
+/// Every item is visited, even after a perfect match.
+pub fn choose_by<T, I>(
+    items: I,
+    candidate: impl Fn(&T) -> Candidate,
+    frame: Frame,
+    min_bulk: usize,
+) -> Option<T>
+where
+    I: IntoIterator<Item = T>,
+{
+    let mut best: Option<(Match, usize, T)> = None;
+    for item in items {
+        let c = candidate(&item);
         let m = match_frame(c.ctype, frame, min_bulk);
         if m == Match::No {
             continue;
         }
-        let better = match best {
+        let better = match &best {
             None => true,
-            Some((bm, bq, _)) => m > bm || (m == bm && c.queued < bq),
+            Some((bm, bq, _)) => m > *bm || (m == *bm && c.queued < *bq),
         };
         if better {
-            best = Some((m, c.queued, i));
+            best = Some((m, c.queued, item));
         }
     }
-    best.map(|(_, _, i)| i)
+    best.map(|(_, _, item)| item)
 }
 
 /// What the passive side knows when a hello arrives.

@@ -190,6 +190,43 @@ struct Case {
     hang_up: bool,
 }
 
+impl Case {
+    /// Bytes sent instead of (or as part of) the handshake.
+    fn before_handshake(name: &'static str, bytes: Vec<u8>) -> Case {
+        Case {
+            name,
+            secure: true,
+            handshake: false,
+            bytes,
+            hang_up: false,
+        }
+    }
+
+    /// Bytes sent once the handshake has succeeded.
+    fn after_handshake(name: &'static str, bytes: Vec<u8>) -> Case {
+        Case {
+            handshake: true,
+            ..Case::before_handshake(name, bytes)
+        }
+    }
+
+    /// From an unprivileged source port.
+    fn insecure(self) -> Case {
+        Case {
+            secure: false,
+            ..self
+        }
+    }
+
+    /// Half-closed after the bytes.
+    fn hang_up(self) -> Case {
+        Case {
+            hang_up: true,
+            ..self
+        }
+    }
+}
+
 fn main() {
     let Some(addr) = std::env::args()
         .nth(1)
@@ -213,118 +250,51 @@ fn main() {
     let cat = |parts: &[&[u8]]| parts.concat();
 
     let cases = vec![
-        Case {
-            name: "unprivileged source port",
-            secure: false,
-            handshake: false,
-            bytes: req.clone(),
-            hang_up: false,
-        },
-        Case {
-            name: "acceptor magic",
-            secure: true,
-            handshake: false,
-            bytes: vec![0x5a; 16],
-            hang_up: false,
-        },
-        Case {
-            name: "acceptor version",
-            secure: true,
-            handshake: false,
-            bytes: cat(&[&ACCEPTOR_MAGIC.to_le_bytes(), &99u32.to_le_bytes()]),
-            hang_up: false,
-        },
-        Case {
-            name: "acceptor request for another NID",
-            secure: true,
-            handshake: false,
-            bytes: request(Nid::parse("10.254.254.254@tcp").expect("NID")),
-            hang_up: false,
-        },
-        Case {
-            name: "hello magic",
-            secure: true,
-            handshake: false,
-            bytes: cat(&[&req, &bad_magic]),
-            hang_up: false,
-        },
-        Case {
-            name: "hello version",
-            secure: true,
-            handshake: false,
-            bytes: cat(&[&req, &bad_version]),
-            hang_up: false,
-        },
-        Case {
-            name: "hello with 1000 addresses",
-            secure: true,
-            handshake: false,
-            bytes: cat(&[&req, &many_ips]),
-            hang_up: false,
-        },
-        Case {
-            name: "hello connection type 9",
-            secure: true,
-            handshake: false,
-            bytes: cat(&[&req, &bad_ctype]),
-            hang_up: false,
-        },
-        Case {
-            name: "untyped hello",
-            secure: true,
-            handshake: false,
-            bytes: cat(&[&req, &hello_bytes(&hello(me, target, ConnType::Any))]),
-            hang_up: false,
-        },
-        Case {
-            name: "truncated hello",
-            secure: true,
-            handshake: false,
-            bytes: cat(&[&req, &hello_bytes(&good)[..20]]),
-            hang_up: true,
-        },
-        Case {
-            name: "frame of unknown type",
-            secure: true,
-            handshake: true,
-            bytes: cat(&[&0x1234u32.to_le_bytes(), &[0u8; 20]]),
-            hang_up: false,
-        },
-        Case {
-            name: "ZC-ACK for nothing",
-            secure: true,
-            handshake: true,
-            bytes: ksock(MsgKind::Noop, [5, 7]),
-            hang_up: false,
-        },
-        Case {
-            name: "LNet header that does not decode",
-            secure: true,
-            handshake: true,
-            bytes: cat(&[&ksock(MsgKind::Lnet, [0, 0]), &[0xff; 72]]),
-            hang_up: false,
-        },
-        Case {
-            name: "impossible payload length",
-            secure: true,
-            handshake: true,
-            bytes: cat(&[
+        Case::before_handshake("unprivileged source port", req.clone()).insecure(),
+        Case::before_handshake("acceptor magic", vec![0x5a; 16]),
+        Case::before_handshake(
+            "acceptor version",
+            cat(&[&ACCEPTOR_MAGIC.to_le_bytes(), &99u32.to_le_bytes()]),
+        ),
+        Case::before_handshake(
+            "acceptor request for another NID",
+            request(Nid::parse("10.254.254.254@tcp").expect("NID")),
+        ),
+        Case::before_handshake("hello magic", cat(&[&req, &bad_magic])),
+        Case::before_handshake("hello version", cat(&[&req, &bad_version])),
+        Case::before_handshake("hello with 1000 addresses", cat(&[&req, &many_ips])),
+        Case::before_handshake("hello connection type 9", cat(&[&req, &bad_ctype])),
+        Case::before_handshake(
+            "untyped hello",
+            cat(&[&req, &hello_bytes(&hello(me, target, ConnType::Any))]),
+        ),
+        Case::before_handshake("truncated hello", cat(&[&req, &hello_bytes(&good)[..20]]))
+            .hang_up(),
+        Case::after_handshake(
+            "frame of unknown type",
+            cat(&[&0x1234u32.to_le_bytes(), &[0u8; 20]]),
+        ),
+        Case::after_handshake("ZC-ACK for nothing", ksock(MsgKind::Noop, [5, 7])),
+        Case::after_handshake(
+            "LNet header that does not decode",
+            cat(&[&ksock(MsgKind::Lnet, [0, 0]), &[0xff; 72]]),
+        ),
+        Case::after_handshake(
+            "impossible payload length",
+            cat(&[
                 &ksock(MsgKind::Lnet, [0, 0]),
                 &put_header(me, target, 0x7fff_ffff),
             ]),
-            hang_up: false,
-        },
-        Case {
-            name: "hang-up mid-payload",
-            secure: true,
-            handshake: true,
-            bytes: cat(&[
+        ),
+        Case::after_handshake(
+            "hang-up mid-payload",
+            cat(&[
                 &ksock(MsgKind::Lnet, [0, 0]),
                 &put_header(me, target, 4096),
                 &[0u8; 100],
             ]),
-            hang_up: true,
-        },
+        )
+        .hang_up(),
     ];
 
     let mut open = 0;
