@@ -15,7 +15,10 @@ all: modules
 modules: $(BINDINGS)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) modules
 
-$(BINDINGS): rust/kapi/bindings_helper.h scripts/gen-bindings.sh $(KDIR)/.config
+# Regenerated when any header it reads changes.
+$(BINDINGS): rust/kapi/bindings_helper.h rust/kapi/kapi_helpers.h $(wildcard include/lnet/*.h) \
+		$(wildcard include/uapi/linux/lnet/*.h) \
+		scripts/gen-bindings.sh $(KDIR)/.config
 	bash scripts/gen-bindings.sh $(KDIR) $@
 
 clean:

@@ -8,7 +8,7 @@
 use crate::kapi::bindings::{
     lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg,
     lnet_ioc_ni, lnet_ioc_nid, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
-    lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_value, LNET_IOC_VERSION,
+    lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_udsp, lnet_ioc_value, LNET_IOC_VERSION,
 };
 use crate::kapi::errno;
 use crate::lnet_core::credits::{NetTunables, TxCredits};
@@ -54,11 +54,13 @@ const FAULT_ADD: u32 = iowr(0xd0, size_of::<lnet_ioc_fault>());
 const FAULT_DEL: u32 = iowr(0xd1, size_of::<lnet_ioc_fault>());
 const FAULT_RESET: u32 = iowr(0xd2, size_of::<lnet_ioc_fault>());
 const FAULT_LIST: u32 = iowr(0xd3, size_of::<lnet_ioc_fault>());
+const UDSP_ADD: u32 = iowr(0xd4, size_of::<lnet_ioc_udsp>());
+const UDSP_DEL: u32 = iowr(0xd5, size_of::<lnet_ioc_udsp>());
+const UDSP_GET: u32 = iowr(0xd6, size_of::<lnet_ioc_udsp>());
 
 const CAP_NET_ADMIN: c_int = 12;
 const CFG_LOAD_NETWORKS: u32 = 1;
 const TUNABLE_DEFAULT: u32 = u32::MAX;
-const PRIORITY_UNSET: u32 = u32::MAX;
 /// Largest wait a ping may ask for.
 const PING_MAX_MS: u32 = 600_000;
 
@@ -94,6 +96,8 @@ unsafe impl Ioc for lnet_ioc_peer {}
 unsafe impl Ioc for lnet_ioc_peer_ni {}
 // SAFETY: as above.
 unsafe impl Ioc for lnet_ioc_fault {}
+// SAFETY: integers and arrays of them only.
+unsafe impl Ioc for lnet_ioc_udsp {}
 
 fn bytes_mut<T: Ioc>(v: &mut T) -> &mut [u8] {
     // SAFETY: `Ioc` types accept any bytes; the slice covers exactly `v`.
@@ -347,6 +351,8 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             let mut p: lnet_ioc_peer_ni = read(arg)?;
             need_up(lnet)?;
             let prim = nid_from_ioc(&p.pn_prim_nid)?;
+            // Peer NIs traffic created show the rules' effect too.
+            crate::udsp::apply_new_peers(lnet);
             {
                 let nis = lnet.nis.lock();
                 let peers = lnet.peers.lock();
@@ -380,6 +386,21 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             need_up(lnet)?;
             net_cfg(lnet, &c, cmd == NET_ADD)
         }
+        UDSP_ADD | UDSP_DEL | UDSP_GET => {
+            let op = match cmd {
+                UDSP_ADD => crate::udsp::Op::Add,
+                UDSP_DEL => crate::udsp::Op::Del,
+                _ => crate::udsp::Op::Get,
+            };
+            if op != crate::udsp::Op::Get {
+                need_admin()?;
+            }
+            // 1.5 KiB: on the heap, not the ioctl's stack.
+            let mut u = KBox::new(read::<lnet_ioc_udsp>(arg)?, GFP_KERNEL)?;
+            need_up(lnet)?;
+            crate::udsp::ioctl(lnet, op, &mut u)?;
+            write(arg, &*u)
+        }
         GET_RECOVERY_QUEUE => {
             let mut q: lnet_ioc_recovery = read(arg)?;
             need_up(lnet)?;
@@ -392,7 +413,7 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
 
 fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     use core::sync::atomic::Ordering::Relaxed;
-    n.ni_status = u32::from(ni.is_up());
+    n.ni_status = u32::from(ni.reports_up());
     n.ni_nid = nid_to_ioc(&ni.nid);
     n.ni_fatal_error = u32::from(ni.is_fatal());
     n.ni_health_value = ni.health.load(Relaxed);
@@ -436,8 +457,8 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     // TOS -1 ("system default") and "not applicable" share the marker,
     // which lnetctl prints as -1.
     n.ni_lnd_tos = shown(own.tos.load(Relaxed));
-    n.ni_net_priority = PRIORITY_UNSET;
-    n.ni_nid_priority = PRIORITY_UNSET;
+    n.ni_net_priority = ni.net_priority.load(Relaxed);
+    n.ni_nid_priority = ni.sel_priority.load(Relaxed);
     n.ni_dev_cpt = u32::MAX;
     n.ni_ncpts = 1;
     n.ni_cpts = [0; 128];
@@ -629,7 +650,10 @@ fn peer_cfg(lnet: &TheLnet, c: &lnet_ioc_peer_cfg, add: bool) -> Result {
             &nids,
             c.pc_flags & PEER_NON_MR == 0,
             c.pc_flags & PEER_LOCK_PRIM != 0,
-        )
+        )?;
+        drop(peers);
+        crate::udsp::apply_new_peers(lnet);
+        Ok(())
     } else {
         peers.del(&prim, &nids, c.pc_flags & PEER_FORCE != 0)
     }
@@ -661,8 +685,8 @@ fn fill_peer_ni(
     p.pn_hs_network_timeout = ni.hstats.network_timeout;
     p.pn_ping_count = ni.recovery.ping_count;
     p.pn_next_ping = ni.recovery.next_ping as u64;
-    p.pn_net_priority = PRIORITY_UNSET;
-    p.pn_nid_priority = PRIORITY_UNSET;
+    p.pn_net_priority = ni.net_priority;
+    p.pn_nid_priority = ni.sel_priority;
 }
 
 fn fill_stats(s: &mut lnet_ioc_stats, lnet: &TheLnet) {

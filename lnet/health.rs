@@ -10,6 +10,7 @@ use crate::kapi::kthread;
 use crate::lnet_core::health::{self, Change, Committed, Completion, Counted, Status};
 use crate::lnet_core::nid::Nid;
 use crate::msg::{self, Msg};
+use crate::ni::Ni;
 use crate::params;
 use crate::state::TheLnet;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -63,6 +64,26 @@ impl PeerNiStats {
     }
 }
 
+/// Moves a local NI's health by `f`; reaching 0 or the maximum flips its
+/// status word (health.md §1).
+pub(crate) fn ni_health(lnet: &TheLnet, ni: &Ni, f: impl Fn(u32) -> u32) {
+    let Ok(old) = ni.health.fetch_update(Relaxed, Relaxed, |h| Some(f(h))) else {
+        return;
+    };
+    if let Some(up) = health::ni_status_edge(old, f(old)) {
+        if ni.status_down.swap(!up, Relaxed) == up {
+            let rewritten = crate::ping::set_ni_status(lnet, ni.nid, up);
+            pr_info!(
+                "{}: health {}, status {}{}\n",
+                ni.nid,
+                f(old),
+                if up { "up" } else { "down" },
+                if rewritten { " in the ping buffer" } else { "" }
+            );
+        }
+    }
+}
+
 fn apply(h: u32, change: Change, sensitivity: u32) -> u32 {
     match change {
         Change::None => h,
@@ -104,7 +125,7 @@ pub(crate) fn check(
     // The deadline gate: a failure after the attempt's deadline changes
     // nothing (health.md §3 step 2); the lateness is counted either way.
     let now = kthread::now_secs();
-    let late = !m.rx && m.deadline != 0 && now > m.deadline;
+    let late = m.deadline != 0 && now > m.deadline;
     if late {
         lnet.late.count(now.saturating_sub(m.deadline));
     }
@@ -128,9 +149,7 @@ pub(crate) fn check(
     }
     let s = t.health_sensitivity;
     if d.local != Change::None {
-        let _ = ni
-            .health
-            .fetch_update(Relaxed, Relaxed, |h| Some(apply(h, d.local, s)));
+        ni_health(lnet, &ni, |h| apply(h, d.local, s));
         if d.local == Change::Decrement {
             ni.recovery.queue(now);
         }

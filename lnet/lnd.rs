@@ -42,6 +42,13 @@ impl LndRef {
         self.ops().lnd_type
     }
 
+    /// The LND's timeout now, if it has one (`lnd_get_timeout`).
+    pub(crate) fn timeout(&self) -> Option<u32> {
+        let f = self.ops().lnd_get_timeout?;
+        // SAFETY: a getter of the registered table, callable anywhere.
+        Some(unsafe { f() })
+    }
+
     pub(crate) fn startup(&self, ni: &Ni) -> Result {
         let Some(f) = self.ops().lnd_startup else {
             return Err(EINVAL);

@@ -37,6 +37,7 @@ mod ping;
 mod recovery;
 mod startup;
 mod state;
+mod udsp;
 
 use kernel::{c_str, prelude::*};
 

@@ -94,4 +94,6 @@ pub(crate) static LOLND: lnet_lnd = lnet_lnd {
     lnd_shutdown: Some(lolnd_shutdown),
     lnd_send: Some(lolnd_send),
     lnd_recv: Some(lolnd_recv),
+    // Deadlines from transaction_timeout, as Lustre's lolnd.
+    lnd_get_timeout: None,
 };

@@ -177,8 +177,8 @@ fn set_payload(m: &mut Msg, kiov: &KVec<BioVec>, offset: u32, len: u32) {
 /// Candidates compared at once; NIs or nets beyond this are not considered.
 const MAX_CANDIDATES: usize = 16;
 
-/// Criteria not tracked yet (UDSP priorities, NUMA distance) are equal for
-/// every candidate.
+/// Criteria not tracked yet (NUMA distance, GPU device priority) are equal
+/// for every candidate.
 const NI_UNRANKED: NiCandidate = NiCandidate {
     fatal: false,
     health: 0,
@@ -245,6 +245,7 @@ fn select_path(
     let mut peers = lnet.peers.lock();
     let (pi, li) = peers.find_or_create(dest).ok()?;
     let peer = peers.list.get_mut(pi)?;
+    crate::udsp::apply_new_peer_nis(lnet, &nis, peer);
 
     let pick_ni = |net: Net| -> Option<Arc<Ni>> {
         let cands = nis
@@ -256,6 +257,7 @@ fn select_path(
                 let c = NiCandidate {
                     fatal: ni.is_fatal(),
                     health: ni.health.load(Ordering::Relaxed),
+                    sel_priority: ni.sel_priority.load(Ordering::Relaxed),
                     tx_credits: ni.tx_credits().available,
                     seq: ni.seq.load(Ordering::Relaxed),
                     ..NI_UNRANKED
@@ -304,6 +306,7 @@ fn select_path(
                     .iter()
                     .filter(|x| x.is_active() && x.nid.net() == net);
                 let (mut health, mut seq, mut any) = (0, 0, false);
+                let mut local_prio = u32::MAX;
                 for x in local {
                     any = true;
                     // Fatal NIs do not count towards the net's health.
@@ -311,19 +314,16 @@ fn select_path(
                         health = health.max(x.health.load(Ordering::Relaxed));
                     }
                     seq = seq.max(x.seq.load(Ordering::Relaxed));
+                    local_prio = local_prio.min(x.net_priority.load(Ordering::Relaxed));
                 }
-                let peer_health = peer
-                    .nis
-                    .iter()
-                    .filter(|q| q.nid.net() == net)
-                    .map(|q| q.health)
-                    .max()
-                    .unwrap_or(0);
+                let on_net = || peer.nis.iter().filter(|q| q.nid.net() == net);
+                let peer_health = on_net().map(|q| q.health).max().unwrap_or(0);
+                let peer_prio = on_net().map(|q| q.net_priority).min().unwrap_or(u32::MAX);
                 let c = NetCandidate {
                     peer_net_health: peer_health,
-                    peer_net_priority: u32::MAX,
+                    peer_net_priority: peer_prio,
                     local_net_health: health,
-                    local_net_priority: u32::MAX,
+                    local_net_priority: local_prio,
                     peer_net_seq: peer.net_seq(net),
                     local_net_seq: seq,
                 };
@@ -341,10 +341,10 @@ fn select_path(
             .map(|(i, p)| {
                 let c = PeerNiCandidate {
                     health: p.health,
+                    sel_priority: p.sel_priority,
                     seq: p.seq,
-                    preferred: p.pref_nid == Some(ni.nid),
+                    preferred: p.prefers(&ni.nid),
                     tx_credits: tx.peer_ni_credits(&p.nid, fresh).0.available,
-                    ..LPNI_UNRANKED
                 };
                 (i, c)
             });
@@ -424,13 +424,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     m.hdr.dest_nid = to;
     m.hdr.src_nid = src;
     // A fresh deadline for each attempt, from the NI it goes out on.
-    let t = params::snapshot();
-    let secs = crate::lnet_core::health::msg_deadline_secs(
-        ni.tunables.lnd_timeout.load(Ordering::Relaxed),
-        t.retry_count,
-        t.transaction_timeout,
-    );
-    m.deadline = kapi::kthread::now_secs().saturating_add(i64::from(secs));
+    m.deadline = commit_deadline(&ni);
     // The response tracker blames the peer NI actually used (its next hop).
     if let (Some(cookie), MsgBody::Put { .. } | MsgBody::Get { .. }) = (m.md, m.hdr.msg) {
         if let Some(r) = lnet
@@ -747,6 +741,9 @@ pub(crate) fn parse(
     };
     m.rx = true;
     m.from = from;
+    // Committed for receive on this NI (health.md §5.1), before any delay
+    // rule holds it, as Lustre commits before its delay check.
+    m.deadline = commit_deadline(ni);
     m.ni = Some(ni.clone());
     if let Some((at, rule)) = delay {
         match crate::fault::hold_recv(lnet, m, ni, private, at, rule) {
@@ -755,6 +752,23 @@ pub(crate) fn parse(
         }
     }
     deliver(lnet, ni, m, from, private)
+}
+
+/// The deadline of a message committed now on `ni`, for send or receive
+/// (`get_msg_deadline`, health.md §5.1).
+fn commit_deadline(ni: &Ni) -> i64 {
+    let t = params::snapshot();
+    // Asked at each commit: the administrator may change the LND's timeout.
+    let lnd_timeout = ni
+        .lnd
+        .timeout()
+        .map_or(-1, |s| i32::try_from(s).unwrap_or(i32::MAX));
+    let secs = crate::lnet_core::health::msg_deadline_secs(
+        lnd_timeout,
+        t.retry_count,
+        t.transaction_timeout,
+    );
+    kapi::kthread::now_secs().saturating_add(i64::from(secs))
 }
 
 /// Matches a received message and has its LND receive it (the part of

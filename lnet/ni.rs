@@ -61,8 +61,18 @@ pub(crate) struct Ni {
     pub(crate) fatal: AtomicBool,
     /// `ni_healthv`.
     pub(crate) health: AtomicU32,
+    /// The NI's status word says DOWN: set when health reached 0, cleared
+    /// when it reached the maximum again (health.md §1). Kept apart from
+    /// the ping buffer so that a rebuilt buffer carries it over.
+    pub(crate) status_down: AtomicBool,
     /// Round-robin sequence (`ni_seq`).
     pub(crate) seq: AtomicU64,
+    /// UDSP priority of this NI (`ni_sel_priority`; lower wins, u32::MAX
+    /// when unset).
+    pub(crate) sel_priority: AtomicU32,
+    /// UDSP priority of its net (`net_sel_priority`), kept on each NI of
+    /// the net.
+    pub(crate) net_priority: AtomicU32,
     pub(crate) hstats: crate::health::NiStats,
     pub(crate) recovery: crate::recovery::NiRecovery,
     pub(crate) send_count: AtomicU32,
@@ -94,7 +104,10 @@ impl Ni {
             state: AtomicU32::new(NiState::Init as u32),
             fatal: AtomicBool::new(false),
             health: AtomicU32::new(crate::lnet_core::health::MAX_HEALTH),
+            status_down: AtomicBool::new(false),
             seq: AtomicU64::new(0),
+            sel_priority: AtomicU32::new(u32::MAX),
+            net_priority: AtomicU32::new(u32::MAX),
             hstats: crate::health::NiStats::default(),
             recovery: crate::recovery::NiRecovery::default(),
             send_count: AtomicU32::new(0),
@@ -168,9 +181,15 @@ impl Ni {
         self.fatal.load(Relaxed)
     }
 
-    /// Up as peers and `net show` see it: running and not marked fatal.
+    /// Up for selection: running and not marked fatal.
     pub(crate) fn is_up(&self) -> bool {
         self.is_active() && !self.is_fatal()
+    }
+
+    /// Up as peers (the ping buffer) and `net show` see it
+    /// (`lnet_ni_get_status_locked`): also not brought to health 0.
+    pub(crate) fn reports_up(&self) -> bool {
+        self.is_up() && !self.status_down.load(Relaxed)
     }
 
     pub(crate) fn set_state(&self, s: NiState) {

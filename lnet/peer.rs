@@ -25,6 +25,17 @@ pub(crate) struct PeerNi {
     pub(crate) recovery: crate::recovery::Recovery,
     /// Monotonic seconds of the last message from this NID (0: never).
     pub(crate) last_alive: i64,
+    /// UDSP priority (`lpni_sel_priority`; u32::MAX when unset).
+    pub(crate) sel_priority: u32,
+    /// UDSP priority of its peer net (`lpn_sel_priority`), kept on each
+    /// peer NI of the net.
+    pub(crate) net_priority: u32,
+    /// Local NIDs a UDSP pair rule prefers for this peer NI (`lpni_pref`).
+    pub(crate) udsp_pref: crate::udsp::PrefNids,
+    /// The UDSP rules have been applied to it (they are applied to a new
+    /// peer NI where the local NIs are at hand: its first send, or when an
+    /// administrator adds or lists it).
+    pub(crate) udsp_applied: bool,
 }
 
 impl PeerNi {
@@ -50,7 +61,17 @@ impl PeerNi {
                 next_ping: 0,
             },
             last_alive: 0,
+            sel_priority: u32::MAX,
+            net_priority: u32::MAX,
+            udsp_pref: crate::udsp::PrefNids::default(),
+            udsp_applied: false,
         }
+    }
+
+    /// Whether the local NI `ni` is preferred for this peer NI: the NI it
+    /// was first reached from, or one a UDSP pair rule names.
+    pub(crate) fn prefers(&self, ni: &Nid) -> bool {
+        self.pref_nid == Some(*ni) || self.udsp_pref.contains(ni)
     }
 }
 

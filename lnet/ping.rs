@@ -35,7 +35,7 @@ fn build(lnet: &TheLnet, sequence: u32) -> Result<KVec<u8>> {
         let list = lnet.nis.lock();
         nis.reserve(list.nis.len(), GFP_ATOMIC)?;
         for ni in list.nis.iter().filter(|n| n.nid != Nid::LO) {
-            let status = if ni.is_up() {
+            let status = if ni.reports_up() {
                 ping::STATUS_UP
             } else {
                 ping::STATUS_DOWN
@@ -97,10 +97,69 @@ pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
     Ok(PingTarget { buf, md: h.cookie })
 }
 
+/// Makes `t` the current ping buffer, whose status words health changes
+/// rewrite; returns the one it replaces.
+pub(crate) fn install(
+    lnet: &TheLnet,
+    pings: &mut crate::state::Pings,
+    mut t: PingTarget,
+) -> Option<PingTarget> {
+    {
+        let mut w = lnet.ping_words.lock();
+        w.buf = t.buf.as_mut_ptr();
+        w.len = t.buf.len();
+    }
+    pings.current.replace(t)
+}
+
+/// Stops status rewrites into the current buffer, before buffers go.
+pub(crate) fn uninstall(lnet: &TheLnet) {
+    let mut w = lnet.ping_words.lock();
+    w.buf = core::ptr::null_mut();
+    w.len = 0;
+}
+
+/// Rewrites `nid`'s status word in the posted ping buffer: no new buffer,
+/// no new sequence number, no push (health.md §1). Peers see it on their
+/// next ping. False when no posted buffer lists `nid`.
+pub(crate) fn set_ni_status(lnet: &TheLnet, nid: Nid, up: bool) -> bool {
+    let w = lnet.ping_words.lock();
+    if w.buf.is_null() {
+        return false;
+    }
+    let at = {
+        // SAFETY: `install` published a live buffer of this length; it is
+        // freed only after `uninstall`, which takes this lock. Status words
+        // are written only under this lock, and not while this view lives.
+        let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
+        ping::status_offset(b, nid)
+    };
+    let Some(at) = at.filter(|a| a.checked_add(4).is_some_and(|e| e <= w.len)) else {
+        return false;
+    };
+    let word = if up {
+        ping::STATUS_UP
+    } else {
+        ping::STATUS_DOWN
+    };
+    // SAFETY: in bounds (checked above); `at` is a multiple of 4 and the
+    // buffer comes from kmalloc, so the word is aligned. LNDs may be reading
+    // it for a REPLY: one atomic store, as Lustre's plain store of the word.
+    let cell = unsafe { AtomicU32::from_ptr(w.buf.add(at).cast::<u32>()) };
+    cell.store(word.to_le(), Ordering::Relaxed);
+    true
+}
+
 /// Unlinks a ping buffer that a newer one replaces; the buffer itself stays
 /// until [`target_stop`], as a REPLY may still be sending from it.
 pub(crate) fn target_retire(lnet: &TheLnet, t: &PingTarget) {
     let _ = api::md_unlink(lnet, t.md, false, 0);
+}
+
+/// Whether a retired buffer can go: its MD is freed, so no REPLY is still
+/// sending from it.
+pub(crate) fn is_released(lnet: &TheLnet, t: &PingTarget) -> bool {
+    lnet.res.lock().mds.get(&t.md).is_none()
 }
 
 /// Takes the ping buffer down. No message may still use it: called once

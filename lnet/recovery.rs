@@ -113,9 +113,7 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
             let nis = lnet.nis.lock();
             if let Some(ni) = nis.nis.iter().find(|n| n.nid == nid) {
                 if up {
-                    let _ = ni
-                        .health
-                        .fetch_update(Relaxed, Relaxed, |h| Some(health::inc(h, s)));
+                    crate::health::ni_health(lnet, ni, |h| health::inc(h, s));
                 }
                 if done {
                     ni.recovery.pending.store(false, Relaxed);

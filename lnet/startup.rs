@@ -120,7 +120,9 @@ fn ni_init_locked(
     lnet.running.store(true, Ordering::Release);
     api.refcount = 1;
     match crate::ping::target_start(lnet) {
-        Ok(t) => lnet.pings.lock().current = Some(t),
+        Ok(t) => {
+            let _ = crate::ping::install(lnet, &mut lnet.pings.lock(), t);
+        }
         Err(e) => {
             pr_err!("Can't post the ping buffer: {:?}\n", e);
             api.refcount = 0;
@@ -304,23 +306,36 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
     pr_info!("Removed LNI {}\n", ni.nid);
 }
 
+/// Frees the replaced ping buffers no REPLY uses any more.
+pub(crate) fn free_retired_pings(lnet: &TheLnet) {
+    let mut pings = lnet.pings.lock();
+    if !pings.retired.is_empty() {
+        vec::retain(&mut pings.retired, |t| !crate::ping::is_released(lnet, t));
+    }
+}
+
 /// Posts a new ping buffer listing the NIs now up, after NIs were added or
 /// removed or one's fatal state changed (Lustre also pushes it to peers;
 /// without discovery, peers see it when they next ping). The old one may
-/// still be sending a REPLY, so it is kept until shutdown.
+/// still be sending a REPLY, so it is kept until its MD is freed.
 pub(crate) fn refresh_ping(lnet: &TheLnet) {
     let mut pings = lnet.pings.lock();
     if pings.current.is_none() {
         // LNet is down or coming up; startup posts the first buffer.
         return;
     }
-    match crate::ping::target_start(lnet) {
+    // Room for the old buffer first: it must not be freed while in use.
+    let t = pings
+        .retired
+        .reserve(1, GFP_KERNEL)
+        .map_err(Error::from)
+        .and_then(|()| crate::ping::target_start(lnet));
+    match t {
         Ok(t) => {
-            if let Some(old) = pings.current.replace(t) {
+            if let Some(old) = crate::ping::install(lnet, &mut pings, t) {
                 crate::ping::target_retire(lnet, &old);
-                if pings.retired.push(old, GFP_KERNEL).is_err() {
-                    pr_warn!("ping buffer kept without a list entry\n");
-                }
+                // Cannot fail: reserved above.
+                let _ = pings.retired.push(old, GFP_KERNEL);
             }
         }
         Err(e) => pr_err!("Can't post the new ping buffer: {:?}\n", e),
@@ -343,6 +358,7 @@ fn start_ni(
         vec::retain(&mut lnet.nis.lock().nis, |n| !Arc::ptr_eq(n, &ni));
         return Err(e);
     }
+    crate::udsp::apply_new_ni(lnet, &ni);
     ni.set_state(NiState::Active);
     pr_info!("Added LNI {} {}\n", nid, ni.iface());
     Ok(())
@@ -423,6 +439,7 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     forget_nis(lnet);
     // Nothing is in flight: the ping buffers can go.
     let mut pings = lnet.pings.lock();
+    crate::ping::uninstall(lnet);
     if let Some(t) = pings.current.take() {
         crate::ping::target_stop(lnet, t);
     }
@@ -431,6 +448,8 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     }
     drop(pings);
     unlink_all(lnet);
+    // Rules go with the LNet they were added to.
+    crate::udsp::clear(lnet);
     pr_info!("LNet down\n");
 }
 

@@ -65,9 +65,21 @@ pub(crate) struct Api {
 pub(crate) struct Pings {
     /// The ping buffer on the reserved portal while LNet is up.
     pub(crate) current: Option<crate::ping::PingTarget>,
-    /// Ping buffers replaced by newer ones, freed at shutdown.
+    /// Ping buffers replaced by newer ones, freed once no REPLY uses them.
     pub(crate) retired: KVec<crate::ping::PingTarget>,
 }
+
+/// Where the posted ping buffer's bytes are, so that an NI's status word
+/// can be rewritten in place from any context (health.md §1). Null while
+/// no buffer is posted.
+pub(crate) struct PingWords {
+    pub(crate) buf: *mut u8,
+    pub(crate) len: usize,
+}
+
+// SAFETY: only an address; the buffer it names is written under the lock
+// holding this, and freed only after this was cleared.
+unsafe impl Send for PingWords {}
 
 #[pin_data]
 pub(crate) struct TheLnet {
@@ -83,6 +95,9 @@ pub(crate) struct TheLnet {
     /// Taken after `api` when both are held.
     #[pin]
     pub(crate) pings: Mutex<Pings>,
+    /// The current ping buffer's bytes; a leaf lock, taken under any other.
+    #[pin]
+    pub(crate) ping_words: SpinLock<PingWords>,
     /// Fault injection rules and the messages delay rules hold.
     #[pin]
     pub(crate) faults: SpinLock<crate::fault::Faults>,
@@ -91,6 +106,9 @@ pub(crate) struct TheLnet {
     /// Peers and peer NIs; taken after `nis` when both are held.
     #[pin]
     pub(crate) peers: SpinLock<crate::peer::Peers>,
+    /// UDSP rules; taken after `nis` and `peers`.
+    #[pin]
+    pub(crate) udsp: SpinLock<crate::udsp::Rules>,
     /// Send credits and the messages waiting for them; taken after `nis`
     /// and `peers`.
     #[pin]
@@ -159,7 +177,15 @@ impl TheLnet {
                     },
                     "lnet_pings"
                 ),
+                ping_words <- new_spinlock!(
+                    PingWords {
+                        buf: core::ptr::null_mut(),
+                        len: 0,
+                    },
+                    "lnet_ping_words"
+                ),
                 peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),
+                udsp <- new_spinlock!(crate::udsp::Rules::default(), "lnet_udsp"),
                 tx <- new_spinlock!(crate::credits::Tx::default(), "lnet_tx"),
                 resends <- new_spinlock!(crate::health::Resends::new(), "lnet_resends"),
                 late: crate::health::Late::default(),

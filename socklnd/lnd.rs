@@ -46,7 +46,13 @@ static SOCKLND: lnet_lnd = lnet_lnd {
     lnd_shutdown: Some(socklnd_shutdown),
     lnd_send: Some(socklnd_send),
     lnd_recv: Some(socklnd_recv),
+    lnd_get_timeout: Some(socklnd_get_timeout),
 };
+
+/// `sock_timeout` as it is now, else LNet's (`ksocknal_timeout`).
+extern "C" fn socklnd_get_timeout() -> c_uint {
+    params::timeout_secs()
+}
 
 pub(crate) fn register(module: &'static ThisModule) -> Result {
     THIS.store(module.as_ptr(), Ordering::Relaxed);

@@ -71,6 +71,13 @@ struct lnet_lnd {
 			int delayed, unsigned int niov, struct bio_vec *kiov,
 			unsigned int offset, unsigned int mlen,
 			unsigned int rlen);
+	/*
+	 * Optional: the LND's timeout in seconds now (its own parameter, or
+	 * lnet_get_lnd_timeout() when that is 0). Each message committed on
+	 * one of its NIs gets a deadline from it; without it, or at 0, the
+	 * deadline is lnet_transaction_timeout.
+	 */
+	unsigned int (*lnd_get_timeout)(void);
 };
 
 int lnet_register_lnd(const struct lnet_lnd *lnd);

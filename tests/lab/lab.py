@@ -38,7 +38,9 @@ SPLAT = re.compile(
     r"inconsistent lock state|lock held when returning|"
     r"suspicious RCU usage|INFO: task .* blocked|"
     r"rust_panic|panicked at|unreferenced object|"
-    r"Call Trace:|kmemleak: \d+ new suspected memory leaks)"
+    r"Call Trace:|kmemleak: \d+ new suspected memory leaks|"
+    # lnet_ulp: LNet broke its promise of a final event.
+    r"lnet_ulp: FAIL .*never ended)"
 )
 # Userspace markers: a leak report from lib.sh and explicit failures.
 LAB_FAIL = re.compile(r"^(LAB-FAIL|LAB-LEAK)")

@@ -122,6 +122,12 @@ lab_ni_sends() {
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
 }
 
+# Sends to the peer NI with NID $1 (lnetctl peer show -v 2).
+lab_peer_ni_sends() {
+	lnetctl peer show -v 2 >/tmp/peers || lab_fail "peer show -v 2"
+	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/peers
+}
+
 # Waits until the other VMs answer pings on every NIC.
 lab_wait_peers() {
 	v=0

@@ -21,6 +21,20 @@ pub const fn inc(health: u32, sensitivity: u32) -> u32 {
     }
 }
 
+/// What a local NI's health change does to its status word in the ping
+/// buffer (health.md §1): reaching 0 marks it down, reaching the maximum
+/// marks it up again; anything in between leaves the word as it was.
+/// `Some(true)` is up, `Some(false)` down.
+pub const fn ni_status_edge(old: u32, new: u32) -> Option<bool> {
+    if new == 0 && old != 0 {
+        Some(false)
+    } else if new >= MAX_HEALTH && old < MAX_HEALTH {
+        Some(true)
+    } else {
+        None
+    }
+}
+
 /// How a message completed (`enum lnet_msg_hstatus`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -330,6 +344,42 @@ mod tests {
         no_resend: false,
         retry_count: 0,
     };
+
+    #[test]
+    fn ni_status_edges() {
+        // (old, new, edge): only crossings onto 0 or onto the maximum.
+        let table = [
+            (100, 0, Some(false)),
+            (1000, 0, Some(false)),
+            (0, 0, None),
+            (500, 400, None),
+            (900, 1000, Some(true)),
+            (0, 1000, Some(true)),
+            (1000, 1000, None),
+            (0, 100, None),
+            (1000, 900, None),
+        ];
+        for (old, new, edge) in table {
+            assert_eq!(ni_status_edge(old, new), edge, "{old} -> {new}");
+        }
+    }
+
+    #[test]
+    fn decrements_reach_zero_once() {
+        // Sensitivity 100 from the maximum: the tenth failure marks the NI
+        // down, none before or after it does.
+        let mut h = MAX_HEALTH;
+        let mut downs = 0;
+        for i in 1..=15 {
+            let n = dec(h, 100);
+            if ni_status_edge(h, n) == Some(false) {
+                downs += 1;
+                assert_eq!(i, 10);
+            }
+            h = n;
+        }
+        assert_eq!(downs, 1);
+    }
 
     fn tx(status: Status) -> Completion {
         Completion {

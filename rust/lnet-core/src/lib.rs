@@ -24,4 +24,5 @@ pub mod select;
 pub mod socklnd;
 pub mod socklnd_conns;
 pub mod socklnd_params;
+pub mod udsp;
 pub mod wire;

@@ -111,6 +111,18 @@ pub fn lnd_name(lnd: u8) -> Option<&'static str> {
     lnd_info(lnd).map(|l| l.name)
 }
 
+/// The LND whose name starts `s`, found as [`Net::parse`] finds it: its
+/// type, the length of its name, and whether its addresses are IP
+/// addresses (dotted quads) rather than numbers.
+pub fn lnd_prefix(s: &str) -> Option<(u8, usize, bool)> {
+    let l = LNDS.iter().find(|l| s.starts_with(l.name))?;
+    Some((
+        l.lnd,
+        l.name.len(),
+        matches!(l.syntax, AddrSyntax::Ip { .. }),
+    ))
+}
+
 /// Why a NID or net text was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NidError {

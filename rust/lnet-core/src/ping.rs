@@ -300,6 +300,35 @@ pub fn encode(
     Some(total)
 }
 
+/// Where `nid`'s status word sits in a ping buffer this node encoded, so
+/// it can be rewritten in place (health.md §1: no new sequence, no push).
+/// The offset is a multiple of 4.
+pub fn status_offset(b: &[u8], nid: Nid) -> Option<usize> {
+    let info = PingInfo::parse(b, u32::MAX).ok()?;
+    if info.flip {
+        return None;
+    }
+    if let Some(n4) = nid.to_nid4() {
+        return (1..info.nnis).find_map(|i| {
+            let at = HDR_LEN.checked_add(NID4_ENTRY_LEN.checked_mul(i)?)?;
+            (u64_at(b, at, false)? == n4).then_some(at + 8)
+        });
+    }
+    if info.features & features::LARGE_ADDR == 0 {
+        return None;
+    }
+    let end = info.total.min(b.len());
+    let mut at = HDR_LEN.checked_add(NID4_ENTRY_LEN.checked_mul(info.nnis)?)?;
+    while at < end {
+        let (found, used) = Nid::decode(b.get(at.checked_add(4)?..end)?).ok()?;
+        if found == nid {
+            return Some(at);
+        }
+        at = at.checked_add((4 + used + 3) & !3)?;
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +386,50 @@ mod tests {
         let large: Vec<_> = p.large_entries().map(|e| e.unwrap()).collect();
         assert_eq!(large, [nis[0], nis[2]]);
         assert_eq!(p.primary(), Some(nis[0].nid));
+    }
+
+    /// Rewrites `nid`'s status word in place, as lnet.ko does.
+    fn rewrite(b: &mut [u8], nid: Nid, status: u32) -> Option<usize> {
+        let at = status_offset(b, nid)?;
+        b[at..at + 4].copy_from_slice(&status.to_le_bytes());
+        Some(at)
+    }
+
+    #[test]
+    fn status_rewritten_in_place() {
+        let mut nis = [
+            ni("2001:db8::1@tcp", true),
+            ni("10.1.0.1@tcp", true),
+            ni("10.2.0.1@tcp1", true),
+            ni("2001:db8::2@tcp1", false),
+        ];
+        let mut b = [0u8; 512];
+        let n = encode(&mut b, FEAT, 12345, 9, &nis).unwrap();
+        let before = b;
+        for (i, up) in [(2, false), (0, false), (3, true)] {
+            let at = rewrite(
+                &mut b[..n],
+                nis[i].nid,
+                if up { STATUS_UP } else { STATUS_DOWN },
+            );
+            assert_eq!(at.map(|a| a % 4), Some(0));
+            nis[i].status = if up { STATUS_UP } else { STATUS_DOWN };
+        }
+        let p = PingInfo::parse(&b[..n], 4096).unwrap();
+        // Only status words changed: same sequence, same NIDs.
+        assert_eq!(p.sequence(), 9);
+        assert_eq!(p.nid4_entries().collect::<Vec<_>>(), [nis[1], nis[2]]);
+        let large: Vec<_> = p.large_entries().map(|e| e.unwrap()).collect();
+        assert_eq!(large, [nis[0], nis[3]]);
+        let changed = (0..n).filter(|&i| b[i] != before[i]).count();
+        assert!(changed <= 12, "{changed} bytes changed");
+        // Loopback and unknown NIDs have no word to rewrite.
+        assert_eq!(status_offset(&b[..n], Nid::LO), None);
+        assert_eq!(
+            status_offset(&b[..n], Nid::parse("10.9.9.9@tcp").unwrap()),
+            None
+        );
+        assert_eq!(status_offset(&b[..8], nis[1].nid), None);
     }
 
     #[test]
@@ -463,6 +536,30 @@ mod tests {
             prop_assert_eq!(p.nid4_entries().collect::<Vec<_>>(), small);
             prop_assert_eq!(p.large_entries().map(|e| e.unwrap()).collect::<Vec<_>>(), large);
             prop_assert_eq!(p.primary(), nis.first().map(|n| n.nid));
+            // Each NI's word is found where its status is, and nowhere
+            // else changes when it is flipped (duplicate NIDs: the first).
+            for (i, x) in nis.iter().enumerate() {
+                if nis[..i].iter().any(|y| y.nid == x.nid) {
+                    continue;
+                }
+                let mut c = b;
+                let at = status_offset(&c[..n], x.nid).unwrap();
+                prop_assert_eq!(at % 4, 0);
+                prop_assert_eq!(&c[at..at + 4], &x.status.to_le_bytes()[..]);
+                c[at..at + 4].copy_from_slice(&(!x.status).to_le_bytes());
+                let q = PingInfo::parse(&c[..n], 4096).unwrap();
+                prop_assert_eq!(q.sequence(), seq);
+                let flipped = q.nid4_entries().chain(q.large_entries().map(|e| e.unwrap()))
+                    .filter(|e| e.nid == x.nid && e.status == !x.status).count();
+                prop_assert_eq!(flipped, 1);
+            }
+        }
+
+        #[test]
+        fn status_offset_never_panics(b in proptest::collection::vec(any::<u8>(), 0..200), a: u32) {
+            let tcp = super::super::nid::Net::new(super::super::nid::lnd::SOCK, 0);
+            let _ = status_offset(&b, Nid::new4(tcp, a));
+            let _ = status_offset(&b, Nid::new6(tcp, [a as u8; 16].into()));
         }
     }
 }

@@ -85,6 +85,12 @@ pub const FAULT_HEALTH_RANDOM: u32 = u32::MAX;
 pub const FAULT_RANDOM: u32 = 1 << 0;
 /// `LNET_IOC_FAULT_DROP_ALL`.
 pub const FAULT_DROP_ALL: u32 = 1 << 1;
+/// `LNET_IOC_UDSP_BULK_MAX`.
+pub const UDSP_BULK_MAX: usize = 1536;
+/// `LNET_IOC_UDSP_ACTION_PRIORITY`.
+pub const UDSP_ACTION_PRIORITY: u32 = 1;
+/// `LNET_IOC_UDSP_ACTION_PREFERRED`.
+pub const UDSP_ACTION_PREFERRED: u32 = 2;
 
 /// `struct lnet_ioc_hdr`.
 #[repr(C)]
@@ -376,6 +382,18 @@ pub struct LnetIocFault {
     pub fr_hits: u64,
 }
 
+/// `struct lnet_ioc_udsp` (UDSP_ADD, UDSP_DEL, UDSP_GET).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LnetIocUdsp {
+    pub ud_hdr: LnetIocHdr,
+    pub ud_idx: u32,
+    pub ud_action_type: u32,
+    pub ud_priority: u32,
+    pub ud_bulk_len: u32,
+    pub ud_bulk: [u8; UDSP_BULK_MAX],
+}
+
 // The header's _Static_asserts, on the Rust side.
 const _: () = assert!(size_of::<LnetIocHdr>() == 8);
 const _: () = assert!(size_of::<LnetIocNid>() == 20);
@@ -394,6 +412,7 @@ const _: () = assert!(size_of::<LnetIocPing>() == 856);
 const _: () = assert!(size_of::<LnetIocValue>() == 16);
 const _: () = assert!(size_of::<LnetIocGlobals>() == 16);
 const _: () = assert!(size_of::<LnetIocFault>() == 160);
+const _: () = assert!(size_of::<LnetIocUdsp>() == 1560);
 // The NID mirror is exactly the wire form's largest size.
 const _: () = assert!(size_of::<LnetIocNid>() == NID_WIRE_MAX);
 
@@ -460,6 +479,7 @@ ioc_arg!(LnetIocPing, pg_hdr);
 ioc_arg!(LnetIocValue, val_hdr);
 ioc_arg!(LnetIocGlobals, gl_hdr);
 ioc_arg!(LnetIocFault, fr_hdr);
+ioc_arg!(LnetIocUdsp, ud_hdr);
 
 /// The ioctl commands, by their number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -484,11 +504,14 @@ pub enum Cmd {
     FaultDel = 0xd1,
     FaultReset = 0xd2,
     FaultList = 0xd3,
+    UdspAdd = 0xd4,
+    UdspDel = 0xd5,
+    UdspGet = 0xd6,
 }
 
 impl Cmd {
     /// Every command, in number order.
-    pub const ALL: [Cmd; 20] = [
+    pub const ALL: [Cmd; 23] = [
         Cmd::Configure,
         Cmd::Unconfigure,
         Cmd::NetAdd,
@@ -509,6 +532,9 @@ impl Cmd {
         Cmd::FaultDel,
         Cmd::FaultReset,
         Cmd::FaultList,
+        Cmd::UdspAdd,
+        Cmd::UdspDel,
+        Cmd::UdspGet,
     ];
 
     /// The command number (`_IOC_NR`).
@@ -539,6 +565,9 @@ impl Cmd {
             Cmd::FaultDel => "LNET_IOC_FAULT_DEL",
             Cmd::FaultReset => "LNET_IOC_FAULT_RESET",
             Cmd::FaultList => "LNET_IOC_FAULT_LIST",
+            Cmd::UdspAdd => "LNET_IOC_UDSP_ADD",
+            Cmd::UdspDel => "LNET_IOC_UDSP_DEL",
+            Cmd::UdspGet => "LNET_IOC_UDSP_GET",
         }
     }
 
@@ -560,6 +589,7 @@ impl Cmd {
             Cmd::FaultAdd | Cmd::FaultDel | Cmd::FaultReset | Cmd::FaultList => {
                 size_of::<LnetIocFault>()
             }
+            Cmd::UdspAdd | Cmd::UdspDel | Cmd::UdspGet => size_of::<LnetIocUdsp>(),
         }
     }
 
@@ -675,6 +705,7 @@ mod tests {
             ("lnet_ioc_value", size_of::<LnetIocValue>(), 16),
             ("lnet_ioc_globals", size_of::<LnetIocGlobals>(), 16),
             ("lnet_ioc_fault", size_of::<LnetIocFault>(), 160),
+            ("lnet_ioc_udsp", size_of::<LnetIocUdsp>(), 1560),
         ];
         for (name, got, want) in sizes {
             assert_eq!(got, want, "{name}");
@@ -1012,6 +1043,19 @@ mod tests {
                 fr_hits
             ]
         );
+        fields!(
+            v,
+            LnetIocUdsp,
+            "lnet_ioc_udsp",
+            [
+                ud_hdr,
+                ud_idx,
+                ud_action_type,
+                ud_priority,
+                ud_bulk_len,
+                ud_bulk
+            ]
+        );
         v
     }
 
@@ -1053,6 +1097,7 @@ mod tests {
             "lnet_ioc_value" => 16,
             "lnet_ioc_globals" => 16,
             "lnet_ioc_fault" => 160,
+            "lnet_ioc_udsp" => 1560,
             _ => unreachable!(),
         };
         for (s, fields) in by_struct {
@@ -1111,6 +1156,9 @@ mod tests {
             ("LNET_IOC_FAULT_HEALTH_RANDOM", FAULT_HEALTH_RANDOM),
             ("LNET_IOC_FAULT_RANDOM", FAULT_RANDOM),
             ("LNET_IOC_FAULT_DROP_ALL", FAULT_DROP_ALL),
+            ("LNET_IOC_UDSP_ACTION_PRIORITY", UDSP_ACTION_PRIORITY),
+            ("LNET_IOC_UDSP_ACTION_PREFERRED", UDSP_ACTION_PREFERRED),
+            ("LNET_IOC_UDSP_BULK_MAX", UDSP_BULK_MAX as u32),
         ];
         for (name, _) in fault_consts {
             let _ = writeln!(prog, "printf(\"%u\\n\", (unsigned int)({name}));");

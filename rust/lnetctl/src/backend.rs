@@ -53,6 +53,9 @@ pub enum Request<'a> {
     FaultReset(&'a mut abi::LnetIocFault),
     #[allow(dead_code)]
     FaultList(&'a mut abi::LnetIocFault),
+    UdspAdd(&'a mut abi::LnetIocUdsp),
+    UdspDel(&'a mut abi::LnetIocUdsp),
+    UdspGet(&'a mut abi::LnetIocUdsp),
 }
 
 impl Request<'_> {
@@ -79,6 +82,9 @@ impl Request<'_> {
             Request::FaultDel(_) => Cmd::FaultDel,
             Request::FaultReset(_) => Cmd::FaultReset,
             Request::FaultList(_) => Cmd::FaultList,
+            Request::UdspAdd(_) => Cmd::UdspAdd,
+            Request::UdspDel(_) => Cmd::UdspDel,
+            Request::UdspGet(_) => Cmd::UdspGet,
         }
     }
 }
@@ -206,6 +212,7 @@ impl Backend for DevLnet {
             | Request::FaultDel(a)
             | Request::FaultReset(a)
             | Request::FaultList(a) => self.raw(cmd, a),
+            Request::UdspAdd(a) | Request::UdspDel(a) | Request::UdspGet(a) => self.raw(cmd, a),
         }
     }
 

@@ -62,6 +62,11 @@ pub enum Command {
         #[command(subcommand)]
         command: DebugCommand,
     },
+    /// udsp {add | del | show}: user defined selection policies
+    Udsp {
+        #[command(subcommand)]
+        command: UdspCommand,
+    },
     /// ping nid[,nid,...] [nid ...]
     Ping(PingArgs),
     /// export [--backup] [FILE.yaml]: export the configuration as YAML
@@ -284,6 +289,52 @@ pub struct RecoveryArgs {
     /// list peer recovery queue
     #[arg(short = 'p', long, overrides_with = "local")]
     pub peer: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum UdspCommand {
+    /// add a udsp
+    Add(UdspAddArgs),
+    /// delete a udsp
+    Del(UdspDelArgs),
+    /// show udsps
+    Show(UdspIdxArgs),
+}
+
+#[derive(Args, Debug, Default)]
+pub struct UdspAddArgs {
+    /// source NID or net (local NIs)
+    #[arg(short = 's', long)]
+    pub src: Option<String>,
+    /// destination NID or net (peer NIs)
+    #[arg(short = 'd', long)]
+    pub dst: Option<String>,
+    /// router NID or net
+    #[arg(short = 'r', long)]
+    pub rte: Option<String>,
+    /// priority (lower is preferred); without it the rule is a preferred list
+    #[arg(short = 'p', long, allow_hyphen_values = true)]
+    pub priority: Option<String>,
+    /// insert before this rule (default: last)
+    #[arg(short = 'i', long, allow_hyphen_values = true)]
+    pub idx: Option<String>,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct UdspDelArgs {
+    /// index of the rule to delete
+    #[arg(short = 'i', long, allow_hyphen_values = true)]
+    pub idx: Option<String>,
+    /// delete every rule
+    #[arg(short = 'a', long)]
+    pub all: bool,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct UdspIdxArgs {
+    /// index of the rule to show (default: all)
+    #[arg(short = 'i', long, allow_hyphen_values = true)]
+    pub idx: Option<String>,
 }
 
 #[derive(Args, Debug, Default)]

@@ -140,6 +140,11 @@ pub fn run(cmd: &Command, be: &mut dyn Backend) -> Outcome {
             };
             debug_recovery(&mut r, which);
         }
+        Command::Udsp { command } => match command {
+            cli::UdspCommand::Add(a) => crate::udsp::add(&mut r, a),
+            cli::UdspCommand::Del(a) => crate::udsp::del(&mut r, a),
+            cli::UdspCommand::Show(a) => crate::udsp::show(&mut r, a.idx.as_deref()),
+        },
         Command::Ping(a) => ping(&mut r, &a.nids, a.source.as_deref(), a.timeout.as_deref()),
         Command::Export(a) => transfer::export_cmd(&mut r, a.backup, a.file.as_deref()),
         Command::Import(a) => {

@@ -68,6 +68,9 @@ pub struct Fake {
     /// Fault rules by kind (`abi::FAULT_DROP`, `abi::FAULT_DELAY`), newest
     /// first as the kernel keeps them.
     pub faults: [Vec<Rule>; 2],
+    /// UDSP rules in index order (kept, not applied: the kernel applies
+    /// them).
+    pub udsp: Vec<lnet_core::udsp::Rule>,
     kept: Option<PingReply>,
 }
 
@@ -99,6 +102,7 @@ impl Fake {
             pings_sent: 0,
             last_ping: None,
             faults: [Vec::new(), Vec::new()],
+            udsp: Vec::new(),
             kept: None,
         }
     }
@@ -564,7 +568,53 @@ impl Fake {
                 *a = fault_abi(kind, a.fr_index, r);
                 Ok(())
             }
+            Request::UdspAdd(a) => {
+                use lnet_core::udsp::{self, AddPlan};
+                let rule = udsp::rule_from_ioctl(udsp_bulk(a)?, a.ud_action_type, a.ud_priority)
+                    .map_err(|_| Errno::EINVAL)?;
+                match udsp::plan_add(&self.udsp, &rule, a.ud_idx as i32) {
+                    AddPlan::Exists => return Err(Errno::EALREADY),
+                    AddPlan::Update(i) => self.udsp[i].action = rule.action,
+                    AddPlan::Insert(at) => self.udsp.insert(at, rule),
+                }
+                Ok(())
+            }
+            Request::UdspDel(a) => {
+                if !udsp_bulk(a)?.is_empty() || a.ud_action_type != 0 || a.ud_priority != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                match usize::try_from(a.ud_idx as i32) {
+                    Err(_) => self.udsp.clear(),
+                    Ok(i) if i < self.udsp.len() => {
+                        self.udsp.remove(i);
+                    }
+                    Ok(_) => return Err(Errno::ENOENT),
+                }
+                Ok(())
+            }
+            Request::UdspGet(a) => {
+                if !udsp_bulk(a)?.is_empty() || a.ud_action_type != 0 || a.ud_priority != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                let i = usize::try_from(a.ud_idx as i32).map_err(|_| Errno::ENOENT)?;
+                let rule = *self.udsp.get(i).ok_or(Errno::ENOENT)?;
+                let n = lnet_core::udsp::encode_bulk(&rule, &mut a.ud_bulk).ok_or(Errno::EINVAL)?;
+                a.ud_bulk_len = n as u32;
+                (a.ud_action_type, a.ud_priority) = lnet_core::udsp::action_to_ioctl(rule.action);
+                Ok(())
+            }
         }
+    }
+}
+
+/// The bulk of a UDSP request, checked as the kernel does: within the
+/// array, and zero past its length.
+fn udsp_bulk(a: &abi::LnetIocUdsp) -> Result<&[u8], Errno> {
+    let len = a.ud_bulk_len as usize;
+    let (used, rest) = (a.ud_bulk.get(..len), a.ud_bulk.get(len..));
+    match (used, rest) {
+        (Some(u), Some(r)) if r.iter().all(|&b| b == 0) => Ok(u),
+        _ => Err(Errno::EINVAL),
     }
 }
 
@@ -708,6 +758,7 @@ fn hdr_ok(req: &Request<'_>) -> bool {
         | Request::FaultDel(a)
         | Request::FaultReset(a)
         | Request::FaultList(a) => a.hdr_ok(),
+        Request::UdspAdd(a) | Request::UdspDel(a) | Request::UdspGet(a) => a.hdr_ok(),
     }
 }
 

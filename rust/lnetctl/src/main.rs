@@ -13,6 +13,7 @@ mod cli;
 mod cmd;
 mod show;
 mod transfer;
+mod udsp;
 mod yaml;
 
 #[cfg(test)]

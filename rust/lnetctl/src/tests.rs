@@ -305,8 +305,8 @@ fn help_on_every_command() {
     let mut all = Vec::new();
     walk(&Cli::command(), &mut Vec::new(), &mut all);
     // The root; lnet(2) net(4) peer(4) set(12) global(1) stats(1) debug(1)
-    // with their parents; ping, export, import.
-    assert_eq!(all.len(), 36);
+    // udsp(3) with their parents; ping, export, import.
+    assert_eq!(all.len(), 40);
     for path in all {
         for flag in ["--help", "-h"] {
             let mut args = vec![String::from("lnetctl")];
@@ -1422,4 +1422,113 @@ fn fake_backend_failure_injection_reaches_export() {
     );
     assert_eq!(o.rc, -12);
     let _ = abi::LnetIocPeer::new();
+}
+
+#[test]
+fn udsp_add_show_del() {
+    let mut f = Fake::up();
+    assert_eq!(ok(&mut f, "udsp show"), "");
+    ok(&mut f, "udsp add --src tcp1 --priority 1");
+    // One criterion without --priority: priority 0.
+    ok(&mut f, "udsp add --dst 10.0.0.[2-9]@tcp");
+    // A pair rule, inserted first.
+    ok(&mut f, "udsp add --src *.*.*.*@tcp --dst o2ib[1-2] --idx 0");
+    ok(&mut f, "udsp add -d tcp2 -r 10.0.0.[5-6]@tcp");
+    assert_eq!(
+        ok(&mut f, "udsp show"),
+        // A leading `*` would be a YAML alias: quoted.
+        "udsp:\n    - idx: 0\n      src: \"*.*.*.*@tcp\"\n      dst: o2ib[1-2]\n    - idx: 1\n      src: tcp1\n      action:\n          priority: 1\n    - idx: 2\n      dst: 10.0.0.[2-9]@tcp\n      action:\n          priority: 0\n    - idx: 3\n      dst: tcp2\n      rte: 10.0.0.[5-6]@tcp\n"
+    );
+    assert_eq!(
+        ok(&mut f, "udsp show --idx 1"),
+        "udsp:\n    - idx: 1\n      src: tcp1\n      action:\n          priority: 1\n"
+    );
+    // Same criteria: a new priority replaces the old, the same is refused.
+    ok(&mut f, "udsp add --src tcp1 --priority 4");
+    assert!(ok(&mut f, "udsp show --idx 1").contains("priority: 4"));
+    let o = lnetctl(&mut f, "udsp add --src tcp1 --priority 4");
+    assert_eq!(o.rc, -114, "{}", o.stderr);
+    assert!(o.stderr.contains("a rule with these criteria exists"));
+    ok(&mut f, "udsp del --idx 0");
+    assert!(ok(&mut f, "udsp show --idx 0").contains("src: tcp1"));
+    let o = lnetctl(&mut f, "udsp del --idx 9");
+    assert_eq!(o.rc, -2);
+    ok(&mut f, "udsp del --all");
+    assert_eq!(ok(&mut f, "udsp show"), "");
+    let o = lnetctl(&mut f, "udsp show --idx 0");
+    assert_eq!(o.rc, -2);
+}
+
+#[test]
+fn udsp_bad_arguments() {
+    let mut f = Fake::up();
+    for (args, descr) in [
+        ("udsp add", "specify --src, --dst or --rte"),
+        (
+            "udsp add --src tcp --rte tcp1",
+            "src and rte cannot be combined",
+        ),
+        (
+            "udsp add --src tcp --dst tcp1 --rte tcp2",
+            "The combination of src, dst and rte is not supported",
+        ),
+        ("udsp add --src nonsense", "bad network or NID descriptor"),
+        ("udsp add --src 10.0.0@tcp", "bad network or NID descriptor"),
+        ("udsp add --src tcp --priority -1", "bad priority"),
+        ("udsp add --src tcp --priority x", "bad priority 'x'"),
+        ("udsp add --src tcp --idx -2", "bad index"),
+        ("udsp del", "specify --idx or --all"),
+        ("udsp del --idx 0 --all", "cannot use --idx with --all"),
+    ] {
+        let o = lnetctl(&mut f, args);
+        assert_eq!(o.rc, -22, "{args}");
+        assert!(o.stderr.contains(descr), "{args}: {}", o.stderr);
+    }
+    // Nothing was added, and no ioctl was sent for the refusals.
+    assert!(!f.log.contains(&Cmd::UdspAdd));
+    assert!(f.udsp.is_empty());
+    // A bulk with junk past its length is refused by the kernel's check.
+    let mut u = abi::LnetIocUdsp::new();
+    u.ud_bulk[10] = 1;
+    use crate::backend::{Backend, Request};
+    assert_eq!(
+        f.ioctl(Request::UdspDel(&mut u)),
+        Err(nix::errno::Errno::EINVAL)
+    );
+}
+
+#[test]
+fn udsp_export_import() {
+    let mut f = Fake::up();
+    ok(&mut f, "udsp add --src tcp1 --priority 1");
+    ok(&mut f, "udsp add --src *.*.*.*@tcp --dst o2ib[1-2]");
+    let mut r = cmd::Run::new(&mut f);
+    let text = transfer::export_yaml(&mut r, false);
+    assert!(r.errors.is_empty());
+    let doc = yaml(&text);
+    assert_eq!(doc["udsp"][0]["src"], Value::from("tcp1"));
+    assert_eq!(doc["udsp"][0]["action"]["priority"], Value::from(1));
+    assert_eq!(doc["udsp"][1]["dst"], Value::from("o2ib[1-2]"));
+    // Into an empty LNet: the same rules, in the same order.
+    let mut g = Fake::up();
+    let mut r = cmd::Run::new(&mut g);
+    transfer::import_yaml(&mut r, Mode::Add, &text);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(g.udsp, f.udsp);
+    // Show by index, then delete without one: every rule goes.
+    let mut r = cmd::Run::new(&mut g);
+    transfer::import_yaml(&mut r, Mode::Show, "udsp:\n    - idx: 1\n");
+    let shown = r.finish().stdout;
+    assert!(
+        shown.contains("dst: o2ib[1-2]") && !shown.contains("tcp1"),
+        "{shown}"
+    );
+    let mut r = cmd::Run::new(&mut g);
+    transfer::import_yaml(&mut r, Mode::Del, "udsp:\n    - src: tcp1\n");
+    assert!(r.errors.is_empty());
+    assert!(g.udsp.is_empty());
+    // Items without an index are not added.
+    let mut r = cmd::Run::new(&mut g);
+    transfer::import_yaml(&mut r, Mode::Add, "udsp:\n    - src: tcp1\n");
+    assert!(g.udsp.is_empty());
 }

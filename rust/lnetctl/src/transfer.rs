@@ -55,6 +55,8 @@ struct ExportDoc {
     peer: Option<Vec<show::PeerEntry>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     global: Option<show::Globals>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    udsp: Option<Vec<Value>>,
 }
 
 /// The export document. Sections that cannot be read are left out and
@@ -81,7 +83,30 @@ pub fn export_yaml(r: &mut Run, backup: bool) -> String {
             None
         }
     };
-    yaml::render(&ExportDoc { net, peer, global })
+    let udsp = match crate::udsp::collect(r) {
+        Ok(v) => Some(
+            (0u32..)
+                .zip(&v)
+                .map(|(i, rule)| crate::udsp::rule_value(i, rule)),
+        )
+        .map(|it| it.collect::<Vec<_>>())
+        .filter(|v| !v.is_empty()),
+        Err(e) => {
+            r.fail(YamlError::new(
+                "show",
+                "udsp",
+                cmd::neg(e),
+                format!("cannot show udsp: {}", cmd::strerror(e)),
+            ));
+            None
+        }
+    };
+    yaml::render(&ExportDoc {
+        net,
+        peer,
+        global,
+        udsp,
+    })
 }
 
 /// `export [--backup] [FILE]`.
@@ -136,6 +161,7 @@ struct Shown {
     peer: Vec<show::PeerEntry>,
     global: Mapping,
     ping: Vec<show::PingEntry>,
+    udsp: Vec<Value>,
 }
 
 impl Shown {
@@ -157,6 +183,9 @@ impl Shown {
         }
         if !self.ping.is_empty() {
             put("ping", serde_yaml_ng::to_value(&self.ping));
+        }
+        if !self.udsp.is_empty() {
+            put("udsp", Ok(Value::Sequence(self.udsp)));
         }
         if root.is_empty() {
             String::new()
@@ -290,7 +319,8 @@ impl Importer<'_, '_> {
             // Routing off and no buffers is lnet-rs's only state.
             "routing" if !routing_enabled(v) => {}
             "buffers" => {}
-            "route" | "routing" | "udsp" | "ip2nets" => {
+            "udsp" => items(v).into_iter().for_each(|u| self.udsp(u)),
+            "route" | "routing" | "ip2nets" => {
                 if !is_empty(v) && self.mode != Mode::Exec {
                     self.err(
                         cmd::neg(Errno::EOPNOTSUPP),
@@ -399,6 +429,59 @@ impl Importer<'_, '_> {
                 Ok(v) => self.shown.peer.extend(v),
                 Err(e) => self.r.fail(e),
             },
+            Mode::Exec => {}
+        }
+    }
+
+    /// One `udsp:` item (udsp.md §3.3). Adding needs its `idx` (items
+    /// without one are skipped, as Lustre does); deleting without one
+    /// deletes every rule. Unlike Lustre's importer, an item without a
+    /// priority does not inherit the previous item's.
+    fn udsp(&mut self, item: &Value) {
+        let idx = get(item, "idx").and_then(long_of);
+        let text = |k: &str| get(item, k).map(text_of);
+        let priority = get(item, "priority")
+            .or_else(|| get(item, "action").and_then(|a| get(a, "priority")))
+            .and_then(long_of);
+        match self.mode {
+            Mode::Add => {
+                let Some(idx) = idx else {
+                    return;
+                };
+                let a = cli::UdspAddArgs {
+                    src: text("src"),
+                    dst: text("dst"),
+                    rte: text("rte"),
+                    priority: priority.map(|p| p.to_string()),
+                    idx: Some(idx.to_string()),
+                };
+                crate::udsp::add(self.r, &a);
+            }
+            Mode::Del => {
+                let a = cli::UdspDelArgs {
+                    idx: idx.map(|i| i.to_string()),
+                    all: idx.is_none(),
+                };
+                crate::udsp::del(self.r, &a);
+            }
+            Mode::Show => {
+                let rules = match idx.map(u32::try_from) {
+                    Some(Ok(i)) => crate::udsp::collect(self.r)
+                        .map(|v| v.get(i as usize).map(|r| vec![(i, *r)]).unwrap_or_default()),
+                    Some(Err(_)) => Ok(Vec::new()),
+                    None => crate::udsp::collect(self.r).map(|v| (0u32..).zip(v).collect()),
+                };
+                match rules {
+                    Ok(v) => self
+                        .shown
+                        .udsp
+                        .extend(v.iter().map(|(i, rule)| crate::udsp::rule_value(*i, rule))),
+                    Err(e) => self.err(
+                        cmd::neg(e),
+                        format!("cannot show udsp: {}", cmd::strerror(e)),
+                    ),
+                }
+            }
             Mode::Exec => {}
         }
     }

@@ -480,6 +480,33 @@ struct lnet_ioc_fault {
 #define LNET_IOC_FAULT_RANDOM	(1U << 0)
 #define LNET_IOC_FAULT_DROP_ALL	(1U << 1)
 
+/*
+ * User Defined Selection Policies (lnetctl udsp; udsp.md).
+ *
+ *  - ADD: the rule whose SRC, DST and RTE descriptors are ud_bulk (Lustre's
+ *    marshalled form, udsp.md §2.4, ud_bulk_len bytes), with
+ *    ud_action_type (LNET_IOC_UDSP_ACTION_*) and ud_priority, goes before
+ *    rule ud_idx (s32; -1 or past the end: last); then every rule is
+ *    applied again. A rule with the same descriptors: EALREADY, unless both
+ *    are priorities, when its priority is updated instead.
+ *  - DEL: rule ud_idx (s32; -1: every rule) is removed and what it set is
+ *    undone; ENOENT if there is no such rule.
+ *  - GET: rule ud_idx with its bulk, or ENOENT past the last.
+ */
+#define LNET_IOC_UDSP_BULK_MAX	1536
+
+struct lnet_ioc_udsp {
+	struct lnet_ioc_hdr ud_hdr;
+	__u32	ud_idx;		/* s32 */
+	__u32	ud_action_type;	/* LNET_IOC_UDSP_ACTION_* */
+	__u32	ud_priority;	/* PRIORITY rules */
+	__u32	ud_bulk_len;	/* bytes of ud_bulk used */
+	__u8	ud_bulk[LNET_IOC_UDSP_BULK_MAX];
+};
+
+#define LNET_IOC_UDSP_ACTION_PRIORITY	1
+#define LNET_IOC_UDSP_ACTION_PREFERRED	2
+
 #define LNET_IOC_CONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc0, struct lnet_ioc_config)
 #define LNET_IOC_UNCONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc1, struct lnet_ioc_config)
 #define LNET_IOC_NET_ADD	_IOWR(LNET_IOC_MAGIC, 0xc2, struct lnet_ioc_net_cfg)
@@ -502,6 +529,9 @@ struct lnet_ioc_fault {
 #define LNET_IOC_FAULT_DEL	_IOWR(LNET_IOC_MAGIC, 0xd1, struct lnet_ioc_fault)
 #define LNET_IOC_FAULT_RESET	_IOWR(LNET_IOC_MAGIC, 0xd2, struct lnet_ioc_fault)
 #define LNET_IOC_FAULT_LIST	_IOWR(LNET_IOC_MAGIC, 0xd3, struct lnet_ioc_fault)
+#define LNET_IOC_UDSP_ADD	_IOWR(LNET_IOC_MAGIC, 0xd4, struct lnet_ioc_udsp)
+#define LNET_IOC_UDSP_DEL	_IOWR(LNET_IOC_MAGIC, 0xd5, struct lnet_ioc_udsp)
+#define LNET_IOC_UDSP_GET	_IOWR(LNET_IOC_MAGIC, 0xd6, struct lnet_ioc_udsp)
 
 /* Sizes are part of the ABI: a change here is a new LNET_IOC_VERSION. */
 #ifdef __cplusplus
@@ -526,5 +556,6 @@ LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_ping) == 856, "lnet_ioc_ping");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_value) == 16, "lnet_ioc_value");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_globals) == 16, "lnet_ioc_globals");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_fault) == 160, "lnet_ioc_fault");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_udsp) == 1560, "lnet_ioc_udsp");
 
 #endif /* __UAPI_LNET_RS_IOCTL_H__ */
