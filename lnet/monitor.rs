@@ -94,14 +94,20 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
         }
         let status = if all { ESHUTDOWN().to_errno() } else { 0 };
         for &(cookie, nid) in batch.iter().take(n) {
+            // The MD may have been unlinked meanwhile; then nothing is due.
+            if lnet.res.lock().md(cookie).is_none() {
+                continue;
+            }
             lnet.counters
                 .response_timeout_count
                 .fetch_add(1, Ordering::Relaxed);
-            // The MD may have been unlinked meanwhile; then nothing is due.
-            let _ = api::md_unlink(lnet, cookie, false, status);
+            // Health before the unlink: its event may send the owner's
+            // next message at once, and that selection must see the loss
+            // (Lustre's order is the reverse, with PtlRPC resending later).
             if !all {
                 crate::health::remote_failure(lnet, &nid);
             }
+            let _ = api::md_unlink(lnet, cookie, false, status);
         }
         total = total.saturating_add(n as u32);
         if n < BATCH {
