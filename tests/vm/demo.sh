@@ -19,7 +19,9 @@ say "loading lnet.ko and ksocklnd.ko as a Lustre node would"
 modprobe lnet networks="tcp(eth0),tcp1(eth1)" lnet_health_sensitivity=100 lnet_retry_count=2 \
 	lnet_max_recovery_ping_interval=4 ||
 	lab_fail "lnet did not load"
-modprobe ksocklnd || lab_fail "ksocklnd did not load"
+# A PUT caught in a socket on the cut rail holds the sequential traffic
+# until ksocklnd gives up on that connection: sock_timeout bounds it.
+modprobe ksocklnd sock_timeout=10 || lab_fail "ksocklnd did not load"
 say "LNet health parameters (/sys/module/lnet/parameters):"
 for p in lnet_health_sensitivity lnet_retry_count lnet_transaction_timeout \
 	lnet_recovery_limit lnet_max_recovery_ping_interval lnet_response_tracking networks; do
@@ -112,7 +114,9 @@ else
 			cut=$t
 			;;
 		down:*)
-			if [ $t -ge $((cut + 8)) ]; then
+			# Stay down until traffic has been seen on rail 0 alone
+			# (the PUT caught on rail 1 may hold it for sock_timeout).
+			if { [ $moved = 1 ] && [ $t -ge $((cut + 8)) ]; } || [ $t -ge $((cut + 40)) ]; then
 				say "t=${t}s rail 1 returns: eth1 up"
 				ip link set eth1 up
 				phase=up
