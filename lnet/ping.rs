@@ -128,9 +128,10 @@ pub(crate) fn set_ni_status(lnet: &TheLnet, nid: Nid, up: bool) -> bool {
         return false;
     }
     let at = {
-        // SAFETY: `install` published a live buffer of this length; it is
-        // freed only after `uninstall`, which takes this lock. Status words
-        // are written only under this lock, and not while this view lives.
+        // `install` published a buffer of this length; it is freed only
+        // after `uninstall`, which takes this lock, and status words are
+        // written only under this lock, never while this view lives.
+        // SAFETY: live, `w.len` bytes, not written meanwhile (above).
         let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
         ping::status_offset(b, nid)
     };
@@ -142,9 +143,10 @@ pub(crate) fn set_ni_status(lnet: &TheLnet, nid: Nid, up: bool) -> bool {
     } else {
         ping::STATUS_DOWN
     };
-    // SAFETY: in bounds (checked above); `at` is a multiple of 4 and the
-    // buffer comes from kmalloc, so the word is aligned. LNDs may be reading
-    // it for a REPLY: one atomic store, as Lustre's plain store of the word.
+    // LNDs may be reading the word for a REPLY: one atomic store, as
+    // Lustre's plain store of it.
+    // SAFETY: in bounds (checked above); `at` is a multiple of 4 in a
+    // kmalloc'd buffer, so aligned; live while this lock is held.
     let cell = unsafe { AtomicU32::from_ptr(w.buf.add(at).cast::<u32>()) };
     cell.store(word.to_le(), Ordering::Relaxed);
     true

@@ -35,15 +35,8 @@ all_healthy() {
 	for n in "$me0" "$me1"; do lnetctl net set --nid "$n" --health 1000 || lab_fail "net set $n"; done
 	for n in "$p0" "$p1"; do lnetctl peer set --nid "$n" --health 1000 || lab_fail "peer set $n"; done
 }
-# burst OP COUNT: runs COUNT PUTs (or GETs) to the server and prints
-# "ok failed".
-burst() {
-	dmesg -c >/dev/null
-	if [ "$1" = GET ]; then g=1; else g=0; fi
-	modprobe lnet_ulp mode=burst peer="$p0" repeat="$2" get=$g op_timeout=10 || lab_fail "burst did not run"
-	lab_rmmod lnet_ulp
-	dmesg | sed -n 's/.*lnet_ulp: burst of [0-9]* [A-Z]*s: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p'
-}
+# burst OP COUNT: COUNT PUTs (or GETs) to the server; prints "ok failed".
+burst() { lab_burst "$p0" "$1" "$2"; }
 
 lab_wait_server "$(lab_addr "$peer" 0)"
 lab_expect_eq "$(burst PUT 4)" "4 0" "warm-up PUTs (ok failed)"

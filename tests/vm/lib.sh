@@ -122,6 +122,16 @@ lab_ni_sends() {
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
 }
 
+# lab_burst PEER OP COUNT: COUNT PUTs (OP PUT) or GETs (OP GET) to PEER,
+# one at a time through lnet_ulp; prints "ok failed".
+lab_burst() {
+	dmesg -c >/dev/null
+	if [ "$2" = GET ]; then g=1; else g=0; fi
+	modprobe lnet_ulp mode=burst peer="$1" repeat="$3" get=$g op_timeout=10 || lab_fail "burst did not run"
+	lab_rmmod lnet_ulp
+	dmesg | sed -n 's/.*lnet_ulp: burst of [0-9]* [A-Z]*s: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p'
+}
+
 # Sends to the peer NI with NID $1 (lnetctl peer show -v 2).
 lab_peer_ni_sends() {
 	lnetctl peer show -v 2 >/tmp/peers || lab_fail "peer show -v 2"

@@ -20,12 +20,7 @@ lab_serve_if_server
 me0=$(lab_addr 0 0)@tcp
 me1=$(lab_addr 0 1)@tcp
 # burst N: N PUTs to the peer, all acknowledged.
-burst() {
-	dmesg -c >/dev/null
-	modprobe lnet_ulp mode=burst peer="$p0" repeat="$1" op_timeout=10 || lab_fail "burst did not run"
-	lab_rmmod lnet_ulp
-	dmesg | grep -q "burst of $1 PUTs: $1 ok, 0 failed" || { dmesg | grep lnet_ulp; lab_fail "burst of $1 failed"; }
-}
+burst() { lab_expect_eq "$(lab_burst "$p0" PUT "$1")" "$1 0" "burst of $1 (ok failed)"; }
 # field SHOW NID KEY: KEY ("net priority", "nid priority") under NID in
 # "lnetctl SHOW show -v 4".
 field() {

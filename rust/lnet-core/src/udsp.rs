@@ -9,6 +9,7 @@
 
 use super::kstrto;
 use super::nid::{self, Net, Nid};
+use super::wire;
 use core::fmt;
 
 /// Most range expressions in one list.
@@ -499,11 +500,8 @@ struct Writer<'a> {
 
 impl Writer<'_> {
     fn u32(&mut self, v: u32) -> Option<()> {
-        let end = self.at.checked_add(4)?;
-        self.out
-            .get_mut(self.at..end)?
-            .copy_from_slice(&v.to_ne_bytes());
-        self.at = end;
+        wire::put(self.out, self.at, &v.to_ne_bytes())?;
+        self.at = self.at.checked_add(4)?;
         Some(())
     }
 
@@ -518,19 +516,18 @@ impl Writer<'_> {
     }
 }
 
+/// The bulk is in the host's order: `wire::Reader` reads little-endian,
+/// flipped on a big-endian host.
 struct Reader<'a> {
-    b: &'a [u8],
+    r: wire::Reader<'a, UdspError>,
     at: usize,
 }
 
 impl Reader<'_> {
     fn u32(&mut self) -> Result<u32, UdspError> {
-        let end = self.at.checked_add(4).ok_or(UdspError::BadBulk)?;
-        let w = self.b.get(self.at..end).ok_or(UdspError::BadBulk)?;
-        self.at = end;
-        let mut a = [0u8; 4];
-        a.copy_from_slice(w);
-        Ok(u32::from_ne_bytes(a))
+        let v = self.r.u32(self.at)?;
+        self.at = self.at.checked_add(4).ok_or(UdspError::BadBulk)?;
+        Ok(v)
     }
 
     fn list(&mut self) -> Result<ExprList, UdspError> {
@@ -587,7 +584,10 @@ pub fn encode_bulk(r: &Rule, out: &mut [u8]) -> Option<usize> {
 /// Reads the bulk [`encode_bulk`] writes: (src, dst, rte). Every count,
 /// range and tag is checked, and the bulk must be used exactly.
 pub fn decode_bulk(b: &[u8]) -> Result<[Descr; 3], UdspError> {
-    let mut rd = Reader { b, at: 0 };
+    let mut rd = Reader {
+        r: wire::Reader::new(b, cfg!(target_endian = "big"), UdspError::BadBulk),
+        at: 0,
+    };
     let mut out = [Descr::default(); 3];
     for (tag, d) in TAGS.iter().zip(out.iter_mut()) {
         if rd.u32()? != u32::from_ne_bytes(*tag) {
