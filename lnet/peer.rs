@@ -54,12 +54,7 @@ impl PeerNi {
                 error: 0,
                 network_timeout: 0,
             },
-            recovery: crate::recovery::Recovery {
-                queued: false,
-                pending: false,
-                ping_count: 0,
-                next_ping: 0,
-            },
+            recovery: crate::recovery::Recovery::default(),
             last_alive: 0,
             sel_priority: u32::MAX,
             net_priority: u32::MAX,

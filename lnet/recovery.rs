@@ -5,6 +5,10 @@
 //! to `lnet_max_recovery_ping_interval`) until their health is back at
 //! 1000. Peer NIs are recovered only if they were ever heard from, and not
 //! longer than `lnet_recovery_limit` after that (0: forever).
+//!
+//! A ping's MD is remembered until the next pass: after a failed send the
+//! pass unlinks it, so its response tracker cannot expire later and cost
+//! health a second time; leaving the queue unlinks it too.
 
 use crate::api;
 use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md, lnet_processid};
@@ -17,7 +21,7 @@ use crate::lnet_core::nid::Nid;
 use crate::lnet_core::ping::MIN_SIZE;
 use crate::params;
 use crate::state::TheLnet;
-use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
 
 /// Recovery state of one NI or peer NI.
@@ -26,6 +30,10 @@ pub(crate) struct Recovery {
     pub(crate) queued: bool,
     /// A ping is out.
     pub(crate) pending: bool,
+    /// The last ping failed: its MD is unlinked by the next pass.
+    pub(crate) failed: bool,
+    /// Cookie of the last ping's MD (0: none).
+    pub(crate) ping_md: u64,
     pub(crate) ping_count: u32,
     /// Monotonic seconds of the next ping.
     pub(crate) next_ping: i64,
@@ -41,8 +49,10 @@ impl Recovery {
         }
     }
 
+    /// Leaves the queue; the next pass unlinks a ping still out.
     pub(crate) fn dequeue(&mut self) {
         self.queued = false;
+        self.failed = false;
     }
 }
 
@@ -52,6 +62,8 @@ impl Recovery {
 pub(crate) struct NiRecovery {
     pub(crate) queued: AtomicBool,
     pub(crate) pending: AtomicBool,
+    pub(crate) failed: AtomicBool,
+    pub(crate) ping_md: AtomicU64,
     pub(crate) ping_count: AtomicU32,
     pub(crate) next_ping: AtomicI64,
 }
@@ -118,6 +130,9 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
                 if done {
                     ni.recovery.pending.store(false, Relaxed);
                 }
+                if !ok {
+                    ni.recovery.failed.store(true, Relaxed);
+                }
                 // Self-pings travel over 0@lo here, so a reply stands for
                 // the receive on the NI that restarts its backoff.
                 if ok && kind == EventKind::Reply as _ {
@@ -132,6 +147,9 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
                 if done {
                     lp.recovery.pending = false;
                 }
+                if !ok {
+                    lp.recovery.failed = true;
+                }
             }
         }
     }
@@ -141,8 +159,9 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
     }
 }
 
-/// Sends one recovery ping to `nid`; false if it could not be sent.
-fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> bool {
+/// Sends one recovery ping to `nid`; its MD's cookie, or None if it could
+/// not be sent.
+fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> Option<u64> {
     let Ok(p) = KBox::new(
         Ping {
             local,
@@ -151,7 +170,7 @@ fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> bool {
         },
         GFP_KERNEL,
     ) else {
-        return false;
+        return None;
     };
     let p = KBox::into_raw(p);
     let md = lnet_md {
@@ -170,7 +189,7 @@ fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> bool {
     if unsafe { api::LNetMDBind(&md, 1, &mut h) } != 0 {
         // SAFETY: not handed to LNet.
         drop(unsafe { KBox::from_raw(p) });
-        return false;
+        return None;
     }
     let mut id = lnet_processid {
         nid: nid_to_c(&nid),
@@ -194,40 +213,76 @@ fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> bool {
         // Nothing in flight: the unlink delivers the final event, which
         // frees the ping.
         let _ = api::md_unlink(lnet, h.cookie, false, 0);
-        return false;
+        return None;
     }
-    true
+    Some(h.cookie)
+}
+
+/// MDs of earlier pings that one pass unlinks once its locks are dropped.
+struct StaleMds {
+    cookies: [u64; 32],
+    n: usize,
+}
+
+impl StaleMds {
+    /// Takes the cookie in `md` if there is room; otherwise it stays for a
+    /// later pass, which looks at every NI and peer NI again.
+    fn take(&mut self, md: &mut u64) {
+        if *md == 0 {
+            return;
+        }
+        if let Some(slot) = self.cookies.get_mut(self.n) {
+            *slot = core::mem::take(md);
+            self.n += 1;
+        }
+    }
+
+    fn take_atomic(&mut self, md: &AtomicU64) {
+        let mut v = md.load(Relaxed);
+        self.take(&mut v);
+        md.store(v, Relaxed);
+    }
 }
 
 /// One pass of both queues (`lnet_recover_local_nis`,
-/// `lnet_recover_peer_nis`), from the monitor thread.
+/// `lnet_recover_peer_nis`), from the monitor thread. A ping's MD is
+/// unlinked once the ping failed, before the next ping, and when its NI
+/// leaves the queue.
 pub(crate) fn run(lnet: &TheLnet) {
     const BATCH: usize = 16;
     let now = kthread::now_secs();
-    // Local NIs.
     let mut due = [(Nid::ANY, true); BATCH];
     let mut n = 0;
+    let mut stale = StaleMds {
+        cookies: [0; 32],
+        n: 0,
+    };
+    // Local NIs.
     {
         let nis = lnet.nis.lock();
         for ni in nis.nis.iter().filter(|x| x.nid != Nid::LO) {
             let r = &ni.recovery;
-            if !r.queued.load(Relaxed) {
-                continue;
-            }
-            if !ni.is_active() || ni.health.load(Relaxed) >= MAX_HEALTH {
+            if r.queued.load(Relaxed) && (!ni.is_active() || ni.health.load(Relaxed) >= MAX_HEALTH)
+            {
                 r.queued.store(false, Relaxed);
+                r.failed.store(false, Relaxed);
+            }
+            if !r.queued.load(Relaxed) {
+                stale.take_atomic(&r.ping_md);
                 continue;
             }
-            if now >= r.next_ping.load(Relaxed) && !r.pending.load(Relaxed) {
-                if let Some(slot) = due.get_mut(n) {
-                    *slot = (ni.nid, true);
-                    n += 1;
-                    r.pending.store(true, Relaxed);
-                    let count = r.ping_count.load(Relaxed).saturating_add(1);
-                    r.ping_count.store(count, Relaxed);
-                    r.next_ping
-                        .store(now.saturating_add(i64::from(interval(count))), Relaxed);
-                }
+            let ping = now >= r.next_ping.load(Relaxed) && !r.pending.load(Relaxed) && n < BATCH;
+            if r.failed.swap(false, Relaxed) || ping {
+                stale.take_atomic(&r.ping_md);
+            }
+            if let (true, Some(slot)) = (ping, due.get_mut(n)) {
+                *slot = (ni.nid, true);
+                n += 1;
+                r.pending.store(true, Relaxed);
+                let count = r.ping_count.load(Relaxed).saturating_add(1);
+                r.ping_count.store(count, Relaxed);
+                r.next_ping
+                    .store(now.saturating_add(i64::from(interval(count))), Relaxed);
             }
         }
     }
@@ -236,46 +291,55 @@ pub(crate) fn run(lnet: &TheLnet) {
         let mut peers = lnet.peers.lock();
         for lp in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
             let r = &mut lp.recovery;
-            if !r.queued {
-                continue;
-            }
-            if lp.health >= MAX_HEALTH {
+            if r.queued && lp.health >= MAX_HEALTH {
                 r.dequeue();
+            }
+            let ping = r.queued && now >= r.next_ping && !r.pending && n < BATCH;
+            if ping && !peer_recoverable(lp.last_alive, now) {
+                // Aged out: dropped until heard from again.
+                r.dequeue();
+                r.ping_count = 0;
+            }
+            if !r.queued {
+                stale.take(&mut r.ping_md);
                 continue;
             }
-            if now >= r.next_ping && !r.pending {
-                if !peer_recoverable(lp.last_alive, now) {
-                    // Aged out: dropped until heard from again.
-                    r.dequeue();
-                    r.ping_count = 0;
-                    continue;
-                }
-                if let Some(slot) = due.get_mut(n) {
-                    *slot = (lp.nid, false);
-                    n += 1;
-                    r.pending = true;
-                    r.ping_count = r.ping_count.saturating_add(1);
-                    r.next_ping = now.saturating_add(i64::from(interval(r.ping_count)));
-                }
+            if core::mem::take(&mut r.failed) || ping {
+                stale.take(&mut r.ping_md);
+            }
+            if let Some(slot) = due.get_mut(n).filter(|_| ping) {
+                *slot = (lp.nid, false);
+                n += 1;
+                r.pending = true;
+                r.ping_count = r.ping_count.saturating_add(1);
+                r.next_ping = now.saturating_add(i64::from(interval(r.ping_count)));
             }
         }
     }
+    for &cookie in stale.cookies.iter().take(stale.n) {
+        // Gone already if it completed; its tracker goes with it.
+        let _ = api::md_unlink(lnet, cookie, false, 0);
+    }
     for &(nid, local) in due.iter().take(n) {
-        if !send_ping(lnet, nid, local) {
-            clear_pending(lnet, &nid, local);
-        }
+        let md = send_ping(lnet, nid, local);
+        record_ping(lnet, &nid, local, md);
     }
 }
 
-fn clear_pending(lnet: &TheLnet, nid: &Nid, local: bool) {
+/// Records the MD of the ping just sent, or clears `pending` if none went.
+fn record_ping(lnet: &TheLnet, nid: &Nid, local: bool, md: Option<u64>) {
     if local {
         let nis = lnet.nis.lock();
         if let Some(ni) = nis.nis.iter().find(|n| n.nid == *nid) {
-            ni.recovery.pending.store(false, Relaxed);
+            match md {
+                Some(cookie) => ni.recovery.ping_md.store(cookie, Relaxed),
+                None => ni.recovery.pending.store(false, Relaxed),
+            }
         }
-    } else {
-        if let Some(lp) = lnet.peers.lock().peer_ni_mut(nid) {
-            lp.recovery.pending = false;
+    } else if let Some(lp) = lnet.peers.lock().peer_ni_mut(nid) {
+        match md {
+            Some(cookie) => lp.recovery.ping_md = cookie,
+            None => lp.recovery.pending = false,
         }
     }
 }

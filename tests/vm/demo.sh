@@ -16,8 +16,12 @@ me0=$(lab_addr "$LAB_VM" 0)@tcp
 me1=$(lab_addr "$LAB_VM" 1)@tcp1
 
 say "loading lnet.ko and ksocklnd.ko as a Lustre node would"
+# A recovery ping lost after its send completed (written into a socket
+# the peer had reset while the link was down) holds the peer NI's recovery
+# until its response times out, as in Lustre: transaction_timeout bounds
+# that wait.
 modprobe lnet networks="tcp(eth0),tcp1(eth1)" lnet_health_sensitivity=100 lnet_retry_count=2 \
-	lnet_max_recovery_ping_interval=4 ||
+	lnet_max_recovery_ping_interval=4 lnet_transaction_timeout=30 ||
 	lab_fail "lnet did not load"
 # A PUT caught in a socket on the cut rail holds the sequential traffic
 # until ksocklnd gives up on that connection: sock_timeout bounds it.
@@ -71,7 +75,7 @@ else
 		sleep 1
 	done
 	say "steady traffic to $p0 (a Multi-Rail peer: $p0, $p1), 2 s per PUT at most"
-	modprobe lnet_ulp mode=client peer="$p0" seconds=100 op_timeout=2 &
+	modprobe lnet_ulp mode=client peer="$p0" seconds=130 op_timeout=2 &
 	client=$!
 	s0=$(lab_ni_sends "$me0")
 	s1=$(lab_ni_sends "$me1")
@@ -103,7 +107,17 @@ else
 			;;
 		# Failing recovery pings (every 4 s at most) still count on rail 1.
 		silent) [ "$h" -lt 1000 ] && [ $d0 -gt 50 ] && [ $d1 -le 4 ] && steered=1 ;;
-		healing) [ "$h" = 1000 ] && [ $d1 -gt 0 ] && recovered=1 ;;
+		healing)
+			[ "$h" = 1000 ] && [ $d1 -gt 0 ] && recovered=1
+			if [ $recovered = 0 ] && [ $t -ge $((cut + 15)) ] && [ -z "$dumped" ]; then
+				# Not healed yet: show the recovery state behind it.
+				dumped=1
+				say "rail 1 not healed after 15 s; uptime $(cut -d' ' -f1 /proc/uptime)"
+				lnetctl debug recovery --peer | sed 's/^/    /'
+				lnetctl peer show -v 4 | grep -E 'nid:|state|health value|ping|send_count|dropped|timeout' | sed 's/^/    /'
+				lctl net_drop_list | sed 's/^/    /'
+			fi
+			;;
 		esac
 		was=$phase
 		case "$phase:$t" in

@@ -5,12 +5,14 @@
 # remote_dropped) and lowers its health: the pings must come 2, 4, 8, 8 s
 # apart with lnet_max_recovery_ping_interval=8, as the peer NI's next_ping
 # shows (the monitor sends each within a second of it). Without the rule they succeed and health climbs back to
-# 1000. Then with lnet_recovery_limit=5 the failing peer NI ages out: it
+# 1000, and stays there: a failed ping's MD is unlinked by the next pass,
+# so no response tracker of it expires later (with transaction_timeout
+# 10) to cost health again. Then with lnet_recovery_limit=5 the failing peer NI ages out: it
 # leaves the recovery queue and is pinged no more.
 peer=$(lab_peer)
 p1=$(lab_addr "$peer" 1)@tcp1
 dmesg -c >/dev/null
-lab_two_rails "lnet_max_recovery_ping_interval=8 lnet_health_sensitivity=100" ""
+lab_two_rails "lnet_max_recovery_ping_interval=8 lnet_health_sensitivity=100 lnet_transaction_timeout=10" ""
 
 lab_serve_if_server
 
@@ -101,6 +103,12 @@ done
 lab_log "recovery pings brought $p1 from $health to 1000 in ${i}s"
 # The monitor takes it off the queue on its next pass.
 leaves_recovery 5 "$p1 still queued at health 1000"
+# Longer than transaction_timeout since the last failed ping.
+sleep 12
+lnetctl stats show >/tmp/stats || lab_fail "stats show"
+lab_expect_eq "$(awk '$1 == "response_timeout_count:" { print $2 }' /tmp/stats)" 0 \
+	"response timeouts after failed recovery pings"
+lab_expect_eq "$(peer_field "health value")" 1000 "health a transaction timeout later"
 
 # Aging out: the peer NI was last heard from by those pings; five seconds
 # later its failing recovery stops.

@@ -84,8 +84,31 @@ lab_unload_leftovers() {
 	left=$(lab_our_modules)
 	[ -n "$left" ] || return 0
 	[ "$1" = 0 ] && echo "LAB-FAIL: scenario left modules loaded: $left"
-	for m in $left; do
-		rmmod "$m" 2>/dev/null || echo "LAB-FAIL: module $m will not unload"
+	# A scenario that failed half-way leaves LNet up, its users loaded,
+	# fault rules, rxe links and downed or shaped NICs: undo them so that
+	# the next scenario starts clean instead of failing too.
+	for m in lnet_ulp lnet_selftest; do
+		rmmod "$m" 2>/dev/null
+	done
+	lctl net_drop_reset >/dev/null 2>&1
+	lctl net_delay_reset >/dev/null 2>&1
+	lnetctl lnet unconfigure >/dev/null 2>&1
+	for link in $(rdma link show 2>/dev/null | awk '{ print $2 }' | cut -d/ -f1 | sort -u); do
+		rdma link delete "$link" 2>/dev/null
+	done
+	for dev in /sys/class/net/eth*; do
+		dev=${dev##*/}
+		tc qdisc del dev "$dev" root 2>/dev/null
+		ip link set "$dev" up 2>/dev/null
+	done
+	# Dependents first; a second pass catches any order the list missed.
+	for pass in 1 2; do
+		for m in $(lab_our_modules); do
+			rmmod "$m" 2>/dev/null
+		done
+	done
+	for m in $(lab_our_modules); do
+		echo "LAB-FAIL: module $m will not unload"
 	done
 	return 1
 }
