@@ -19,7 +19,9 @@ use crate::lnd::Msg;
 use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
-use crate::lnet_core::socklnd::{self, ConnType, KsockMsg, MsgKind, KEEPALIVE_PING, KSOCK_MSG_LEN};
+use crate::lnet_core::socklnd::{
+    self, ConnType, KsockMsg, MsgKind, ZcAcks, KEEPALIVE_PING, KSOCK_MSG_LEN,
+};
 use crate::lnet_core::socklnd_conns::{Frame, LNET_FRAME_LEN};
 use crate::ni::SockNi;
 use core::ffi::{c_int, c_void};
@@ -215,7 +217,13 @@ impl Conn {
         Ok(())
     }
 
-    fn sni(&self) -> &SockNi {
+    /// Its route can carry zero-copy requests (see `zc`); read each time,
+    /// as the route may change.
+    pub(crate) fn zc_capable(&self) -> bool {
+        self.sock.zc_capable()
+    }
+
+    pub(crate) fn sni(&self) -> &SockNi {
         // SAFETY: the NI outlives its connections (see the type).
         unsafe { &*self.sni }
     }
@@ -331,6 +339,7 @@ impl Conn {
             tx.fail(err, hstatus);
         }
         self.queued.store(0, Ordering::Relaxed);
+        crate::zc::abort(self);
         self.tx_wake.notify_all();
         self.rx_wake.notify_all();
         // A header LNet parsed but whose payload will never come.
@@ -360,11 +369,11 @@ impl Conn {
     }
 
     /// Sends one frame: `ksock_msg`, then for an LNET message its header
-    /// and payload.
-    fn transmit(&self, tx: &Tx) -> Result {
+    /// and payload; `zc` is its zero-copy request cookie (0: none).
+    fn transmit(&self, tx: &Tx, zc: u64) -> Result {
         let mut b = [0u8; KSOCK_MSG_LEN + HDR_NID4_LEN];
         let (kind, cookies) = match tx {
-            Tx::Lnet { .. } => (MsgKind::Lnet, [0, 0]),
+            Tx::Lnet { .. } => (MsgKind::Lnet, [zc, 0]),
             Tx::Noop(c) => (MsgKind::Noop, *c),
         };
         KsockMsg {
@@ -429,7 +438,11 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
         // Between frames, the receive thread (an ACK waiting to be read)
         // gets its turn even when the queue never empties.
         kthread::cond_resched();
-        let r = conn.transmit(&tx);
+        let zc = match &tx {
+            Tx::Lnet { len, .. } if crate::zc::wanted(conn, *len) => crate::zc::register(conn),
+            _ => None,
+        };
+        let r = conn.transmit(&tx, zc.unwrap_or(0));
         let _ = conn
             .queued
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
@@ -438,10 +451,17 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
         match r {
             Ok(()) => {
                 if let Tx::Lnet { msg, .. } = tx {
-                    msg.finalize(0, Status::Ok);
+                    match zc {
+                        // Complete once the peer acknowledges it.
+                        Some(cookie) => crate::zc::sent(conn, cookie, msg),
+                        None => msg.finalize(0, Status::Ok),
+                    }
                 }
             }
             Err(e) => {
+                if let Some(cookie) = zc {
+                    crate::zc::unsent(conn, cookie);
+                }
                 tx.fail(e.to_errno(), socklnd::send_error_status(e.to_errno()));
                 conn.close(e.to_errno());
             }
@@ -507,14 +527,18 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
         .store(kthread::now_ms(), Ordering::Relaxed);
     let m =
         KsockMsg::decode(head, conn.flip).map_err(|_| RxError::Proto("bad ksock_msg header"))?;
+    // ACKs of our zero-copy requests, alone in a NOOP or carried by an
+    // LNET message; a keepalive carries [0, KEEPALIVE_PING].
+    let acks = m.zc_acks();
+    if !matches!(acks, ZcAcks::None | ZcAcks::Keepalive)
+        && crate::zc::acked(conn.sni(), &conn.peer, acks) > 0
+    {
+        // As Lustre: the peer acknowledged a request we never made (or
+        // gave up on with its connection).
+        return Err(RxError::Proto("unknown ZC-ACK cookie"));
+    }
     if m.kind == MsgKind::Noop {
-        // V3: a keepalive carries [0, KEEPALIVE_PING]; any other cookie
-        // would acknowledge a zero-copy send, and we never ask for one.
-        return if m.zc_cookies == [0, KEEPALIVE_PING] {
-            Ok(())
-        } else {
-            Err(RxError::Proto("ZC-ACK for a zero-copy send never made"))
-        };
+        return Ok(());
     }
     conn.sock.recv(rest)?;
     let rc = conn.sni().ni.parse(rest, &conn.peer, private);

@@ -20,7 +20,7 @@ const fn d(p: SockParam) -> AtomicI32 {
 /// One value per parameter, in `SockParam::ALL` order. Writers are
 /// serialised by the kernel (module load, then sysfs under the module's
 /// parameter lock); readers load without a lock.
-static LIVE: [AtomicI32; 17] = [
+static LIVE: [AtomicI32; 18] = [
     d(SockParam::SockTimeout),
     d(SockParam::Credits),
     d(SockParam::PeerCredits),
@@ -38,6 +38,7 @@ static LIVE: [AtomicI32; 17] = [
     d(SockParam::MaxReconnectMs),
     d(SockParam::MinBulk),
     d(SockParam::TypedConns),
+    d(SockParam::ZcMinPayload),
 ];
 
 /// The current value of `p`.

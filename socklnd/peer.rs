@@ -52,6 +52,10 @@ pub(crate) struct SockPeer {
     waiting: KVec<(Tx, u64)>,
     /// No keepalive NOOP before this time (ms).
     next_keepalive_ms: u64,
+    /// Zero-copy requests it has not acknowledged, oldest first.
+    pub(crate) zc: KVec<crate::zc::ZcReq>,
+    /// The next zero-copy cookie.
+    pub(crate) zc_next: u64,
 }
 
 impl SockPeer {
@@ -60,6 +64,7 @@ impl SockPeer {
         while let Some((tx, _)) = vec::pop(&mut self.waiting) {
             tx.fail(err, socklnd::txlist_status(err));
         }
+        crate::zc::fail_all(&mut self.zc, err);
     }
 }
 
@@ -100,6 +105,8 @@ impl Table {
                         backoff: Backoff::default(),
                         waiting: KVec::new(),
                         next_keepalive_ms: 0,
+                        zc: KVec::new(),
+                        zc_next: socklnd::FIRST_ZC_COOKIE,
                     },
                     GFP_ATOMIC,
                 )?;
@@ -349,6 +356,7 @@ pub(crate) fn tick(sni: &SockNi) {
     let mut stale = KVec::new();
     let mut pings: KVec<Arc<Conn>> = KVec::new();
     let mut stalled: KVec<Arc<Conn>> = KVec::new();
+    let mut stale_zc: KVec<(Nid, usize, u64)> = KVec::new();
     {
         let mut t = sni.table.lock();
         let timeout = timeout_ms();
@@ -387,6 +395,9 @@ pub(crate) fn tick(sni: &SockNi) {
             if ping {
                 p.next_keepalive_ms = now.saturating_add(KEEPALIVE_RETRY_MS);
             }
+            if let Some((n, late)) = crate::zc::stale(&p.zc, now) {
+                let _ = stale_zc.push((nid, n, late), GFP_ATOMIC);
+            }
             let mut j = 0;
             while let Some((_, deadline)) = p.waiting.get(j) {
                 if now < *deadline {
@@ -411,6 +422,7 @@ pub(crate) fn tick(sni: &SockNi) {
                 && !p.connecting
                 && p.accepting == 0
                 && p.waiting.is_empty()
+                && p.zc.is_empty()
                 && forgotten;
             if idle {
                 drop(vec::remove(&mut t.peers, i));
@@ -427,6 +439,21 @@ pub(crate) fn tick(sni: &SockNi) {
             timeout_ms() / 1000
         );
         c.close(errno::ETIMEDOUT().to_errno());
+    }
+    for (nid, n, late) in stale_zc {
+        // The peer never acknowledged them: its connections are closed,
+        // which fails them (`ksocknal_check_peer_timeouts`).
+        pr_err!(
+            "{}: {} stale ZC_REQs for peer {} detected; the oldest timed out {} s ago\n",
+            sni.nid,
+            n,
+            nid,
+            late / 1000
+        );
+        let conns = sni.table.lock().conns_of(&nid);
+        for c in conns {
+            c.close(errno::ETIMEDOUT().to_errno());
+        }
     }
     for c in pings {
         c.send_keepalive();

@@ -19,6 +19,7 @@ mod lnd;
 mod ni;
 mod params;
 mod peer;
+mod zc;
 
 use kernel::prelude::*;
 

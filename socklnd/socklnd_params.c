@@ -41,3 +41,4 @@ KSOCK_PARAM(min_reconnectms, 0644, "min connection retry interval (mS)");
 KSOCK_PARAM(max_reconnectms, 0644, "max connection retry interval (mS)");
 KSOCK_PARAM(min_bulk, 0644, "smallest 'large' message");
 KSOCK_PARAM(typed_conns, 0444, "use different sockets for bulk");
+KSOCK_PARAM(zc_min_payload, 0644, "minimum payload size to zero copy");

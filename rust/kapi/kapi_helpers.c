@@ -36,6 +36,15 @@ u32 kapi_sock_snd_una(struct socket *sock)
 	return READ_ONCE(tcp_sk(sock->sk)->snd_una);
 }
 
+/* The route offers scatter-gather and checksum offload (Lustre's test for
+ * zero-copy sends). */
+int kapi_sock_zc_capable(struct socket *sock)
+{
+	netdev_features_t caps = READ_ONCE(sock->sk->sk_route_caps);
+
+	return (caps & NETIF_F_SG) && (caps & NETIF_F_CSUM_MASK);
+}
+
 /* A TCP/IPv4 socket in the initial namespace. */
 int kapi_sock_create_tcp(struct socket **res)
 {

@@ -10,6 +10,7 @@ struct socket;
 void kapi_cond_resched(void);
 int kapi_sock_wmem_queued(struct socket *sock);
 u32 kapi_sock_snd_una(struct socket *sock);
+int kapi_sock_zc_capable(struct socket *sock);
 int kapi_sock_create_tcp(struct socket **res);
 void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
 			    unsigned int snd_ms);

@@ -20,6 +20,7 @@ extern "C" {
     fn kapi_sock_connect4(sock: RawSock, addr: u32, port: u16) -> i32;
     fn kapi_sock_wmem_queued(sock: RawSock) -> i32;
     fn kapi_sock_snd_una(sock: RawSock) -> u32;
+    fn kapi_sock_zc_capable(sock: RawSock) -> i32;
     fn kapi_sock_peer4(sock: RawSock, addr: *mut u32, port: *mut u16) -> i32;
 }
 
@@ -144,6 +145,13 @@ impl Socket {
     pub fn acked_mark(&self) -> u32 {
         // SAFETY: a live TCP socket; the helper only reads one field.
         unsafe { kapi_sock_snd_una(self.sock.cast()) }
+    }
+
+    /// Whether the route has scatter-gather and checksum offload, Lustre's
+    /// condition for zero-copy requests.
+    pub fn zc_capable(&self) -> bool {
+        // SAFETY: a live socket; the helper only reads one field.
+        unsafe { kapi_sock_zc_capable(self.sock.cast()) != 0 }
     }
 
     /// Ends both directions: blocked senders and receivers return.

@@ -35,7 +35,7 @@ if [ "$LAB_VM" = 1 ]; then
 	lab_expect_eq "$proto" 9 "protocol errors"
 	for why in 'insecure port' 'protocol error' \
 		'untyped connection on hello V3' 'no matching NI' \
-		'bad ksock_msg header' 'ZC-ACK for a zero-copy send never made' \
+		'bad ksock_msg header' 'unknown ZC-ACK cookie' \
 		'LNet refused the header'; do
 		echo "$log" | grep -q "$why" || lab_fail "no dmesg line for: $why"
 	done

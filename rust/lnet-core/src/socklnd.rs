@@ -382,11 +382,14 @@ impl KsockMsg {
         put(out, 16, &self.zc_cookies[1].to_le_bytes())
     }
 
-    /// The acknowledgements this header carries.
+    /// The acknowledgements this header carries. On an LNET message
+    /// `[0]` is the message's own request, so only `[1]` acknowledges.
     pub fn zc_acks(&self) -> ZcAcks {
         let [c0, c1] = self.zc_cookies;
         match (c0, c1) {
             (_, 0) => ZcAcks::None,
+            (_, KEEPALIVE_PING) if self.kind == MsgKind::Lnet => ZcAcks::Keepalive,
+            (_, c) if self.kind == MsgKind::Lnet => ZcAcks::One(c),
             (0, KEEPALIVE_PING) if self.kind == MsgKind::Noop => ZcAcks::Keepalive,
             (0, c) => ZcAcks::One(c),
             (a, b) if a > b => ZcAcks::Two(a, b),
@@ -408,6 +411,56 @@ pub enum ZcAcks {
     Two(u64, u64),
     /// Every cookie in the inclusive range.
     Range(u64, u64),
+}
+
+impl ZcAcks {
+    /// Whether `cookie` is acknowledged.
+    pub fn covers(self, cookie: u64) -> bool {
+        match self {
+            ZcAcks::None | ZcAcks::Keepalive => false,
+            ZcAcks::One(c) => cookie == c,
+            ZcAcks::Two(a, b) => cookie == a || cookie == b,
+            ZcAcks::Range(a, b) => a <= cookie && cookie <= b,
+        }
+    }
+
+    /// How many requests it acknowledges.
+    pub fn count(self) -> u64 {
+        match self {
+            ZcAcks::None | ZcAcks::Keepalive => 0,
+            ZcAcks::One(_) => 1,
+            ZcAcks::Two(..) => 2,
+            ZcAcks::Range(a, b) => b.saturating_sub(a).saturating_add(1),
+        }
+    }
+}
+
+/// The first zero-copy cookie of a peer: cookies below it mean "none" and
+/// "keepalive".
+pub const FIRST_ZC_COOKIE: u64 = KEEPALIVE_PING + 1;
+
+/// Takes the next zero-copy cookie from a peer's counter (which starts at
+/// [`FIRST_ZC_COOKIE`]); a wrapped counter starts over there.
+pub fn take_zc_cookie(next: &mut u64) -> u64 {
+    if *next < FIRST_ZC_COOKIE {
+        *next = FIRST_ZC_COOKIE;
+    }
+    let c = *next;
+    *next = match c.checked_add(1) {
+        Some(n) => n,
+        None => FIRST_ZC_COOKIE,
+    };
+    c
+}
+
+/// Whether a message with `payload` bytes is sent as a zero-copy request
+/// (`ksocknal_check_zc_req`): it is held until the peer acknowledges its
+/// receipt, so a silent peer fails it instead of it completing unseen.
+/// Lustre asks only on connections whose route has scatter-gather and
+/// checksum offload (it then sends the pages themselves); the holding is
+/// what matters to health, so `capable` is the same test.
+pub fn zc_request_wanted(payload: u32, zc_min_payload: i32, capable: bool) -> bool {
+    capable && payload > 0 && i64::from(payload) >= i64::from(zc_min_payload.max(2 << 10))
 }
 
 /// errno values the classification below distinguishes (Linux numbers).
@@ -661,6 +714,46 @@ mod tests {
         assert_eq!(KsockMsg::decode(&b[..23], false), Err(ProtoError::Short));
         assert_eq!(lnet_hdr_len(3), 72);
         assert_eq!(lnet_hdr_len(4), 96);
+    }
+
+    #[test]
+    fn zc_acks_of_lnet_messages_and_ranges() {
+        let lnet = |c0, c1| KsockMsg {
+            kind: MsgKind::Lnet,
+            csum: 0,
+            zc_cookies: [c0, c1],
+        };
+        // Its own request in [0], a piggybacked ACK in [1].
+        assert_eq!(lnet(9, 4).zc_acks(), ZcAcks::One(4));
+        assert_eq!(lnet(0, 4).zc_acks(), ZcAcks::One(4));
+        assert_eq!(lnet(0, KEEPALIVE_PING).zc_acks(), ZcAcks::Keepalive);
+        let r = ZcAcks::Range(4, 9);
+        assert!(r.covers(4) && r.covers(7) && r.covers(9));
+        assert!(!r.covers(3) && !r.covers(10));
+        assert_eq!(r.count(), 6);
+        let two = ZcAcks::Two(9, 4);
+        assert!(two.covers(9) && two.covers(4) && !two.covers(5));
+        assert_eq!(two.count(), 2);
+        assert!(!ZcAcks::Keepalive.covers(1));
+        assert_eq!(ZcAcks::Keepalive.count(), 0);
+        assert_eq!(ZcAcks::Range(0, u64::MAX).count(), u64::MAX);
+    }
+
+    #[test]
+    fn zc_cookies_and_requests() {
+        let mut next = 0;
+        assert_eq!(take_zc_cookie(&mut next), 2);
+        assert_eq!(take_zc_cookie(&mut next), 3);
+        let mut next = u64::MAX;
+        assert_eq!(take_zc_cookie(&mut next), u64::MAX);
+        assert_eq!(take_zc_cookie(&mut next), 2);
+        // Lustre's default threshold, its 2 KiB floor, and the route test.
+        assert!(zc_request_wanted(16384, 16384, true));
+        assert!(!zc_request_wanted(16383, 16384, true));
+        assert!(!zc_request_wanted(1 << 20, 16384, false));
+        assert!(!zc_request_wanted(1024, 0, true));
+        assert!(zc_request_wanted(2048, 0, true));
+        assert!(!zc_request_wanted(0, 2048, true));
     }
 
     proptest! {

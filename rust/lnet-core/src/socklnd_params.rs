@@ -5,8 +5,8 @@
 //! and a message naming the range, and keep the old value.
 //!
 //! Only the parameters ksocklnd honours are declared; the others of
-//! Lustre's list (`nconnds`, zero-copy thresholds, `enable_csum`, ...) have
-//! no effect here and are not offered. `typed_conns` is offered read-only
+//! Lustre's list (`nconnds`, `zc_recv`, `enable_csum`, ...) have no effect
+//! here and are not offered. `typed_conns` is offered read-only
 //! at 1: hello V3 requires typed connections.
 
 use super::kstrto::{self, NumberError};
@@ -55,6 +55,10 @@ pub enum SockParam {
     MinBulk,
     /// `typed_conns`: control, bulk-in and bulk-out connections apart.
     TypedConns,
+    /// `zc_min_payload`: payloads of this many bytes or more are sent as
+    /// zero-copy requests, held until the peer acknowledges them. Lustre
+    /// raises a value below 2 KiB to 2 KiB at load; it is refused here.
+    ZcMinPayload,
 }
 
 struct Spec {
@@ -67,7 +71,7 @@ struct Spec {
 
 impl SockParam {
     /// Every parameter, in declaration order.
-    pub const ALL: [SockParam; 17] = [
+    pub const ALL: [SockParam; 18] = [
         SockParam::SockTimeout,
         SockParam::Credits,
         SockParam::PeerCredits,
@@ -85,6 +89,7 @@ impl SockParam {
         SockParam::MaxReconnectMs,
         SockParam::MinBulk,
         SockParam::TypedConns,
+        SockParam::ZcMinPayload,
     ];
 
     const fn spec(self) -> Spec {
@@ -114,6 +119,7 @@ impl SockParam {
             SockParam::MaxReconnectMs => ("max_reconnectms", true, 60_000, 1, 3_600_000),
             SockParam::MinBulk => ("min_bulk", true, 1024, 0, 1 << 30),
             SockParam::TypedConns => ("typed_conns", false, 1, 1, 1),
+            SockParam::ZcMinPayload => ("zc_min_payload", true, 16 << 10, 2 << 10, i32::MAX),
         };
         Spec {
             name,
@@ -249,6 +255,13 @@ mod tests {
         assert_eq!(SockParam::PeerCredits.default_value(), 8);
         assert_eq!(SockParam::PeerTimeout.default_value(), 180);
         assert_eq!(SockParam::Tos.default_value(), -1);
+        assert_eq!(SockParam::ZcMinPayload.default_value(), 16384);
+        assert_eq!(SockParam::ZcMinPayload.mode(), 0o644);
+        assert_eq!(
+            parse(SockParam::ZcMinPayload, Some(b"1024")),
+            Err(SockParamError::Range(SockParam::ZcMinPayload, 1024))
+        );
+        assert_eq!(parse(SockParam::ZcMinPayload, Some(b"2048")), Ok(2048));
     }
 
     #[test]
