@@ -142,7 +142,9 @@ impl MsgCounts {
 }
 
 /// `udsp info:` (v4). Lustre's `Preferred gateway NIDs` block is printed
-/// only when the list is non-empty; lnet-rs has no UDSPs, so it never is.
+/// only when the list is non-empty; without routes it never is. Like
+/// Lustre's netlink path, which this output follows, peer NIs show no
+/// `Preferred source NIDs` block (lnetctl.md §2.2).
 #[derive(Serialize, Debug, Default, PartialEq, Eq)]
 pub struct UdspInfo {
     #[serde(rename = "net priority")]
