@@ -28,6 +28,11 @@ extern "C" {
 pub(crate) static PROTOCOL_ERRORS: AtomicU32 = AtomicU32::new(0);
 /// Incoming connections refused, all NIs (debugfs `ksocklnd/refused`).
 pub(crate) static REFUSED: AtomicU32 = AtomicU32::new(0);
+/// Zero-copy requests sent, completed by the peer's ACK, and failed with
+/// their connection, all NIs (debugfs `ksocklnd/zc_*`).
+pub(crate) static ZC_REQUESTS: AtomicU32 = AtomicU32::new(0);
+pub(crate) static ZC_ACKED: AtomicU32 = AtomicU32::new(0);
+pub(crate) static ZC_ABORTED: AtomicU32 = AtomicU32::new(0);
 
 /// `accept_backlog`.
 const ACCEPT_BACKLOG: i32 = 127;

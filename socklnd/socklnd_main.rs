@@ -59,6 +59,9 @@ impl kernel::Module for Ksocklnd {
                     &ni::PROTOCOL_ERRORS,
                 );
                 d.add_u32(kernel::c_str!("refused"), 0o444, &ni::REFUSED);
+                d.add_u32(kernel::c_str!("zc_requests"), 0o444, &ni::ZC_REQUESTS);
+                d.add_u32(kernel::c_str!("zc_acked"), 0o444, &ni::ZC_ACKED);
+                d.add_u32(kernel::c_str!("zc_aborted"), 0o444, &ni::ZC_ABORTED);
             })
             .ok();
         Ok(Ksocklnd { _debugfs: debugfs })

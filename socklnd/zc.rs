@@ -19,8 +19,9 @@ use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::{self, ZcAcks};
 use crate::lnet_core::socklnd_params::SockParam;
-use crate::ni::SockNi;
+use crate::ni::{SockNi, ZC_ABORTED, ZC_ACKED, ZC_REQUESTS};
 use crate::params;
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 
 /// One request a peer has not acknowledged yet.
@@ -34,6 +35,10 @@ pub(crate) struct ZcReq {
     acked: bool,
     /// The message, once its send is done.
     msg: Option<Msg>,
+}
+
+fn count(c: &AtomicU32) {
+    c.fetch_add(1, Ordering::Relaxed);
 }
 
 fn conn_key(conn: &Conn) -> usize {
@@ -72,6 +77,7 @@ pub(crate) fn register(conn: &Conn) -> Option<u64> {
         GFP_ATOMIC,
     )
     .ok()?;
+    count(&ZC_REQUESTS);
     Some(cookie)
 }
 
@@ -104,9 +110,15 @@ pub(crate) fn sent(conn: &Conn, cookie: u64, msg: Msg) {
         }
     };
     match outcome {
-        Some(true) => msg.finalize(0, Status::Ok),
+        Some(true) => {
+            count(&ZC_ACKED);
+            msg.finalize(0, Status::Ok)
+        }
         // Aborted with its connection.
-        _ => msg.finalize(EIO.to_errno(), Status::LocalError),
+        _ => {
+            count(&ZC_ABORTED);
+            msg.finalize(EIO.to_errno(), Status::LocalError)
+        }
     }
 }
 
@@ -156,7 +168,10 @@ pub(crate) fn acked(sni: &SockNi, peer: &Nid, acks: ZcAcks) -> u64 {
             done
         };
         match done {
-            Some(msg) => msg.finalize(0, Status::Ok),
+            Some(msg) => {
+                count(&ZC_ACKED);
+                msg.finalize(0, Status::Ok)
+            }
             None => break,
         }
     }
@@ -180,6 +195,7 @@ pub(crate) fn abort(conn: &Conn) {
         };
         // One still sending is failed by its sender, which finds it gone.
         if let Some(msg) = msg {
+            count(&ZC_ABORTED);
             msg.finalize(EIO.to_errno(), Status::LocalError);
         }
     }
@@ -200,6 +216,7 @@ pub(crate) fn stale(reqs: &[ZcReq], now: u64) -> Option<(usize, u64)> {
 pub(crate) fn fail_all(reqs: &mut KVec<ZcReq>, err: i32) {
     while let Some(z) = crate::kapi::vec::pop(reqs) {
         if let Some(msg) = z.msg {
+            count(&ZC_ABORTED);
             msg.finalize(err, Status::LocalError);
         }
     }

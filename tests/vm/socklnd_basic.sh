@@ -1,7 +1,10 @@
 # lab: vms=2 nics=2 timeout=240
 # ksocklnd between two VMs over eth0: VM 1 serves buffers, VM 0 PUTs and
 # GETs 4 KiB and 1 MiB to it through lnet_ulp.ko and checks the data that
-# comes back. Both sides then unload with no leak and no splat.
+# comes back. The 1 MiB payloads go as zero-copy requests both ways (the
+# PUT from VM 0, the GET's REPLY from VM 1): each must be completed by
+# the peer's ZC-ACK, none aborted. Both sides then unload with no leak
+# and no splat.
 dmesg -c >/dev/null
 modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load"
 modprobe ksocklnd || lab_fail "ksocklnd did not load"
@@ -20,6 +23,17 @@ else
 	fi
 fi
 dmesg | grep -E 'lnet_ulp|ksocklnd' | sed 's/^/  /'
+zc=/sys/kernel/debug/ksocklnd
+lab_log "zero-copy requests $(cat $zc/zc_requests), acknowledged $(cat $zc/zc_acked), aborted $(cat $zc/zc_aborted)"
+[ "$(cat $zc/zc_requests)" -gt 0 ] || lab_fail "no 1 MiB payload went as a zero-copy request"
+# The last ACK may still be on its way when the peer says it is done.
+i=0
+while [ "$(cat $zc/zc_acked)" != "$(cat $zc/zc_requests)" ] && [ $i -lt 10 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+lab_expect_eq "$(cat $zc/zc_acked)" "$(cat $zc/zc_requests)" "zero-copy requests acknowledged"
+lab_expect_eq "$(cat $zc/zc_aborted)" 0 "zero-copy requests aborted"
 lab_rmmod lnet_ulp
 lab_rmmod ksocklnd
 lab_rmmod lnet
