@@ -459,7 +459,8 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_lnd_tos = shown(own.tos.load(Relaxed));
     n.ni_net_priority = ni.net_priority.load(Relaxed);
     n.ni_nid_priority = ni.sel_priority.load(Relaxed);
-    n.ni_dev_cpt = u32::MAX;
+    // A CPT is a NUMA node here (numa.rs); -1: unknown.
+    n.ni_dev_cpt = ni.dev_node.load(Relaxed) as u32;
     n.ni_ncpts = 1;
     n.ni_cpts = [0; 128];
 }

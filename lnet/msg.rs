@@ -177,8 +177,8 @@ fn set_payload(m: &mut Msg, kiov: &KVec<BioVec>, offset: u32, len: u32) {
 /// Candidates compared at once; NIs or nets beyond this are not considered.
 const MAX_CANDIDATES: usize = 16;
 
-/// Criteria not tracked yet (NUMA distance, GPU device priority) are equal
-/// for every candidate.
+/// GPU device priority is not tracked (no GPU memory MDs): equal for
+/// every candidate.
 const NI_UNRANKED: NiCandidate = NiCandidate {
     fatal: false,
     health: 0,
@@ -235,7 +235,9 @@ fn select_path(
     dest: &Nid,
     src: &Nid,
     reserved: bool,
+    md_node: i32,
 ) -> Option<(Arc<Ni>, Nid, Nid)> {
+    let numa_range = params::snapshot().numa_range;
     let nis = lnet.nis.lock();
     if *dest == Nid::LO || nis.nis.iter().any(|n| n.nid == *dest) {
         let lo = nis.nis.iter().find(|n| n.nid == Nid::LO && n.is_active())?;
@@ -258,13 +260,16 @@ fn select_path(
                     fatal: ni.is_fatal(),
                     health: ni.health.load(Ordering::Relaxed),
                     sel_priority: ni.sel_priority.load(Ordering::Relaxed),
+                    distance: crate::numa::distance(md_node, ni.dev_node.load(Ordering::Relaxed)),
                     tx_credits: ni.tx_credits().available,
                     seq: ni.seq.load(Ordering::Relaxed),
                     ..NI_UNRANKED
                 };
                 (i, c)
             });
-        let i = best_of(cands, (0, NI_UNRANKED), |c| select::best_ni(c, 0, false))?;
+        let i = best_of(cands, (0, NI_UNRANKED), |c| {
+            select::best_ni(c, numa_range, false)
+        })?;
         nis.nis.get(i).cloned()
     };
 
@@ -414,7 +419,10 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
         m.hdr.msg,
         MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }
     );
-    let Some((ni, to, src)) = select_path(lnet, &m.hdr.dest_nid, &m.hdr.src_nid, reserved) else {
+    // SAFETY: the payload belongs to the MD the message holds.
+    let md_node = unsafe { crate::numa::payload_node(&m.desc) };
+    let Some((ni, to, src)) = select_path(lnet, &m.hdr.dest_nid, &m.hdr.src_nid, reserved, md_node)
+    else {
         if log_allowed(lnet) {
             pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
         }

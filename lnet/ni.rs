@@ -67,6 +67,9 @@ pub(crate) struct Ni {
     pub(crate) status_down: AtomicBool,
     /// Round-robin sequence (`ni_seq`).
     pub(crate) seq: AtomicU64,
+    /// NUMA node of its interface's device (`ni_dev_cpt`; negative:
+    /// unknown), set when it starts.
+    pub(crate) dev_node: AtomicI32,
     /// UDSP priority of this NI (`ni_sel_priority`; lower wins, u32::MAX
     /// when unset).
     pub(crate) sel_priority: AtomicU32,
@@ -106,6 +109,7 @@ impl Ni {
             health: AtomicU32::new(crate::lnet_core::health::MAX_HEALTH),
             status_down: AtomicBool::new(false),
             seq: AtomicU64::new(0),
+            dev_node: AtomicI32::new(-1),
             sel_priority: AtomicU32::new(u32::MAX),
             net_priority: AtomicU32::new(u32::MAX),
             hstats: crate::health::NiStats::default(),

@@ -359,6 +359,10 @@ fn start_ni(
         return Err(e);
     }
     crate::udsp::apply_new_ni(lnet, &ni);
+    ni.dev_node.store(
+        crate::numa::netdev_node(ni.iface()),
+        core::sync::atomic::Ordering::Relaxed,
+    );
     ni.set_state(NiState::Active);
     pr_info!("Added LNI {} {}\n", nid, ni.iface());
     Ok(())
