@@ -94,8 +94,7 @@ pub(crate) fn sent(conn: &Conn, cookie: u64, msg: Msg) {
         });
         match found {
             Some((p, i)) if p.zc.get(i).is_some_and(|z| z.acked) => {
-                // Its message is the caller's.
-                // Not sent: its message is the caller's.
+                // Acknowledged while it was sending: no message stored.
                 let _ = crate::kapi::vec::remove(&mut p.zc, i);
                 Some(true)
             }
