@@ -35,6 +35,7 @@ EXPORT_SYMBOL_GPL(lnet_kvaddr_to_page);
 int lnet_netdev_node(const char *name);
 int lnet_page_node(struct page *page);
 int lnet_node_distance(int a, int b);
+int lnet_max_node_distance(void);
 
 int lnet_netdev_node(const char *name)
 {
@@ -54,15 +55,20 @@ int lnet_page_node(struct page *page)
 	return page_to_nid(page);
 }
 
-/* node_distance(a, b); with either unknown, the largest distance between
- * online nodes (as Lustre's CPT distance with CFS_CPT_ANY). */
+/* node_distance(a, b), or -1 unless both nodes are online. */
 int lnet_node_distance(int a, int b)
 {
-	int i, j, max = LOCAL_DISTANCE;
-
 	if (a >= 0 && b >= 0 && a < MAX_NUMNODES && b < MAX_NUMNODES &&
 	    node_online(a) && node_online(b))
 		return node_distance(a, b);
+	return -1;
+}
+
+/* The largest distance between online nodes. */
+int lnet_max_node_distance(void)
+{
+	int i, j, max = LOCAL_DISTANCE;
+
 	for_each_online_node(i)
 		for_each_online_node(j)
 			max = max(max, node_distance(i, j));

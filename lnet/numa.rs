@@ -6,16 +6,29 @@
 //! the node of the payload's first page, that of the interface's device,
 //! and the kernel's node distance between them. Unknown on either side
 //! counts as the largest distance between online nodes, as a CPT distance
-//! with `CFS_CPT_ANY` does.
+//! with `CFS_CPT_ANY` does; that one is found once, when LNet starts, as
+//! Lustre's CPT table fixes it at load.
 
 use crate::kapi::bindings::lnet_tx_desc;
 use crate::kapi::kiov::{self, BioVec};
 use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 extern "C" {
     fn lnet_netdev_node(name: *const c_char) -> c_int;
     fn lnet_page_node(page: *mut c_void) -> c_int;
     fn lnet_node_distance(a: c_int, b: c_int) -> c_int;
+    fn lnet_max_node_distance() -> c_int;
+}
+
+/// The largest distance between online nodes (10 until [`init`]).
+static MAX_DISTANCE: AtomicU32 = AtomicU32::new(10);
+
+/// Finds the largest node distance, for sends with a side unknown.
+pub(crate) fn init() {
+    // SAFETY: plain arithmetic over the online node map.
+    let d = unsafe { lnet_max_node_distance() };
+    MAX_DISTANCE.store(u32::try_from(d).unwrap_or(u32::MAX), Relaxed);
 }
 
 /// No node known.
@@ -60,7 +73,10 @@ pub(crate) unsafe fn payload_node(desc: &lnet_tx_desc) -> i32 {
 
 /// The distance from node `a` to node `b` (10 for the same node).
 pub(crate) fn distance(a: i32, b: i32) -> u32 {
+    if a < 0 || b < 0 {
+        return MAX_DISTANCE.load(Relaxed);
+    }
     // SAFETY: plain arithmetic over the online node map.
     let d = unsafe { lnet_node_distance(a, b) };
-    u32::try_from(d).unwrap_or(u32::MAX)
+    u32::try_from(d).unwrap_or_else(|_| MAX_DISTANCE.load(Relaxed))
 }

@@ -136,6 +136,7 @@ fn ni_init_locked(
 
 /// Starts `0@lo` and the NIs of `networks=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
+    crate::numa::init();
     let lo = LndRef::new(&LOLND).ok_or(EINVAL)?;
     start_ni(lnet, Nid::LO, None, lo, &NetTunables::UNSET)?;
     if !load_networks {

@@ -21,6 +21,7 @@ use crate::lnet_core::socklnd::{self, ZcAcks};
 use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::{SockNi, ZC_ABORTED, ZC_ACKED, ZC_REQUESTS};
 use crate::params;
+use crate::peer::Table;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::prelude::*;
 
@@ -81,43 +82,41 @@ pub(crate) fn register(conn: &Conn) -> Option<u64> {
     Some(cookie)
 }
 
+/// The requests of `peer` and where `cookie` is among them.
+fn find<'a>(t: &'a mut Table, peer: &Nid, cookie: u64) -> Option<(&'a mut KVec<ZcReq>, usize)> {
+    let reqs = &mut t.peer_mut(peer)?.zc;
+    let i = reqs.iter().position(|z| z.cookie == cookie)?;
+    Some((reqs, i))
+}
+
 /// The send of request `cookie` is done: `msg` completes now if the peer
 /// has acknowledged it already, else waits for the ACK. A request aborted
 /// meanwhile fails.
 pub(crate) fn sent(conn: &Conn, cookie: u64, msg: Msg) {
-    let outcome = {
+    let acked = {
         let mut t = conn.sni().table.lock();
-        let p = t.peer_mut(&conn.peer);
-        let found = p.and_then(|p| {
-            let i = p.zc.iter().position(|z| z.cookie == cookie)?;
-            Some((p, i))
-        });
-        match found {
-            Some((p, i)) if p.zc.get(i).is_some_and(|z| z.acked) => {
-                // Acknowledged while it was sending: no message stored.
-                let _ = crate::kapi::vec::remove(&mut p.zc, i);
-                Some(true)
-            }
-            Some((p, i)) => {
-                if let Some(z) = p.zc.get_mut(i) {
+        match find(&mut t, &conn.peer, cookie) {
+            // Aborted with its connection.
+            None => false,
+            Some((reqs, i)) => match reqs.get_mut(i) {
+                Some(z) if !z.acked => {
                     z.msg = Some(msg);
                     return;
                 }
-                None
-            }
-            None => Some(false),
+                // Acknowledged while it was sending: no message stored.
+                _ => {
+                    let _ = crate::kapi::vec::remove(reqs, i);
+                    true
+                }
+            },
         }
     };
-    match outcome {
-        Some(true) => {
-            count(&ZC_ACKED);
-            msg.finalize(0, Status::Ok)
-        }
-        // Aborted with its connection.
-        _ => {
-            count(&ZC_ABORTED);
-            msg.finalize(EIO.to_errno(), Status::LocalError)
-        }
+    if acked {
+        count(&ZC_ACKED);
+        msg.finalize(0, Status::Ok);
+    } else {
+        count(&ZC_ABORTED);
+        msg.finalize(EIO.to_errno(), Status::LocalError);
     }
 }
 
@@ -125,11 +124,9 @@ pub(crate) fn sent(conn: &Conn, cookie: u64, msg: Msg) {
 /// message).
 pub(crate) fn unsent(conn: &Conn, cookie: u64) {
     let mut t = conn.sni().table.lock();
-    if let Some(p) = t.peer_mut(&conn.peer) {
-        if let Some(i) = p.zc.iter().position(|z| z.cookie == cookie) {
-            // Not sent: its message is the caller's.
-            let _ = crate::kapi::vec::remove(&mut p.zc, i);
-        }
+    if let Some((reqs, i)) = find(&mut t, &conn.peer, cookie) {
+        // Not sent: its message is the caller's.
+        let _ = crate::kapi::vec::remove(reqs, i);
     }
 }
 

@@ -446,10 +446,7 @@ pub fn take_zc_cookie(next: &mut u64) -> u64 {
         *next = FIRST_ZC_COOKIE;
     }
     let c = *next;
-    *next = match c.checked_add(1) {
-        Some(n) => n,
-        None => FIRST_ZC_COOKIE,
-    };
+    *next = c.checked_add(1).unwrap_or(FIRST_ZC_COOKIE);
     c
 }
 
