@@ -252,6 +252,15 @@ fn drain(lnet: &TheLnet) {
 /// A message that waited goes to its LND, unless its MD was unlinked
 /// meanwhile (`-ECANCELED`, as Lustre) or its NI is going away.
 fn dispatch(lnet: &TheLnet, mut m: KBox<Msg>) {
+    // A message that waited for credits past its deadline is dropped
+    // (`lnet_check_message_drop`): counted, and ended as a network
+    // timeout, which the deadline gate keeps from costing health or
+    // being resent.
+    if m.deadline != 0 && crate::kapi::kthread::now_secs() > m.deadline {
+        msg::count_expired(lnet, &m);
+        msg::finalize(lnet, m, ETIMEDOUT().to_errno(), Status::NetworkTimeout);
+        return;
+    }
     let aborted = m.md.is_some_and(|cookie| {
         lnet.res
             .lock()

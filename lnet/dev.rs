@@ -589,6 +589,11 @@ fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
                 // Queued with no wait: the next monitor pass pings it.
                 ni.recovery.queue_at(0);
             }
+            // The status follows a value set by hand at either end
+            // (`lnet_ni_set_healthv`): 0 reports the NI down, 1000 up.
+            if value == 0 || value == crate::lnet_core::health::MAX_HEALTH {
+                crate::health::ni_set_status(lnet, ni, value != 0, value);
+            }
             found = true;
         }
     } else {

@@ -71,16 +71,22 @@ pub(crate) fn ni_health(lnet: &TheLnet, ni: &Ni, f: impl Fn(u32) -> u32) {
         return;
     };
     if let Some(up) = health::ni_status_edge(old, f(old)) {
-        if ni.status_down.swap(!up, Relaxed) == up {
-            let rewritten = crate::ping::set_ni_status(lnet, ni.nid, up);
-            pr_info!(
-                "{}: health {}, status {}{}\n",
-                ni.nid,
-                f(old),
-                if up { "up" } else { "down" },
-                if rewritten { " in the ping buffer" } else { "" }
-            );
-        }
+        ni_set_status(lnet, ni, up, f(old));
+    }
+}
+
+/// Sets a local NI's status word (`lnet_ni_set_status`), in the posted
+/// ping buffer too; `health` is for the console line.
+pub(crate) fn ni_set_status(lnet: &TheLnet, ni: &Ni, up: bool, health: u32) {
+    if ni.status_down.swap(!up, Relaxed) == up {
+        let rewritten = crate::ping::set_ni_status(lnet, ni.nid, up);
+        pr_info!(
+            "{}: health {}, status {}{}\n",
+            ni.nid,
+            health,
+            if up { "up" } else { "down" },
+            if rewritten { " in the ping buffer" } else { "" }
+        );
     }
 }
 
@@ -105,7 +111,11 @@ pub(crate) fn check(
     let Some(ni) = m.ni.clone() else {
         return Some(m);
     };
-    let committed = if m.rx { Committed::Rx } else { Committed::Tx };
+    let committed = match (m.rx, m.rx_committed) {
+        (true, _) => Committed::Rx,
+        (false, true) => Committed::TxRx,
+        (false, false) => Committed::Tx,
+    };
     let peer_nid = if m.rx { m.from } else { m.hdr.dest_nid };
     let t = params::snapshot();
     let local_multi_rail = lnet

@@ -9,7 +9,7 @@
 
 // pin_init! of `the_lnet`, with its many fields, nests deeper than the
 // default limit.
-#![recursion_limit = "256"]
+#![recursion_limit = "512"]
 
 #[allow(unused_attributes)]
 #[path = "../rust/lnet-core/src/lib.rs"]
@@ -35,6 +35,7 @@ mod numa;
 mod params;
 mod peer;
 mod ping;
+mod push;
 mod recovery;
 mod startup;
 mod state;

@@ -34,6 +34,8 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
     while !kthread::should_stop() {
         // Resends wait at most one step.
         crate::health::run_resends(lnet);
+        // Push buffers that pushes used are posted again.
+        crate::push::top_up(lnet);
         let now = kthread::now_ms();
         if now >= next_second {
             next_second = now.saturating_add(1000);

@@ -40,6 +40,12 @@ pub(crate) struct Msg {
     pub(crate) rx: bool,
     /// The peer NID a received message came from.
     pub(crate) from: Nid,
+    /// A received message's initiator: its peer's primary NID
+    /// (`msg_initiator`); what MEs match and events name.
+    pub(crate) initiator: Nid,
+    /// Committed for receive: an incoming message, and the REPLY it turns
+    /// into (`msg_rx_committed`), whose success raises the peer NI's health.
+    pub(crate) rx_committed: bool,
     /// The source the sender asked for (ANY to let selection choose);
     /// resends select again from it.
     pub(crate) src_param: Nid,
@@ -73,6 +79,8 @@ impl Msg {
                 ack: None,
                 rx: false,
                 from: Nid::ANY,
+                initiator: Nid::ANY,
+                rx_committed: false,
                 src_param: Nid::ANY,
                 retry_count: 0,
                 no_resend: false,
@@ -94,7 +102,10 @@ impl Msg {
         lnet.msgs_in_flight.fetch_sub(1, Ordering::Release);
     }
 
-    /// Fills the message part of the event (`lnet_build_msg_event`).
+    /// Fills the message part of the event (`lnet_build_msg_event`). A
+    /// passive event names the initiator by its peer's primary NID, which
+    /// stays the same whichever rail the message came over, and the NID it
+    /// came from as the source.
     fn build_event(&mut self, lnet: &TheLnet, kind: EventKind, from: Nid) {
         let h = &self.hdr;
         let ev = &mut self.ev;
@@ -102,10 +113,19 @@ impl Msg {
         ev.msg_type = h.msg.type_code();
         ev.target.nid = api::nid_to_c(&h.dest_nid);
         ev.target.pid = h.dest_pid;
-        ev.initiator.nid = api::nid_to_c(&h.src_nid);
-        ev.initiator.pid = h.src_pid;
-        ev.source = ev.initiator;
-        ev.sender = api::nid_to_c(&from);
+        if kind == EventKind::Send {
+            let pid = lnet.pid.load(Ordering::Relaxed);
+            ev.initiator.nid = api::nid_to_c(&Nid::ANY);
+            ev.initiator.pid = pid;
+            ev.source = ev.initiator;
+            ev.sender = api::nid_to_c(&Nid::ANY);
+        } else {
+            ev.initiator.nid = api::nid_to_c(&self.initiator);
+            ev.initiator.pid = h.src_pid;
+            ev.source.nid = api::nid_to_c(&h.src_nid);
+            ev.source.pid = h.src_pid;
+            ev.sender = api::nid_to_c(&from);
+        }
         match h.msg {
             MsgBody::Put {
                 match_bits,
@@ -275,12 +295,13 @@ fn select_path(
 
     let (ni, lpni) = if !src.is_any() {
         // Source given (an upper layer's choice, or a response): exactly
-        // that NI and the destination NID.
+        // that NI and the destination NID, which must be on its net: a
+        // destination on another net needs a route, and we do not route.
         let ni = nis
             .nis
             .iter()
             .filter(active)
-            .find(|n| n.nid == *src)?
+            .find(|n| n.nid == *src && n.nid.net() == dest.net())?
             .clone();
         (ni, li)
     } else if peer.multi_rail && !reserved {
@@ -358,11 +379,17 @@ fn select_path(
         (ni, lpni)
     } else {
         // Not Multi-Rail: the destination NID, from the preferred NI.
+        // Portal-0 traffic (pings, recovery pings) takes the best NI of
+        // the net instead, as Lustre's reserved-portal exemption does.
         let lp = peer.nis.get(li)?;
         let net = lp.nid.net();
-        let pref = lp
-            .pref_nid
-            .and_then(|p| nis.nis.iter().filter(active).find(|n| n.nid == p).cloned());
+        let pref = lp.pref_nid.filter(|_| !reserved).and_then(|p| {
+            nis.nis
+                .iter()
+                .filter(active)
+                .find(|n| n.nid == p && n.nid.net() == net)
+                .cloned()
+        });
         let ni = match pref {
             Some(ni) => ni,
             None => pick_ni(net)?,
@@ -384,21 +411,31 @@ fn select_path(
     Some((ni, to, from))
 }
 
-/// Counts a message received from `from` on `ni` (creating its peer, with
-/// the receiving NI as the preferred one, as Lustre does).
-fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid) {
+/// Counts a message received from `from` on `ni` (creating its peer; a
+/// peer that is not Multi-Rail gets the receiving NI as its preferred one,
+/// as Lustre does). Returns the primary NID of `src`'s peer, the message's
+/// initiator (`lnet_peer_primary_nid_locked`).
+fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid) -> Nid {
     if ni.nid == Nid::LO {
-        return;
+        return *src;
     }
     let mut peers = lnet.peers.lock();
-    let Ok((pi, li)) = peers.find_or_create(from) else {
-        return;
-    };
-    if let Some(p) = peers.list.get_mut(pi).and_then(|p| p.nis.get_mut(li)) {
-        p.recv_count = p.recv_count.wrapping_add(1);
-        p.pref_nid.get_or_insert(ni.nid);
-        p.last_alive = kapi::kthread::now_secs();
+    if let Ok((pi, li)) = peers.find_or_create(from) {
+        if let Some(peer) = peers.list.get_mut(pi) {
+            let multi_rail = peer.multi_rail;
+            if let Some(p) = peer.nis.get_mut(li) {
+                p.recv_count = p.recv_count.wrapping_add(1);
+                if !multi_rail {
+                    p.pref_nid.get_or_insert(ni.nid);
+                }
+                p.last_alive = kapi::kthread::now_secs();
+            }
+        }
     }
+    peers
+        .find(src)
+        .and_then(|(pi, _)| peers.list.get(pi))
+        .map_or(*src, |p| p.primary)
 }
 
 /// Sends a message again after a failed attempt: selection runs afresh
@@ -542,6 +579,9 @@ pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: S
                 },
             };
             m.rx = false;
+            // Lustre decommits the PUT before sending its ACK: the ACK is
+            // committed for send only.
+            m.rx_committed = false;
             m.ni = None;
             m.retry_count = 0;
             m.desc = lnet_tx_desc::default();
@@ -652,16 +692,35 @@ fn recv(
     }
 }
 
+/// Counts a dropped message of `len` bytes on LNet, its NI and the peer
+/// NI it came from or was going to.
+fn count_dropped(lnet: &TheLnet, ni: &Ni, peer: &Nid, len: u32) {
+    Counters::add(&lnet.counters.drop_count);
+    Counters::add_len(&lnet.counters.drop_length, len);
+    Counters::add(&ni.drop_count);
+    if let Some(p) = lnet.peers.lock().peer_ni_mut(peer) {
+        p.drop_count = p.drop_count.wrapping_add(1);
+    }
+}
+
+/// Counts an outgoing message dropped past its deadline before its LND got
+/// it.
+pub(crate) fn count_expired(lnet: &TheLnet, m: &Msg) {
+    if let Some(ni) = m.ni.as_ref() {
+        count_dropped(lnet, ni, &m.hdr.dest_nid, m.hdr.payload_length);
+    }
+    if log_allowed(lnet) {
+        pr_warn!(
+            "Dropping {} to {}: exceeded message deadline\n",
+            m.hdr.msg.type_name(),
+            m.hdr.dest_nid
+        );
+    }
+}
+
 /// Discards an incoming message's payload (`lnet_drop_message`).
 fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: &str, hdr: &Hdr) {
-    Counters::add(&lnet.counters.drop_count);
-    Counters::add_len(&lnet.counters.drop_length, rlen);
-    Counters::add(&ni.drop_count);
-    {
-        if let Some(p) = lnet.peers.lock().peer_ni_mut(&hdr.src_nid) {
-            p.drop_count = p.drop_count.wrapping_add(1);
-        }
-    }
+    count_dropped(lnet, ni, &hdr.src_nid, rlen);
     if log_allowed(lnet) {
         pr_warn!(
             "Dropping {} from {} on {}: {}\n",
@@ -742,13 +801,15 @@ pub(crate) fn parse(
     Counters::add(&lnet.counters.recv_count);
     Counters::add_len(&lnet.counters.recv_length, rlen);
     ni.count_recv(rlen);
-    count_rx(lnet, ni, &from);
+    let initiator = count_rx(lnet, ni, &from, &hdr.src_nid);
     let Ok(mut m) = Msg::new(lnet, hdr) else {
         drop_incoming(lnet, ni, private, rlen, "out of memory", &hdr);
         return 0;
     };
     m.rx = true;
+    m.rx_committed = true;
     m.from = from;
+    m.initiator = initiator;
     // Committed for receive on this NI (health.md §5.1), before any delay
     // rule holds it, as Lustre commits before its delay check.
     m.deadline = commit_deadline(ni);
@@ -808,8 +869,9 @@ pub(crate) enum Miss {
     Drop(&'static str),
 }
 
-/// The portal and the matching view of an incoming PUT or GET.
-fn request_of(hdr: &Hdr) -> (u32, Incoming) {
+/// The portal and the matching view of an incoming PUT or GET from
+/// `initiator` (MEs match the peer's primary NID, not the rail's).
+fn request_of(hdr: &Hdr, initiator: Nid) -> (u32, Incoming) {
     let (op, portal, match_bits, roffset, rlength) = match hdr.msg {
         MsgBody::Put {
             ptl_index,
@@ -828,7 +890,7 @@ fn request_of(hdr: &Hdr) -> (u32, Incoming) {
     };
     let inc = Incoming {
         op,
-        src_nid: hdr.src_nid,
+        src_nid: initiator,
         src_pid: hdr.src_pid,
         match_bits,
         rlength,
@@ -907,6 +969,11 @@ impl Delayed {
         // SAFETY: a delayed message is alive until it is received or dropped.
         unsafe { &(*self.msg.cast::<Msg>()).hdr }
     }
+
+    fn initiator(&self) -> Nid {
+        // SAFETY: a delayed message is alive until it is received or dropped.
+        unsafe { (*self.msg.cast::<Msg>()).initiator }
+    }
 }
 
 /// The parts of a matched MD a receive needs.
@@ -939,7 +1006,7 @@ fn parse_request(
     private: *mut c_void,
 ) -> i32 {
     let hdr = m.hdr;
-    let (portal, inc) = request_of(&hdr);
+    let (portal, inc) = request_of(&hdr, m.initiator);
     let mut res = lnet.res.lock();
     let why = match match_request(&mut res, portal, &inc) {
         Ok((cookie, offset, mlength)) => {
@@ -1051,7 +1118,7 @@ pub(crate) fn attach_delayed(lnet: &TheLnet, portal: u32, me_cookie: u64, md_coo
                 i += 1;
                 continue;
             }
-            let (_, inc) = request_of(d.hdr());
+            let (_, inc) = request_of(d.hdr(), d.initiator());
             match try_md(&res, &entry, md_cookie, &inc) {
                 Match::No => i += 1,
                 Match::Exhausted => return,

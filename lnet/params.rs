@@ -159,7 +159,24 @@ unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param)
     };
     match rules::set(&snapshot(), p, req.value) {
         Ok(change) => {
+            let lnet = crate::state::TheLnet::get();
+            // A ping buffer being rebuilt sees the value before or after
+            // this change, never between it and the in-place update.
+            let pings = lnet.map(|l| l.pings.lock());
+            let was = snapshot().peer_discovery_disabled;
             publish(&change.tunables);
+            let now = change.tunables.peer_discovery_disabled;
+            if let (Some(lnet), true) = (lnet, p == Param::PeerDiscoveryDisabled && now != was) {
+                // The posted ping buffer says so at once, as Lustre's
+                // discovery_set does; later buffers are built from the
+                // parameter.
+                crate::ping::set_features(
+                    lnet,
+                    crate::lnet_core::ping::features::DISCOVERY,
+                    now == 0,
+                );
+            }
+            drop(pings);
             if let Some(notice) = change.notice {
                 pr_warn!("{}\n", notice);
             }

@@ -194,6 +194,12 @@ impl Peers {
         };
         let p = self.list.get_mut(pi).ok_or(EINVAL)?;
         p.configured = true;
+        if multi_rail && !p.multi_rail {
+            // Preferred NIs are for peers that are not Multi-Rail.
+            for x in p.nis.iter_mut() {
+                x.pref_nid = None;
+            }
+        }
         p.multi_rail = multi_rail;
         p.lock_primary |= lock;
         p.primary = *primary;

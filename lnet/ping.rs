@@ -16,8 +16,11 @@ use crate::params;
 use crate::state::TheLnet;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{CondVar, SpinLock};
+use kernel::sync::{Arc, CondVar, CondVarTimeoutResult, SpinLock};
 use kernel::{new_condvar, new_spinlock};
+
+/// Longest single wait for a ping's events; the deadline is the tracker's.
+const MAX_JIFFY_WAIT: kernel::time::Jiffies = 1000;
 
 /// `LNET_PID_LUSTRE`.
 pub(crate) const PID_LUSTRE: u32 = 12345;
@@ -29,7 +32,7 @@ pub(crate) struct PingTarget {
 }
 
 /// The ping buffer for the NIs now up (loopback excluded, as Lustre).
-fn build(lnet: &TheLnet, sequence: u32) -> Result<KVec<u8>> {
+fn build(lnet: &TheLnet) -> Result<KVec<u8>> {
     let mut nis = KVec::new();
     {
         let list = lnet.nis.lock();
@@ -50,22 +53,32 @@ fn build(lnet: &TheLnet, sequence: u32) -> Result<KVec<u8>> {
         }
     }
     let t = params::snapshot();
-    let mut feats = features::BASE | features::NI_STATUS | features::MULTI_RAIL;
+    // We do not route (`lnet_ping_target_setup`: RTE_DISABLED unless
+    // routing is on).
+    let mut feats =
+        features::BASE | features::NI_STATUS | features::MULTI_RAIL | features::RTE_DISABLED;
     if t.peer_discovery_disabled == 0 {
         feats |= features::DISCOVERY;
     }
     let size = ping::HDR_LEN + (nis.len() + 1) * 40;
     let mut buf = KVec::from_elem(0u8, size.max(ping::MIN_SIZE), GFP_KERNEL)?;
     let pid = lnet.pid.load(Ordering::Relaxed);
+    // Each buffer built gets the next sequence number: peers tell a newer
+    // buffer from an older one by it.
+    let sequence = lnet
+        .ping_seq
+        .fetch_add(1, Ordering::Relaxed)
+        .wrapping_add(1);
     let n = ping::encode(buf.as_mut_slice(), feats, pid, sequence, &nis).ok_or(EINVAL)?;
     // SAFETY: shrinking: the first `n` bytes are initialized.
     unsafe { buf.set_len(n) };
     Ok(buf)
 }
 
-/// Posts the ping buffer on the reserved portal.
-pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
-    let mut buf = build(lnet, 1)?;
+/// An ME on the reserved portal for the ping match bits from anyone,
+/// after those already there and unlinked with its MD: where the ping
+/// target and the push target are posted.
+pub(crate) fn reserved_me() -> Result<*mut api::lnet_me> {
     // SAFETY: arguments of the API's contract; NULL match id is "any".
     let me = unsafe {
         api::LNetMEAttach(
@@ -80,6 +93,13 @@ pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
     if (me as isize) < 0 && (me as isize) >= -4095 {
         return Err(Error::from_errno(me as isize as i32));
     }
+    Ok(me)
+}
+
+/// Posts the ping buffer on the reserved portal.
+pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
+    let mut buf = build(lnet)?;
+    let me = reserved_me()?;
     let md = lnet_md {
         start: buf.as_mut_ptr().cast(),
         length: buf.len() as u32,
@@ -152,6 +172,32 @@ pub(crate) fn set_ni_status(lnet: &TheLnet, nid: Nid, up: bool) -> bool {
     true
 }
 
+/// Sets or clears feature bits of the posted ping buffer in place, as
+/// `discovery_set` does: peers see it on their next ping. False when no
+/// buffer is posted.
+pub(crate) fn set_features(lnet: &TheLnet, bits: u32, on: bool) -> bool {
+    let w = lnet.ping_words.lock();
+    if w.buf.is_null() {
+        return false;
+    }
+    let at = {
+        // SAFETY: as in `set_ni_status`: live, `w.len` bytes, not written
+        // while this view lives.
+        let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
+        ping::features_offset(b)
+    };
+    let Some(at) = at.filter(|a| a.checked_add(4).is_some_and(|e| e <= w.len)) else {
+        return false;
+    };
+    // SAFETY: in bounds and aligned (checked above; a multiple of 4 in a
+    // kmalloc'd buffer); live while this lock is held.
+    let cell = unsafe { AtomicU32::from_ptr(w.buf.add(at).cast::<u32>()) };
+    let old = u32::from_le(cell.load(Ordering::Relaxed));
+    let new = if on { old | bits } else { old & !bits };
+    cell.store(new.to_le(), Ordering::Relaxed);
+    true
+}
+
 /// Unlinks a ping buffer that a newer one replaces; the buffer itself stays
 /// until [`target_stop`], as a REPLY may still be sending from it.
 pub(crate) fn target_retire(lnet: &TheLnet, t: &PingTarget) {
@@ -171,7 +217,9 @@ pub(crate) fn target_stop(lnet: &TheLnet, t: PingTarget) {
     drop(t.buf);
 }
 
-/// Waits for a ping's final event.
+/// A ping in flight: shared by the caller and the MD, which holds a
+/// reference (`Arc::into_raw` as the MD's user_ptr) until its final event,
+/// so a caller that gives up early (a signal) leaves nothing LNet uses.
 #[pin_data]
 struct Wait {
     #[pin]
@@ -183,28 +231,39 @@ struct Wait {
     replied: AtomicBool,
     mlength: AtomicU32,
     send_status: AtomicI32,
+    /// Where the REPLY lands; LNet writes it until the final event.
+    buf: KVec<u8>,
 }
 
 /// # Safety
 ///
-/// LNet calls this with events of the ping MD, whose user_ptr is a live
-/// `Wait` until its final event.
+/// LNet calls this with events of the ping MD, whose user_ptr is an
+/// `Arc<Wait>` reference from `Arc::into_raw`, released at the final event.
 unsafe extern "C" fn ping_handler(ev: *mut lnet_event) {
     // SAFETY: LNet passes a valid event.
     let ev = unsafe { &*ev };
-    // SAFETY: by this function's contract.
-    let w = unsafe { &*ev.md_user_ptr.cast_const().cast::<Wait>() };
+    let p = ev.md_user_ptr.cast_const().cast::<Wait>();
+    // SAFETY: the MD's reference keeps it alive until the final event.
+    let w = unsafe { &*p };
     if ev.type_ == EventKind::Reply as _ {
         w.reply_status.store(ev.status, Ordering::Relaxed);
         w.mlength.store(ev.mlength, Ordering::Relaxed);
         w.replied.store(true, Ordering::Release);
     } else if ev.type_ == EventKind::Send as _ && ev.status != 0 {
+        // The send failed, so no REPLY will come: the waiter unlinks the
+        // MD at once rather than wait for its deadline.
+        let _g = w.lock.lock();
         w.send_status.store(ev.status, Ordering::Relaxed);
+        w.cond.notify_all();
     }
     if ev.unlinked != 0 {
-        let _g = w.lock.lock();
-        w.done.store(true, Ordering::Release);
-        w.cond.notify_all();
+        {
+            let _g = w.lock.lock();
+            w.done.store(true, Ordering::Release);
+            w.cond.notify_all();
+        }
+        // SAFETY: the MD's reference, given back once, at its final event.
+        drop(unsafe { Arc::from_raw(p) });
     }
 }
 
@@ -216,10 +275,14 @@ pub(crate) struct Reply {
 }
 
 /// Pings `target` (from `src`, or any NI) and waits for the reply, at most
-/// `timeout_s` seconds.
+/// `timeout_s` seconds. A failed send ends it at once; a signal ends the
+/// wait with `EINTR`.
 pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Result<Reply> {
     let mut buf = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
-    let w = KBox::pin_init(
+    // The heap bytes stay where they are when `buf` moves into `Wait`.
+    let start = buf.as_mut_ptr();
+    let len = buf.len() as u32;
+    let w = Arc::pin_init(
         pin_init!(Wait {
             lock <- new_spinlock!((), "lnet_ping_wait"),
             cond <- new_condvar!("lnet_ping_wait"),
@@ -228,22 +291,30 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
             replied: AtomicBool::new(false),
             mlength: AtomicU32::new(0),
             send_status: AtomicI32::new(0),
+            buf,
         }),
         GFP_KERNEL,
     )?;
+    let md_ref = Arc::into_raw(w.clone());
     let md = lnet_md {
-        start: buf.as_mut_ptr().cast(),
-        length: buf.len() as u32,
+        start: start.cast(),
+        length: len,
         threshold: 2,
         max_size: 0,
         options: options::TRUNCATE,
-        user_ptr: (&*w as *const Wait).cast_mut().cast(),
+        user_ptr: md_ref.cast_mut().cast(),
         handler: Some(ping_handler),
         bulk_handle: lnet_handle_md { cookie: u64::MAX },
     };
     let mut h = lnet_handle_md::default();
-    // SAFETY: `buf` and `w` outlive the MD: we wait for its final event.
-    kernel::error::to_result(unsafe { api::LNetMDBind(&md, 1, &mut h) })?;
+    // SAFETY: the buffer lives in `Wait`, which the MD holds a reference
+    // on until its final event.
+    let rc = unsafe { api::LNetMDBind(&md, 1, &mut h) };
+    if rc != 0 {
+        // SAFETY: no MD was made: the reference is still ours.
+        drop(unsafe { Arc::from_raw(md_ref) });
+        return Err(Error::from_errno(rc));
+    }
     let mut id = lnet_processid {
         nid: nid_to_c(&target),
         pid: PID_LUSTRE,
@@ -269,16 +340,33 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
         )
     };
     if rc != 0 {
+        // Nothing in flight: the unlink delivers the final event, which
+        // releases the MD's reference.
         let _ = api::md_unlink(lnet, h.cookie, false, 0);
-        // The UNLINK event (if any) has run by now: unlink delivers it
-        // before returning when nothing is in flight.
         return Err(Error::from_errno(rc));
     }
-    // The final event is due by the deadline (the tracker ends the MD).
+    // The final event is due by the deadline (the tracker ends the MD). A
+    // failed send ends the ping at once (`lnet_ping`): the MD is unlinked
+    // and its final event follows. A signal ends the wait: the MD is
+    // unlinked and keeps what it uses until its final event.
+    let mut unlinked = false;
     {
         let mut g = w.lock.lock();
         while !w.done.load(Ordering::Acquire) {
-            let _ = w.cond.wait_interruptible_timeout(&mut g, 100);
+            if w.send_status.load(Ordering::Relaxed) != 0 && !unlinked {
+                unlinked = true;
+                drop(g);
+                let _ = api::md_unlink(lnet, h.cookie, false, 0);
+                g = w.lock.lock();
+                continue;
+            }
+            if let CondVarTimeoutResult::Signal { .. } =
+                w.cond.wait_interruptible_timeout(&mut g, MAX_JIFFY_WAIT)
+            {
+                drop(g);
+                let _ = api::md_unlink(lnet, h.cookie, false, 0);
+                return Err(EINTR);
+            }
         }
     }
     if !w.replied.load(Ordering::Acquire) {
@@ -293,6 +381,8 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
     if rs != 0 {
         return Err(Error::from_errno(rs));
     }
+    // The final event has run: LNet writes the buffer no more.
+    let buf = &w.buf;
     let n = (w.mlength.load(Ordering::Relaxed) as usize).min(buf.len());
     let max = params::snapshot().interfaces_max.max(16) as u32;
     let info = PingInfo::parse(buf.get(..n).unwrap_or(&[]), max).map_err(|e| {

@@ -140,10 +140,10 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
                 }
             }
         } else {
+            // A peer NI gains health only through the REPLY's receive
+            // (health.md §3): a SEND event says only that the data left,
+            // and a peer NI that takes it but never answers stays low.
             if let Some(lp) = lnet.peers.lock().peer_ni_mut(&nid) {
-                if up {
-                    lp.health = health::inc(lp.health, s);
-                }
                 if done {
                     lp.recovery.pending = false;
                 }

@@ -23,7 +23,7 @@ use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-/// Seconds to wait for LNDs to finalize their messages at shutdown.
+/// Seconds between warnings while LNDs finalize their messages at shutdown.
 const DRAIN_SECS: u32 = 30;
 
 pub(crate) fn register_lnd(lnet: &TheLnet, lnd: LndRef) -> Result {
@@ -122,6 +122,7 @@ fn ni_init_locked(
     match crate::ping::target_start(lnet) {
         Ok(t) => {
             let _ = crate::ping::install(lnet, &mut lnet.pings.lock(), t);
+            crate::push::top_up(lnet);
         }
         Err(e) => {
             pr_err!("Can't post the ping buffer: {:?}\n", e);
@@ -428,21 +429,26 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     // No ACK or REPLY can come any more.
     monitor::expire_responses(lnet, true);
     stop_nis(lnet);
-    let mut waited = 0;
+    // Until every message has ended, however long an LND takes and
+    // whatever signal the caller gets: the ping buffers and MDs freed
+    // below may still be in use by a message. A warning every DRAIN_SECS.
+    let start = crate::kapi::kthread::now_secs();
+    let mut warn_at = start.saturating_add(i64::from(DRAIN_SECS));
     while lnet.msgs_in_flight.load(Ordering::Acquire) != 0 {
-        if waited == DRAIN_SECS * 10 {
-            pr_err!(
-                "{} message(s) still held by LNDs after {}s\n",
+        let now = crate::kapi::kthread::now_secs();
+        if now >= warn_at {
+            pr_warn!(
+                "Waiting for LNDs to end {} message(s) ({}s so far)\n",
                 lnet.msgs_in_flight.load(Ordering::Acquire),
-                DRAIN_SECS
+                now.saturating_sub(start)
             );
-            break;
+            warn_at = now.saturating_add(i64::from(DRAIN_SECS));
         }
-        crate::kapi::kthread::sleep_ms(100);
-        waited += 1;
+        crate::kapi::kthread::msleep(100);
     }
     forget_nis(lnet);
-    // Nothing is in flight: the ping buffers can go.
+    // Nothing is in flight: the push and ping buffers can go.
+    crate::push::stop(lnet);
     let mut pings = lnet.pings.lock();
     crate::ping::uninstall(lnet);
     if let Some(t) = pings.current.take() {

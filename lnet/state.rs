@@ -98,6 +98,12 @@ pub(crate) struct TheLnet {
     /// The current ping buffer's bytes; a leaf lock, taken under any other.
     #[pin]
     pub(crate) ping_words: SpinLock<PingWords>,
+    /// The push target's buffers and counts.
+    #[pin]
+    pub(crate) pushes: SpinLock<crate::push::Pushes>,
+    /// Sequence number of the last ping buffer built
+    /// (`ln_ping_target_seqno`).
+    pub(crate) ping_seq: AtomicU32,
     /// Fault injection rules and the messages delay rules hold.
     #[pin]
     pub(crate) faults: SpinLock<crate::fault::Faults>,
@@ -168,6 +174,8 @@ impl TheLnet {
                     },
                     "lnet_api"
                 ),
+                pushes <- new_spinlock!(crate::push::Pushes::default(), "lnet_pushes"),
+                ping_seq: AtomicU32::new(0),
                 faults <- new_spinlock!(crate::fault::Faults::new(), "lnet_faults"),
                 fault_rules: AtomicU32::new(0),
                 pings <- new_mutex!(

@@ -72,6 +72,13 @@ pub fn sleep_ms(ms: u32) {
     }
 }
 
+/// Sleeps `ms` milliseconds whatever signals arrive: for waits that must
+/// end only when what they wait for is done.
+pub fn msleep(ms: u32) {
+    // SAFETY: a sleep in process context.
+    unsafe { bindings::msleep(ms) };
+}
+
 extern "C" {
     fn kapi_cond_resched();
 }

@@ -30,7 +30,7 @@ module_param(inflight, int, 0444);
 MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
 static char *mode = "self";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "self (over 0@lo), server, client, burst or flood (with peer=)");
+MODULE_PARM_DESC(mode, "self (over 0@lo), server, client, burst, flood or pinginfo (with peer=)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
@@ -635,6 +635,115 @@ out:
 	op_free(cop2);
 }
 
+/*
+ * A discovery push, as a Lustre peer sends one: our own ping buffer (GET
+ * from the reserved portal) PUT back to the reserved portal with the ping
+ * match bits and an ACK wanted. LNet must take it and ACK it; a push that
+ * is not a ping buffer is ACKed too (it arrived) and refused afterwards.
+ */
+#define PING_PORTAL	0
+#define PING_BITS	0x8000000000000000ULL
+
+static void test_push(void)
+{
+	struct buf info = {};
+	struct op *gop = op_new(true), *pop = op_new(true);
+	struct lnet_handle_md gmd = INVALID_MDH, pmd = INVALID_MDH;
+	unsigned int len = 0;
+	int rc, i, round;
+
+	if (!gop || !pop || buf_alloc(&info, 4096, false)) {
+		CHECK(0, "no memory");
+		goto out;
+	}
+	rc = bind(&info, 2, LNET_MD_TRUNCATE, gop, &gmd);
+	CHECK(rc == 0, "bind %d", rc);
+	rc = LNetGet(NULL, gmd, &self, PING_PORTAL, PING_BITS, 0, false);
+	CHECK(rc == 0, "ping GET %d", rc);
+	if (rc == 0)
+		atomic_inc(&sends);
+	CHECK(op_settle(gop, gmd, 10), "ping GET: no final event");
+	i = pair(gop, LNET_EVENT_REPLY);
+	CHECK(i >= 0 && gop->mlength[i] >= 16, "ping GET: events n=%d", gop->nev);
+	if (i >= 0)
+		len = gop->mlength[i];
+	for (round = 0; round < 2 && len; round++) {
+		struct buf push = info;
+
+		push.length = len;
+		if (round == 1)
+			memset(info.start, 0x5a, 8);	/* no ping magic */
+		op_init(pop, true);
+		rc = bind(&push, 2, 0, pop, &pmd);
+		CHECK(rc == 0, "bind %d", rc);
+		rc = LNetPut(NULL, pmd, LNET_ACK_REQ, &self, PING_PORTAL,
+			     PING_BITS, 0, 0);
+		CHECK(rc == 0, "push PUT %d", rc);
+		if (rc == 0)
+			atomic_inc(&sends);
+		CHECK(op_settle(pop, pmd, 10), "push %d: no final event", round);
+		i = pair(pop, LNET_EVENT_ACK);
+		CHECK(i >= 0 && pop->mlength[i] == len,
+		      "push %d: not ACKed: events n=%d %d/%d %d/%d", round,
+		      pop->nev, pop->type[0], pop->status[0], pop->type[1],
+		      pop->status[1]);
+	}
+	pr_info("lnet_ulp: push of a %u-byte ping buffer ACKed\n", len);
+out:
+	buf_free(&info);
+	op_free(gop);
+	op_free(pop);
+}
+
+/*
+ * mode=pinginfo: GETs the ping buffer of peer= (or of this node) and logs
+ * its header: features, sequence number (the loopback entry's status
+ * word) and entry count.
+ */
+static int pinginfo_run(void)
+{
+	struct lnet_processid target = self;
+	struct buf info = {};
+	struct op *op = op_new(true);
+	struct lnet_handle_md h = INVALID_MDH;
+	__le32 *w;
+	int rc = -EIO, i;
+
+	if (*peer && libcfs_strnid(&target.nid, peer)) {
+		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
+		op_free(op);
+		return -EINVAL;
+	}
+	target.pid = LNET_PID_LUSTRE;
+	if (!op || buf_alloc(&info, 4096, false)) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = bind(&info, 2, LNET_MD_TRUNCATE, op, &h);
+	if (rc)
+		goto out;
+	rc = LNetGet(NULL, h, &target, PING_PORTAL, PING_BITS, 0, false);
+	if (rc)
+		goto out;
+	atomic_inc(&sends);
+	rc = -EIO;
+	if (!op_settle(op, h, 20))
+		goto out;
+	i = pair(op, LNET_EVENT_REPLY);
+	if (i < 0 || op->mlength[i] < 28)
+		goto out;
+	w = (__le32 *)info.flat;
+	pr_info("lnet_ulp: ping info: features 0x%x sequence %u nnis %u\n",
+		le32_to_cpu(w[1]), le32_to_cpu(w[6]), le32_to_cpu(w[3]));
+	rc = 0;
+out:
+	if (rc)
+		pr_err("lnet_ulp: pinginfo: %d\n", rc);
+	buf_free(&info);
+	op_free(op);
+	return rc;
+}
+
 static void test_dist(void)
 {
 	struct lnet_nid src, far = self.nid;
@@ -801,6 +910,32 @@ static struct lnet_handle_md srv_mds[3] = {
 	{ LNET_WIRE_HANDLE_COOKIE_NONE },
 };
 
+/*
+ * What the server's PUT events say of their initiator: PtlRPC takes it as
+ * the request's peer, so it must be the client's primary NID whichever
+ * rail a PUT came over; the source is the NID it came from.
+ */
+static struct lnet_nid srv_initiator;
+static int srv_puts, srv_initiator_changes, srv_other_source;
+
+static bool nid_eq(const struct lnet_nid *a, const struct lnet_nid *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+static void sink_handler(struct lnet_event *ev)
+{
+	if (ev->type == LNET_EVENT_PUT) {
+		if (srv_puts++ == 0)
+			srv_initiator = ev->initiator.nid;
+		else if (!nid_eq(&srv_initiator, &ev->initiator.nid))
+			srv_initiator_changes++;
+		if (!nid_eq(&ev->initiator.nid, &ev->source.nid))
+			srv_other_source++;
+	}
+	ulp_handler(ev);
+}
+
 static void done_handler(struct lnet_event *ev)
 {
 	if (ev->type == LNET_EVENT_PUT)
@@ -831,7 +966,9 @@ static int server_start(void)
 	md.threshold = LNET_MD_THRESH_INF;
 	md.options = LNET_MD_OP_PUT | LNET_MD_MANAGE_REMOTE | LNET_MD_KIOV;
 	md.user_ptr = &srv_sink_op;
+	md.handler = sink_handler;
 	rc = LNetMDAttach(me, &md, LNET_RETAIN, &srv_mds[0]);
+	md.handler = ulp_handler;
 	if (rc)
 		return rc;
 
@@ -885,6 +1022,9 @@ static void server_stop(void)
 	buf_free(&srv_sink);
 	buf_free(&srv_source);
 	buf_free(&srv_done);
+	if (srv_puts)
+		pr_info("lnet_ulp: server: %d PUTs, %d from a NID other than their initiator, initiator changed %d times\n",
+			srv_puts, srv_other_source, srv_initiator_changes);
 }
 
 /* One PUT (with ACK) or GET to the server; 0 when it completed. */
@@ -1171,6 +1311,12 @@ static int ulp_start(void)
 			LNetNIFini();
 		return rc;
 	}
+	if (!strcmp(mode, "pinginfo")) {
+		rc = pinginfo_run();
+		if (rc)
+			LNetNIFini();
+		return rc;
+	}
 	if (!strcmp(mode, "burst")) {
 		rc = burst_run();
 		if (rc)
@@ -1195,6 +1341,7 @@ static int ulp_start(void)
 	test_truncate();
 	test_unlink();
 	test_lazy();
+	test_push();
 	test_dist();
 	test_no_response(false, 2);
 	test_no_response(true, 2);

@@ -111,23 +111,27 @@ lab_expect_eq $(($(stat resend_count) - r0)) 1 "GET: resends"
 lab_expect_eq $(($(stat successful_resends) - s0)) 1 "GET: successful_resends"
 lab_log "GET failing on tcp succeeded through one resend over tcp1"
 
-# Status words (health.md §1): a manual setting leaves an NI's status
-# alone even at 0; a failure that brings health to 0 marks it down, in the
-# ping buffer and in net show, until recovery brings it back to 1000.
+# Status words (health.md §1, §9): a value set by hand marks an NI down
+# at 0 and up at 1000, as lnet_ni_set_healthv does; a failure that brings
+# health to 0 marks it down, in the ping buffer and in net show, until
+# recovery brings it back to 1000.
 ni_status() {
 	lnetctl net show >/tmp/show || lab_fail "net show"
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "status:" && cur == nid { print $2; exit }' /tmp/show
 }
 lnetctl net set --nid "$me0" --health 0 || lab_fail "net set 0"
+lab_expect_eq "$(ni_status "$me0")" down "$me0 status at manual health 0"
+lnetctl net set --nid "$me0" --health 1000 || lab_fail "net set 1000"
+lab_expect_eq "$(ni_status "$me0")" up "$me0 status at manual health 1000"
+lnetctl net set --nid "$me0" --health 0 || lab_fail "net set 0"
 lnetctl net set --nid "$me1" --health 100 || lab_fail "net set 100"
-lab_expect_eq "$(ni_status "$me0")" up "$me0 status at manual health 0"
 dmesg -c >/dev/null
 lctl net_drop_add -s '*' -d '*' -p 20 -m PUT -r 1 -e local_error >/dev/null || lab_fail "net_drop_add local_error"
 lab_expect_eq "$(burst PUT 1)" "0 1" "local_error on $me1: PUT (ok failed)"
 lctl net_drop_del -a >/dev/null
 lab_expect_eq "$(health_of net "$me1")" 0 "$me1 health after local_error"
 lab_expect_eq "$(ni_status "$me1")" down "$me1 status at health 0"
-lab_expect_eq "$(ni_status "$me0")" up "$me0 status"
+lab_expect_eq "$(ni_status "$me0")" down "$me0 status"
 dmesg | grep -q "$me1: health 0, status down in the ping buffer" ||
 	{ dmesg | tail -n 20; lab_fail "no ping-buffer status change for $me1"; }
 lab_log "$me1 brought to health 0 by local_error: status down"
@@ -147,6 +151,7 @@ until [ "$(local_sum)" = 2000 ] && [ "$(peer_sum)" = 2000 ]; do
 done
 lab_log "recovery pings brought every NI back to 1000 in ${i}s"
 lab_expect_eq "$(ni_status "$me1")" up "$me1 status back at 1000"
+lab_expect_eq "$(ni_status "$me0")" up "$me0 status back at 1000"
 dmesg | grep -q "$me1: health 1000, status up in the ping buffer" ||
 	{ dmesg | tail -n 20; lab_fail "no ping-buffer status change back for $me1"; }
 

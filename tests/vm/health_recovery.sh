@@ -110,6 +110,30 @@ lab_expect_eq "$(awk '$1 == "response_timeout_count:" { print $2 }' /tmp/stats)"
 	"response timeouts after failed recovery pings"
 lab_expect_eq "$(peer_field "health value")" 1000 "health a transaction timeout later"
 
+# A peer NI that takes our pings but never answers stays low (health.md
+# §7.3): its REPLYs are lost on receipt, so each recovery ping is sent (a
+# SEND event of status 0) and then expires. Only a REPLY's receive raises
+# a peer NI's health, never the ping's SEND event.
+lctl net_drop_add -s "$p1" -d '*' -m REPLY -r 1 >/dev/null || lab_fail "net_drop_add REPLY"
+lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health 500"
+c0=$(peer_field ping_count)
+max=0
+i=0
+while [ $i -lt 14 ]; do
+	h=$(peer_field "health value")
+	[ "$h" -le "$max" ] || max=$h
+	i=$((i + 1))
+	sleep 1
+done
+c1=$(peer_field ping_count)
+[ "$c1" -gt "$c0" ] || lab_fail "no recovery ping to $p1 while its REPLYs were dropped"
+[ "$max" -le 500 ] || lab_fail "pings that were never answered raised $p1 to $max"
+lab_log "$p1 pinged $((c1 - c0)) time(s) without an answer: health stayed at or below 500 (now $h)"
+lctl net_drop_del -a >/dev/null || lab_fail "net_drop_del"
+lnetctl peer set --nid "$p1" --health 1000 || lab_fail "peer set --health 1000"
+# Heard from again, for the age-out below.
+lnetctl ping "$p1" >/dev/null || lab_fail "ping $p1"
+
 # Aging out: the peer NI was last heard from by those pings; five seconds
 # later its failing recovery stops.
 echo 5 >/sys/module/lnet/parameters/lnet_recovery_limit || lab_fail "set recovery_limit"

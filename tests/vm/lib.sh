@@ -217,5 +217,10 @@ lab_wait_server() {
 
 # Tells the server at address $1 that the client is done.
 lab_server_done() {
-	echo done | nc -w 5 "$1" 7001 || lab_fail "cannot tell the server"
+	tries=0
+	until echo done | nc -w 5 "$1" 7001; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 30 ] || lab_fail "cannot tell the server"
+		sleep 2
+	done
 }

@@ -56,6 +56,9 @@ lab_expect_eq "$(tun "$me0" peer_timeout)" 180 "tcp peer_timeout"
 lab_expect_eq "$(tun "$me0" timeout)" 25 "tcp LND timeout"
 lab_expect_eq "$(tun "$me1" peer_credits)" 2 "tcp1 peer_credits"
 lab_expect_eq "$(tun "$me1" credits)" 16 "tcp1 credits"
+# Messages wait for credits within their deadline (sock_timeout x 3 + 1):
+# room for a 32 MiB flood under TCG.
+echo 50 >"$P/sock_timeout" || lab_fail "sock_timeout write"
 
 lab_serve_if_server
 
@@ -112,6 +115,27 @@ lab_expect_eq "$(credit "$p1" available_tx_credits)" 2 "tcp1 credits after net d
 lab_expect_eq "$(credit "$p1" tx_q_num_of_buf)" 0 "tcp1 bytes queued after net del"
 tc qdisc del dev eth1 root || lab_fail "netem del"
 lab_rmmod lnet_ulp
+
+# A message that waits for credits past its deadline is dropped when its
+# turn comes (lnet_check_message_drop): -ETIMEDOUT, counted in
+# drop_count, no health lost. One peer credit on tcp1 and a deadline of
+# 3 x 1 + 1 = 4 s: twelve 1 MiB PUTs take longer than that to drain.
+echo 3 >"$P/sock_timeout" || lab_fail "sock_timeout write"
+lnetctl set retry_count 0 || lab_fail "set retry_count"
+lnetctl net add --net tcp1 --if eth1 --peer-credits 1 || lab_fail "net add tcp1 again"
+stat() { lnetctl stats show | awk -v k="$1:" '$1 == k { print $2 }'; }
+drops0=$(stat drop_count)
+dmesg -c >/dev/null
+line=$(flood "$p1" 12)
+lab_log "$line"
+ok=$(echo "$line" | sed -n 's/.*: \([0-9]*\) ok, \([0-9]*\) failed, 0 without a final event$/\1/p')
+failed=$(echo "$line" | sed -n 's/.*: \([0-9]*\) ok, \([0-9]*\) failed, 0 without a final event$/\2/p')
+[ -n "$ok" ] && [ "$failed" -ge 1 ] || lab_fail "no PUT dropped past its deadline: $line"
+dropped=$(dmesg | grep -c "exceeded message deadline") || true
+[ "$dropped" -ge 1 ] || { dmesg | tail -n 20; lab_fail "no deadline drop logged"; }
+[ $(($(stat drop_count) - drops0)) -ge "$dropped" ] || lab_fail "drop_count did not count the deadline drops"
+lab_log "one credit, 4 s deadlines: $ok of 12 PUTs sent, $dropped dropped past their deadline"
+lnetctl set retry_count 2 || lab_fail "set retry_count"
 
 lab_server_done "$(lab_addr "$peer" 0)"
 lnetctl lnet unconfigure || lab_fail "unconfigure"

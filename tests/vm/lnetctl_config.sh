@@ -79,6 +79,33 @@ if ! diff /tmp/a.yaml /tmp/b.yaml >/tmp/d; then
 	lab_fail "export after import differs"
 fi
 lab_log "export round trip: $(wc -l </tmp/a.yaml) lines identical"
+# The ping buffer (wire.md §3): RTE_DISABLED, as we do not route;
+# DISCOVERY as the parameter says, switched in the posted buffer at once
+# (same sequence number); a new buffer for each change of NIs, with the
+# next sequence number.
+pinginfo() { # prints "features sequence"
+	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=pinginfo || lab_fail "pinginfo"
+	lab_rmmod lnet_ulp
+	dmesg | sed -n 's/.*lnet_ulp: ping info: features \(0x[0-9a-f]*\) sequence \([0-9]*\).*/\1 \2/p'
+}
+set -- $(pinginfo)
+f1=$1 s1=$2
+lab_log "ping buffer: features $f1, sequence $s1"
+[ $((f1 & 0x4)) -ne 0 ] || lab_fail "ping buffer features $f1: no RTE_DISABLED"
+[ $((f1 & 0x10)) -ne 0 ] || lab_fail "ping buffer features $f1: no DISCOVERY"
+echo 1 >/sys/module/lnet/parameters/lnet_peer_discovery_disabled || lab_fail "discovery off"
+set -- $(pinginfo)
+[ $(($1 & 0x10)) -eq 0 ] || lab_fail "discovery off: ping buffer features still $1"
+lab_expect_eq "$2" "$s1" "sequence after a discovery change in place"
+echo 0 >/sys/module/lnet/parameters/lnet_peer_discovery_disabled || lab_fail "discovery on"
+set -- $(pinginfo)
+lab_expect_eq "$1" "$f1" "features with discovery back on"
+lnetctl net del --net tcp1 || lab_fail "net del"
+lnetctl net add --net tcp1 --if eth1 || lab_fail "net add tcp1 again"
+set -- $(pinginfo)
+[ "$2" -gt "$s1" ] || lab_fail "sequence $2 after NIs changed, was $s1"
+lab_log "discovery switched in place; NIs changed: sequence $s1 -> $2"
 # Garbage ioctls, as root and while configured: all refused, no splat.
 lnet_ioctl_garbage 4000 >/tmp/garbage || lab_fail "garbage ioctl program"
 lab_log "$(cat /tmp/garbage)"

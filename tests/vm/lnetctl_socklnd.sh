@@ -2,7 +2,11 @@
 # lnetctl over /dev/lnet with ksocklnd on two nets, one per rail
 # (tcp on eth0, tcp1 on eth1): configure, net show, ping the other VM over
 # each rail (the reply lists both its NIs), stats, bad ioctls refused,
-# unconfigure.
+# unconfigure. A ping with a source on another net than its target fails
+# (no route), and unpinned pings of a tcp NID leave from tcp. A ping
+# interrupted by SIGINT returns at once. VM 1 then takes its LNet down
+# first, and VM 0's ping of it fails as soon as the connection is refused,
+# not at the end of its timeout.
 peer=$(lab_peer)
 modprobe lnet networks="tcp(eth0),tcp1(eth1)" || lab_fail "lnet did not load"
 modprobe ksocklnd || lab_fail "ksocklnd did not load"
@@ -34,13 +38,56 @@ if lnetctl ping 10.1.0.99@tcp --timeout 2 >/tmp/noping 2>&1; then
 	lab_fail "ping to nobody succeeded"
 fi
 grep -q "errno:" /tmp/noping || { cat /tmp/noping; lab_fail "no error block"; }
+# Sends across nets: a source on another net is no route, never a
+# connection from tcp1 to a tcp NID.
+lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
+lab_must_fail lnetctl ping --source "$me1" "$p0" --timeout 5
+lab_must_fail lnetctl ping --source "$me0" "$p1" --timeout 5
+before1=$(lab_ni_sends "$me1")
+for i in 1 2 3 4 5 6; do
+	lnetctl ping "$p0" --timeout 10 >/dev/null || lab_fail "ping $p0"
+done
+lab_expect_eq "$(lab_ni_sends "$me1")" "$before1" "sends on $me1 for pings of $p0"
+lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"
+# SIGINT ends a ping of a dead NID at once.
+t0=$(date +%s)
+lnetctl ping 10.1.0.98@tcp --timeout 60 >/dev/null 2>&1 &
+pinger=$!
+sleep 2
+kill -INT $pinger
+wait $pinger && lab_fail "interrupted ping succeeded"
+t=$(($(date +%s) - t0))
+[ "$t" -le 6 ] || lab_fail "an interrupted ping took ${t}s to return"
+lab_log "interrupted ping returned after ${t}s"
 # Unprivileged users may look but not change.
 su lnetuser -s /bin/sh -c "lnetctl net show" >/dev/null || lab_fail "net show refused to a user"
 if su lnetuser -s /bin/sh -c "lnetctl lnet unconfigure" 2>/dev/null; then
 	lab_fail "a user unconfigured LNet"
 fi
-# Let the other VM finish its pings before going down.
+if [ "$LAB_VM" = 1 ]; then
+	# Go down first, once VM 0 is done with its pings of us.
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from VM 0"
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+	exit 0
+fi
+# Let the other VM finish its pings before it goes down.
 sleep 8
+lab_server_done "$(lab_addr "$peer" 0)"
+i=0
+while lnetctl ping "$p0" --timeout 3 >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 30 ] || lab_fail "$p0 never went down"
+	sleep 1
+done
+# A refused connection ends the ping (its send failed), with a resend or
+# two, well inside the timeout.
+t0=$(date +%s)
+lab_must_fail lnetctl ping "$p0" --timeout 20
+t=$(($(date +%s) - t0))
+[ "$t" -le 8 ] || lab_fail "a ping of a node without LNet took ${t}s"
+lab_log "ping of a node without LNet failed after ${t}s (timeout 20)"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd
 lab_rmmod lnet

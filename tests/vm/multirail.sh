@@ -111,6 +111,17 @@ else
 	echo done | nc -w 5 "$(lab_addr "$peer" 0)" 7001 || lab_fail "could not release the server"
 fi
 lab_rmmod lnet_ulp
+if [ "$LAB_VM" = 1 ]; then
+	# The server's PUT events name the client by its primary NID, whichever
+	# rail each PUT came over (lnet_build_msg_event's initiator).
+	line=$(dmesg | grep 'lnet_ulp: server: ' | tail -n 1)
+	lab_log "${line#*lnet_ulp: }"
+	case "$line" in
+	*" 0 from a NID other than their initiator"*) lab_fail "no PUT came over the other rail: $line" ;;
+	*"initiator changed 0 times") ;;
+	*) lab_fail "PUT events did not name the client's primary NID: $line" ;;
+	esac
+fi
 lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd

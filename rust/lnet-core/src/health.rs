@@ -118,6 +118,10 @@ pub enum Committed {
     Tx,
     /// Received only: rx NI and rx peer NI; never resent.
     Rx,
+    /// Received, then sent back on the same message: the REPLY to a GET.
+    /// Handled as sent (tx NI and peer NI, resendable), but its success
+    /// raises the peer NI's health as a receive does.
+    TxRx,
 }
 
 /// The facts about one completion that health processing depends on.
@@ -230,7 +234,7 @@ pub fn decide(c: &Completion, lnet_retry_count: u32) -> Decision {
     if !c.monitor_running {
         return NOTHING;
     }
-    let tx = c.committed == Committed::Tx;
+    let tx = matches!(c.committed, Committed::Tx | Committed::TxRx);
     let local_resend = tx && c.local_multi_rail;
     let remote_resend = tx && c.peer_multi_rail;
     let remote_health = (c.peer_multi_rail || c.peer_is_router_or_routing) && !c.peer_is_local;
@@ -247,7 +251,7 @@ pub fn decide(c: &Completion, lnet_retry_count: u32) -> Decision {
     let wants_resend = match c.status {
         Status::Ok => {
             d.local = Change::Increment;
-            if c.committed == Committed::Rx {
+            if matches!(c.committed, Committed::Rx | Committed::TxRx) {
                 d.reset_ping_counts = true;
                 d.remote = if c.peer_is_router_or_routing {
                     Change::SetMax
@@ -562,6 +566,29 @@ mod tests {
         // Received-only messages are never resent.
         assert!(!decide(&rx(Status::LocalDropped), 2).resend);
         assert!(!decide(&rx(Status::RemoteDropped), 2).resend);
+    }
+
+    #[test]
+    fn reply_to_a_get() {
+        // Committed for receive (the GET) and for send (its REPLY): a
+        // success raises the peer NI as a receive does, a failure is a
+        // send's failure and may be resent.
+        let reply = |s| Completion {
+            committed: Committed::TxRx,
+            ..tx(s)
+        };
+        let d = decide(&reply(Status::Ok), 2);
+        assert_eq!(
+            (d.local, d.remote),
+            (Change::Increment, Change::IncrementAndRequeue)
+        );
+        assert!(d.reset_ping_counts);
+        assert!(decide(&reply(Status::RemoteDropped), 2).resend);
+        assert!(decide(&reply(Status::LocalDropped), 2).resend);
+        assert_eq!(
+            decide(&reply(Status::RemoteError), 2).remote,
+            Change::Decrement
+        );
     }
 
     #[test]

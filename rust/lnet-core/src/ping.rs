@@ -300,6 +300,14 @@ pub fn encode(
     Some(total)
 }
 
+/// Where the feature word sits in a ping buffer this node encoded, so a
+/// feature can be switched in place (`discovery_set`); a multiple of 4.
+/// `None` for a buffer that is not one of ours.
+pub fn features_offset(b: &[u8]) -> Option<usize> {
+    let info = PingInfo::parse(b, u32::MAX).ok()?;
+    (!info.flip).then_some(4)
+}
+
 /// Where `nid`'s status word sits in a ping buffer this node encoded, so
 /// it can be rewritten in place (health.md §1: no new sequence, no push).
 /// The offset is a multiple of 4.
@@ -335,6 +343,24 @@ mod tests {
     use proptest::prelude::*;
     extern crate std;
     use std::vec::Vec;
+
+    #[test]
+    fn feature_word_in_place() {
+        let mut b = [0u8; MIN_SIZE];
+        let nis = [ni("10.1.0.1@tcp", true)];
+        let feats = features::BASE | features::DISCOVERY | features::RTE_DISABLED;
+        let n = encode(&mut b, feats, 12345, 3, &nis).unwrap();
+        let at = features_offset(&b[..n]).unwrap();
+        let w = u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) & !features::DISCOVERY;
+        b[at..at + 4].copy_from_slice(&w.to_le_bytes());
+        let p = PingInfo::parse(&b[..n], 16).unwrap();
+        assert_eq!(p.features & features::DISCOVERY, 0);
+        assert_ne!(p.features & features::RTE_DISABLED, 0);
+        // Nothing else moved.
+        assert_eq!(p.sequence(), 3);
+        assert_eq!(p.nid4_entries().next().unwrap().nid, nis[0].nid);
+        assert_eq!(features_offset(&[0u8; 8]), None);
+    }
 
     fn ni(s: &str, up: bool) -> NiStatus {
         NiStatus {

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The push target: a peer that runs discovery PUTs its ping buffer to the
+//! reserved portal with the ping match bits and wants an ACK (wire.md §3).
+//! Our ping buffer advertises discovery and Multi-Rail, so Lustre peers
+//! push to us, and fail what they queued behind discovery if the ACK never
+//! comes.
+//!
+//! Each push lands in a buffer of its own: an MD of threshold 1, as
+//! Lustre's push target is, so concurrent pushes cannot mix. The pushed
+//! buffer is checked and counted in the MD's handler; the monitor thread
+//! posts a fresh buffer for each one used. What a push says about the peer
+//! is for discovery, which is not done yet: it is only logged.
+
+use crate::api;
+use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md};
+use crate::kapi::lnet_abi::nid_from_c;
+use crate::lnet_core::md::{options, EventKind};
+use crate::lnet_core::nid::Nid;
+use crate::lnet_core::ping::{self, PingInfo};
+use crate::params;
+use crate::state::TheLnet;
+use kernel::prelude::*;
+
+/// Push buffers posted at once: pushes arriving while all are in use are
+/// dropped until the monitor posts more (within 100 ms).
+const PUSH_MDS: usize = 4;
+
+/// Bytes of a NID entry of the largest kind a ping buffer carries.
+const ENTRY_MAX: usize = 40;
+
+/// The posted push buffers, and what pushes brought.
+#[derive(Default)]
+pub(crate) struct Pushes {
+    /// Cookie of each posted push MD (0: slot free).
+    posted: [u64; PUSH_MDS],
+    /// Pushes taken, and those refused as not a ping buffer.
+    pub(crate) received: u32,
+    pub(crate) refused: u32,
+}
+
+/// One push buffer; freed by the handler at its MD's final event.
+struct PushBuf {
+    slot: usize,
+    buf: KVec<u8>,
+}
+
+/// Checks a pushed ping buffer (`lnet_peer_push_event`): what discovery
+/// will read from it.
+fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
+    let max = u32::try_from(params::snapshot().interfaces_max.max(16)).unwrap_or(16);
+    let outcome = PingInfo::parse(data, max);
+    let mut p = lnet.pushes.lock();
+    match outcome {
+        Ok(info) => {
+            p.received = p.received.wrapping_add(1);
+            drop(p);
+            if rlength as usize > data.len() {
+                pr_warn!(
+                    "Push from {} truncated to {} of {} bytes\n",
+                    from,
+                    data.len(),
+                    rlength
+                );
+            }
+            pr_debug!(
+                "Push from {}: primary {}, features {:#x}, sequence {}\n",
+                from,
+                info.primary().unwrap_or(from),
+                info.features,
+                info.sequence()
+            );
+        }
+        Err(e) => {
+            p.refused = p.refused.wrapping_add(1);
+            drop(p);
+            pr_warn!("Bad push from {}: {}\n", from, e);
+        }
+    }
+}
+
+/// # Safety
+///
+/// LNet calls this with events of a push MD, whose user_ptr is the
+/// `PushBuf` boxed by `post_one`, alive until the MD's final event.
+unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
+    // SAFETY: LNet passes a valid event.
+    let ev = unsafe { &*ev };
+    let pb = ev.md_user_ptr.cast::<PushBuf>();
+    if let Some(lnet) = TheLnet::get() {
+        if ev.type_ == EventKind::Put as _ && ev.status == 0 {
+            // SAFETY: the MD's final event has not run yet, so `pb` is
+            // alive, and the PUT that filled it has ended: nothing writes
+            // into the buffer (threshold 1).
+            let buf = unsafe { &(*pb).buf };
+            let n = (ev.mlength as usize).min(buf.len());
+            let from = nid_from_c(&ev.initiator.nid).unwrap_or(Nid::ANY);
+            check(lnet, from, buf.get(..n).unwrap_or(&[]), ev.rlength);
+        }
+        if ev.unlinked != 0 {
+            // SAFETY: alive until freed below.
+            let slot = unsafe { (*pb).slot };
+            if let Some(c) = lnet.pushes.lock().posted.get_mut(slot) {
+                *c = 0;
+            }
+        }
+    }
+    if ev.unlinked != 0 {
+        // SAFETY: the MD's final event: LNet uses the buffer no more.
+        drop(unsafe { KBox::from_raw(pb) });
+    }
+}
+
+/// Posts a push buffer in `slot`; its MD's cookie.
+fn post_one(slot: usize) -> Result<u64> {
+    let nis = usize::try_from(params::snapshot().interfaces_max.max(16)).unwrap_or(16);
+    let size = ping::HDR_LEN + nis.saturating_add(1).saturating_mul(ENTRY_MAX);
+    let buf = KVec::from_elem(0u8, size.max(ping::MIN_SIZE), GFP_KERNEL)?;
+    let pb = KBox::new(PushBuf { slot, buf }, GFP_KERNEL)?;
+    // After the ping target's ME, which takes only GETs.
+    let me = crate::ping::reserved_me()?;
+    let pb = KBox::into_raw(pb);
+    let md = lnet_md {
+        // SAFETY: `pb` is valid until the final event frees it.
+        start: unsafe { (*pb).buf.as_mut_ptr().cast() },
+        // SAFETY: as above.
+        length: unsafe { (*pb).buf.len() } as u32,
+        threshold: 1,
+        max_size: 0,
+        options: options::OP_PUT | options::TRUNCATE,
+        user_ptr: pb.cast(),
+        handler: Some(push_handler),
+        bulk_handle: lnet_handle_md { cookie: u64::MAX },
+    };
+    let mut h = lnet_handle_md::default();
+    // SAFETY: the buffer lives until the MD's final event, which frees it.
+    let rc = unsafe { api::LNetMDAttach(me, &md, 1, &mut h) };
+    if rc != 0 {
+        // The ME is unlinked with a failed attach, as LNetMDAttach's
+        // contract says, and no event was or will be delivered.
+        // SAFETY: not handed to LNet.
+        drop(unsafe { KBox::from_raw(pb) });
+        return Err(Error::from_errno(rc));
+    }
+    Ok(h.cookie)
+}
+
+/// Posts push buffers into the free slots (at LNet start, and from the
+/// monitor thread after pushes used some).
+pub(crate) fn top_up(lnet: &TheLnet) {
+    for slot in 0..PUSH_MDS {
+        let free = lnet.pushes.lock().posted.get(slot) == Some(&0);
+        if !free || !lnet.is_running() {
+            continue;
+        }
+        match post_one(slot) {
+            Ok(cookie) => {
+                let mut p = lnet.pushes.lock();
+                match p.posted.get_mut(slot) {
+                    // A push may already have used it and run its final
+                    // event: then the slot stays free.
+                    Some(c) if lnet.res.lock().mds.get(&cookie).is_some() => *c = cookie,
+                    _ => {}
+                }
+            }
+            Err(e) => {
+                pr_err!("Can't post a push buffer: {:?}\n", e);
+                return;
+            }
+        }
+    }
+}
+
+/// Takes the push buffers down (LNet stopping, nothing in flight): each
+/// MD's final event frees its buffer.
+pub(crate) fn stop(lnet: &TheLnet) {
+    for slot in 0..PUSH_MDS {
+        let cookie = lnet
+            .pushes
+            .lock()
+            .posted
+            .get_mut(slot)
+            .map_or(0, core::mem::take);
+        if cookie != 0 {
+            let _ = api::md_unlink(lnet, cookie, false, 0);
+        }
+    }
+}
