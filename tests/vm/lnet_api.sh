@@ -3,9 +3,10 @@
 # with ACK and GET with REPLY (4 KiB kmalloc, 1 MiB page vectors), match
 # misses, truncation, unlink, responses that never come (own and
 # transaction timeouts, with response_timeout_count) and bad arguments at
-# load, lazy portals, LNetDist; at unload it calls LNetNIFini with GETs in
-# flight and a thread still sending, and every send must still end in
-# exactly one final event.
+# load, lazy portals, LNetDist, NID strings, peers made and looked up as
+# PtlRPC does (LNetAddPeer, LNetPrimaryNID...) and lnet_cpt_of_nid; at
+# unload it calls LNetNIFini with GETs in flight and a thread still
+# sending, and every send must still end in exactly one final event.
 dmesg -c >/dev/null
 modprobe lnet networks=lo lnet_transaction_timeout=4 || lab_fail "lnet did not load"
 if ! modprobe lnet_ulp inflight=8 traffic=1; then
