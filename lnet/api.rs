@@ -311,9 +311,9 @@ extern "C" fn LNetMDUnlink(h: lnet_handle_md) -> c_int {
     __LNetMDUnlink(h, false)
 }
 
-/// Complains about every MD, live or waiting for its last message, that
-/// still has `handler` (`lnet_assert_handler_unused`): its owner is about
-/// to go away. Lustre asserts; this logs an error instead of panicking.
+/// Logs an error, with how many, if MDs live or waiting for their last
+/// message still have `handler` (`lnet_assert_handler_unused`): its owner
+/// is about to go away. Lustre asserts; this does not panic.
 #[no_mangle]
 extern "C" fn lnet_assert_handler_unused(handler: Option<Handler>) {
     let (Some(h), Ok(lnet)) = (handler, lnet()) else {

@@ -44,8 +44,9 @@ int LNetMDUnlink(struct lnet_handle_md md_in);
 int __LNetMDUnlink(struct lnet_handle_md md_in, bool discard);
 
 /*
- * Logs an error for every MD still using handler, live or waiting for its
- * last operation: its owner is about to go away (Lustre asserts).
+ * Logs an error, with how many, if MDs live or waiting for their last
+ * operation still use handler: its owner is about to go away (Lustre
+ * asserts).
  */
 void lnet_assert_handler_unused(lnet_handler_t handler);
 
