@@ -14,9 +14,10 @@ use crate::lnet_core::credits::NetTunables;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{options, EventKind, MatchEntry};
 use crate::lnet_core::nid::Nid;
-use crate::md::{flags, LibMd};
+use crate::md::{flags, Handler, LibMd};
 use crate::msg::{self, Request};
 use crate::ni::Ni;
+use crate::peer::UlpAdd;
 use crate::startup;
 use crate::state::{Me, TheLnet, MAX_PORTALS};
 use core::ffi::{c_int, c_uint, c_void};
@@ -304,6 +305,35 @@ extern "C" fn __LNetMDUnlink(h: lnet_handle_md, discard: bool) -> c_int {
     errno(lnet().and_then(|l| md_unlink(l, h.cookie, discard, 0)))
 }
 
+/// Unlinks an MD (`LNetMDUnlink`, the form Lustre exports today).
+#[no_mangle]
+extern "C" fn LNetMDUnlink(h: lnet_handle_md) -> c_int {
+    __LNetMDUnlink(h, false)
+}
+
+/// Logs an error, with how many, if MDs live or waiting for their last
+/// message still have `handler` (`lnet_assert_handler_unused`): its owner
+/// is about to go away. Lustre asserts; this does not panic.
+#[no_mangle]
+extern "C" fn lnet_assert_handler_unused(handler: Option<Handler>) {
+    let (Some(h), Ok(lnet)) = (handler, lnet()) else {
+        return;
+    };
+    let used = lnet
+        .res
+        .lock()
+        .mds
+        .iter()
+        .filter(|(_, md)| md.handler.is_some_and(|x| x as usize == h as usize))
+        .count();
+    if used > 0 {
+        pr_err!(
+            "lnet_assert_handler_unused: the handler is still used by {} MD(s)\n",
+            used
+        );
+    }
+}
+
 /// The body of `LNetMDUnlink`: with no message on the MD the handler gets
 /// an UNLINK event now; otherwise the last message's event says unlinked.
 /// The UNLINK event has status 0 as in Lustre, except when LNet itself
@@ -477,27 +507,6 @@ pub(crate) unsafe extern "C" fn LNetGetTimeout(
     }
 }
 
-/// # Safety
-///
-/// `nid` is writable; `s` is a NUL-terminated string.
-#[no_mangle]
-unsafe extern "C" fn libcfs_strnid(nid: *mut lnet_nid, s: *const kernel::ffi::c_char) -> c_int {
-    if nid.is_null() || s.is_null() {
-        return EINVAL.to_errno();
-    }
-    // SAFETY: by this function's contract.
-    let text = unsafe { CStr::from_char_ptr(s.cast()) };
-    let parsed = text.to_str().ok().and_then(|t| Nid::parse(t.trim()).ok());
-    match parsed {
-        Some(n) => {
-            // SAFETY: by this function's contract.
-            unsafe { *nid = nid_to_c(&n) };
-            0
-        }
-        None => EINVAL.to_errno(),
-    }
-}
-
 fn lazy_portal(portal: c_int, set: bool) -> Result {
     let lnet = lnet()?;
     let p = u32::try_from(portal)
@@ -565,6 +574,258 @@ unsafe extern "C" fn LNetDist(dst: *mut lnet_nid, src: *mut lnet_nid, order: *mu
         }
     }
     hops
+}
+
+/// The primary NID of the peer of `nid`, the peer made as traffic makes
+/// one if there is none (Lustre's `lnet_peerni_by_nid_locked`); None while
+/// LNet is down or out of memory.
+fn peer_primary(lnet: &TheLnet, nid: &Nid) -> Option<Nid> {
+    if !lnet.is_running() {
+        return None;
+    }
+    let mut peers = lnet.peers.lock();
+    let (pi, _) = peers.find_or_create(nid).ok()?;
+    peers.list.get(pi).map(|p| p.primary)
+}
+
+/// Replaces `*nid` by the primary NID of its peer (`LNetPrimaryNID`).
+/// Lustre may run discovery on the peer first; lnet-rs has no discovery,
+/// so this is the primary NID the peer has now: the one `lnetctl peer add`
+/// or `LNetAddPeer` gave it, else the NID itself. `0@lo` stays.
+///
+/// # Safety
+///
+/// `nid` is null or points to a writable NID.
+#[no_mangle]
+unsafe extern "C" fn LNetPrimaryNID(nid: *mut lnet_nid) {
+    // SAFETY: by this function's contract.
+    let Some(c) = (unsafe { nid.as_mut() }) else {
+        return;
+    };
+    let (Ok(lnet), Ok(n)) = (lnet(), nid_from_c(c)) else {
+        return;
+    };
+    if n == Nid::LO || n.is_any() {
+        return;
+    }
+    if let Some(p) = peer_primary(lnet, &n) {
+        *c = nid_to_c(&p);
+    }
+}
+
+/// The first local NID other than `0@lo`, made primary as
+/// [`LNetPrimaryNID`] does (`LNetLocalPrimaryNID`); with no such NI,
+/// `*nid` goes through `LNetPrimaryNID` as it is, as in Lustre.
+///
+/// # Safety
+///
+/// As [`LNetPrimaryNID`].
+#[no_mangle]
+unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
+    // SAFETY: by this function's contract.
+    let Some(c) = (unsafe { nid.as_mut() }) else {
+        return;
+    };
+    if let Ok(lnet) = lnet() {
+        let nis = lnet.nis.lock();
+        if let Some(ni) = nis.nis.iter().find(|ni| ni.nid != Nid::LO) {
+            *c = nid_to_c(&ni.nid);
+        }
+    }
+    // SAFETY: by this function's contract.
+    unsafe { LNetPrimaryNID(nid) }
+}
+
+/// Whether sends to `nid` need wait no longer for discovery
+/// (`LNetPeerDiscovered`): 1, or -ENETRESET when its peer cannot be had
+/// (LNet down). lnet-rs has no discovery, so every peer is as Lustre's are
+/// when discovery does not apply to them (`LNET_PEER_NO_DISCOVERY`); the
+/// peer is made as traffic would make it, as in Lustre.
+///
+/// # Safety
+///
+/// `nid` is null or points to a NID.
+#[no_mangle]
+unsafe extern "C" fn LNetPeerDiscovered(nid: *mut lnet_nid) -> c_int {
+    // SAFETY: by this function's contract.
+    let Some(Ok(n)) = (unsafe { nid.as_ref() }).map(nid_from_c) else {
+        return EINVAL.to_errno();
+    };
+    if n == Nid::LO {
+        return 1;
+    }
+    match lnet().ok().and_then(|l| peer_primary(l, &n)) {
+        Some(_) => 1,
+        None => ENETRESET().to_errno(),
+    }
+}
+
+/// 1 if peer discovery is enabled (`lnet_peer_discovery_disabled` is 0),
+/// else 0 (`LNetGetPeerDiscoveryStatus`). The parameter is Lustre's;
+/// lnet-rs does not run discovery yet whatever it says.
+#[no_mangle]
+extern "C" fn LNetGetPeerDiscoveryStatus() -> c_int {
+    c_int::from(crate::params::snapshot().peer_discovery_disabled == 0)
+}
+
+/// Logs the peer NI of `id`'s NID as Lustre does (`LNetDebugPeer`): NID,
+/// references, aliveness, the net's peer credits, router credits and
+/// their minimum, send credits and their minimum, bytes queued. The peer
+/// is made if unknown, as in Lustre.
+///
+/// # Safety
+///
+/// `id` is null or points to a process id.
+#[no_mangle]
+unsafe extern "C" fn LNetDebugPeer(id: *mut lnet_processid) {
+    // SAFETY: by this function's contract.
+    let Some(id) = (unsafe { id.as_ref() }) else {
+        return;
+    };
+    let (Ok(lnet), Ok(nid)) = (lnet(), nid_from_c(&id.nid)) else {
+        return;
+    };
+    let mut text = [0u8; 64];
+    let len = crate::lnet_core::nid::write_cstr(&mut text, &nid);
+    let name = text
+        .get(..len)
+        .and_then(|t| core::str::from_utf8(t).ok())
+        .unwrap_or("");
+    if peer_primary(lnet, &nid).is_none() {
+        pr_warn!("No peer {}\n", name);
+        return;
+    }
+    // Until a message goes to it, a peer NI has the full peer_credits of
+    // its net's first NI.
+    let fresh = lnet
+        .nis
+        .lock()
+        .nis
+        .iter()
+        .find(|x| x.nid.net() == nid.net())
+        .map_or(0, |x| x.net_tunables().peer_credits.max(0));
+    let (c, qnob) = lnet.tx.lock().peer_ni_credits(&nid, fresh);
+    // Not a router: router credits stay full; no aliveness is tracked.
+    pr_warn!(
+        "{:<24} {:>4} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {}\n",
+        name,
+        1,
+        "NA",
+        c.max,
+        c.max,
+        c.max,
+        c.available,
+        c.min,
+        qnob
+    );
+}
+
+/// Adds the peers of a Lustre server's NIDs (`LNetAddPeer`), as Lustre
+/// does: `0@lo` is skipped. With discovery enabled (the default) the first
+/// NID that can be is the primary of a Multi-Rail peer, its primary locked
+/// when `lock_prim_nid` is set, and the other NIDs join it: Lustre asks
+/// discovery to merge them, lnet-rs merges them at once. With discovery
+/// disabled, each NID on a local net gets a non-Multi-Rail peer of its own.
+/// Peers made here are not "configured": `lnetctl peer add` may redo them.
+///
+/// # Safety
+///
+/// `nids` is null or points to `num_nids` NIDs.
+#[no_mangle]
+unsafe extern "C" fn LNetAddPeer(nids: *mut lnet_nid, num_nids: c_int) {
+    let Ok(n) = usize::try_from(num_nids) else {
+        return;
+    };
+    let Ok(lnet) = lnet() else {
+        return;
+    };
+    if nids.is_null() || n == 0 {
+        return;
+    }
+    // SAFETY: by this function's contract.
+    let given = unsafe { core::slice::from_raw_parts(nids.cast_const(), n) };
+    let t = crate::params::snapshot();
+    let discovery = t.peer_discovery_disabled == 0;
+    let lock = t.lock_prim_nid != 0;
+    // Held as Lustre holds ln_api_mutex: LNet stays up meanwhile.
+    let api = lnet.api.lock();
+    if api.refcount == 0 || !lnet.is_running() {
+        return;
+    }
+    let Ok(mut list) = KVec::with_capacity(n, GFP_KERNEL) else {
+        return;
+    };
+    {
+        let nis = lnet.nis.lock();
+        for nid in given.iter().filter_map(|c| nid_from_c(c).ok()) {
+            let local = nis.nis.iter().any(|ni| ni.nid.net() == nid.net());
+            if nid == Nid::LO || nid.is_any() || (!discovery && !local) {
+                continue;
+            }
+            // Cannot fail: the capacity is there.
+            let _ = list.push(nid, GFP_ATOMIC);
+        }
+    }
+    let mut peers = lnet.peers.lock();
+    let mut primary: Option<Nid> = None;
+    for nid in list.iter() {
+        match primary {
+            None => {
+                primary = match peers.ulp_add(nid, discovery, lock) {
+                    Ok(UlpAdd::Added | UlpAdd::Exists) => Some(*nid),
+                    Ok(UlpAdd::Locked(p)) => Some(p),
+                    Ok(UlpAdd::Refused) | Err(_) => None,
+                };
+            }
+            Some(_) if !discovery => {
+                let _ = peers.ulp_add(nid, false, lock);
+            }
+            Some(p) if p == *nid => {}
+            Some(p) => {
+                let _ = peers.ulp_merge(nid, &p);
+            }
+        }
+    }
+    drop(peers);
+    drop(api);
+    crate::udsp::apply_new_peers(lnet);
+}
+
+/// The CPU partition of a NID4 (`lnet_cpt_of_nid`). lnet-rs has a CPT per
+/// online NUMA node, numbered as the node (lnet/numa.rs): an LND's NI is
+/// on its device's node; otherwise the NID is hashed over the online nodes
+/// as Lustre hashes NIDs over its CPTs. 0 with a single node, as Lustre's
+/// single CPT; `CFS_CPT_ANY` (-1) if the node map changed under us.
+///
+/// # Safety
+///
+/// `ni` is null or an NI LNet started and has not shut down.
+#[no_mangle]
+unsafe extern "C" fn lnet_cpt_of_nid(nid: u64, ni: *mut lnet_ni) -> c_int {
+    let nodes = crate::numa::online_nodes();
+    if nodes <= 1 {
+        return 0;
+    }
+    // SAFETY: by this function's contract.
+    if let Some(ni) = unsafe { ni_ref(ni) } {
+        let node = crate::numa::netdev_node(ni.iface());
+        if node != crate::numa::NO_NODE {
+            return node;
+        }
+    }
+    let k = crate::lnet_core::nid::cpt_of_nid4(nid, nodes);
+    crate::numa::nth_online_node(k).unwrap_or(CFS_CPT_ANY)
+}
+
+/// `CFS_CPT_ANY`: no particular partition.
+const CFS_CPT_ANY: c_int = -1;
+
+/// Whether a page can only be reached by RDMA, as GPU memory is
+/// (`lnet_is_rdma_only_page`). lnet-rs has no GPU Direct Storage support,
+/// so no page is: false, as Lustre answers without it.
+#[no_mangle]
+extern "C" fn lnet_is_rdma_only_page(_page: *mut c_void) -> bool {
+    false
 }
 
 /// # Safety

@@ -13,6 +13,8 @@
 #include <linux/topology.h>
 #include <net/net_namespace.h>
 #include <lnet/api.h>
+#include <lnet/lib-lnet.h>
+#include <lnet/lnet_rdma.h>
 #include <lnet/lnd.h>
 
 #include "../rust/kapi/kapi_helpers.c"
@@ -36,6 +38,8 @@ int lnet_netdev_node(const char *name);
 int lnet_page_node(struct page *page);
 int lnet_node_distance(int a, int b);
 int lnet_max_node_distance(void);
+int lnet_online_nodes(void);
+int lnet_nth_online_node(int k);
 
 int lnet_netdev_node(const char *name)
 {
@@ -73,6 +77,23 @@ int lnet_max_node_distance(void)
 		for_each_online_node(j)
 			max = max(max, node_distance(i, j));
 	return max;
+}
+
+/* lnet-rs's CPTs are the online nodes (lnet_cpt_of_nid). */
+int lnet_online_nodes(void)
+{
+	return num_online_nodes();
+}
+
+/* The k'th online node, or -1 past the last. */
+int lnet_nth_online_node(int k)
+{
+	int node;
+
+	for_each_online_node(node)
+		if (k-- == 0)
+			return node;
+	return -1;
 }
 
 /*
@@ -151,7 +172,9 @@ EXPORT_SYMBOL_GPL(LNetGetId);
 EXPORT_SYMBOL_GPL(LNetMEAttach);
 EXPORT_SYMBOL_GPL(LNetMDAttach);
 EXPORT_SYMBOL_GPL(LNetMDBind);
+EXPORT_SYMBOL_GPL(LNetMDUnlink);
 EXPORT_SYMBOL_GPL(__LNetMDUnlink);
+EXPORT_SYMBOL_GPL(lnet_assert_handler_unused);
 EXPORT_SYMBOL_GPL(LNetPut);
 EXPORT_SYMBOL_GPL(LNetGet);
 EXPORT_SYMBOL_GPL(LNetPutTimeout);
@@ -160,7 +183,20 @@ EXPORT_SYMBOL_GPL(lnet_counters_get);
 EXPORT_SYMBOL_GPL(LNetSetLazyPortal);
 EXPORT_SYMBOL_GPL(LNetClearLazyPortal);
 EXPORT_SYMBOL_GPL(LNetDist);
+EXPORT_SYMBOL_GPL(LNetPrimaryNID);
+EXPORT_SYMBOL_GPL(LNetLocalPrimaryNID);
+EXPORT_SYMBOL_GPL(LNetPeerDiscovered);
+EXPORT_SYMBOL_GPL(LNetGetPeerDiscoveryStatus);
+EXPORT_SYMBOL_GPL(LNetDebugPeer);
+EXPORT_SYMBOL_GPL(LNetAddPeer);
+EXPORT_SYMBOL_GPL(lnet_cpt_of_nid);
+EXPORT_SYMBOL_GPL(lnet_is_rdma_only_page);
 EXPORT_SYMBOL_GPL(libcfs_strnid);
+EXPORT_SYMBOL_GPL(libcfs_str2net);
+EXPORT_SYMBOL_GPL(libcfs_nid2str_r);
+EXPORT_SYMBOL_GPL(libcfs_nidstr_r);
+EXPORT_SYMBOL_GPL(libcfs_idstr);
+EXPORT_SYMBOL_GPL(libcfs_next_nidstring);
 
 EXPORT_SYMBOL_GPL(lnet_register_lnd);
 EXPORT_SYMBOL_GPL(lnet_unregister_lnd);

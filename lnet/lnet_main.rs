@@ -31,6 +31,7 @@ mod md;
 mod monitor;
 mod msg;
 mod ni;
+mod nidstr;
 mod numa;
 mod params;
 mod peer;

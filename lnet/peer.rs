@@ -70,6 +70,19 @@ impl PeerNi {
     }
 }
 
+/// What [`Peers::ulp_add`] did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UlpAdd {
+    /// A peer with the NID as its primary was made.
+    Added,
+    /// A peer already has it and stays as it is.
+    Exists,
+    /// It belongs to a peer whose primary, this one, is locked.
+    Locked(Nid),
+    /// A configured peer of the other Multi-Rail kind has it.
+    Refused,
+}
+
 pub(crate) struct Peer {
     pub(crate) primary: Nid,
     pub(crate) multi_rail: bool,
@@ -209,6 +222,76 @@ impl Peers {
             }
         }
         Ok(())
+    }
+
+    /// `LNetAddPeer`'s peer for `nid` (Lustre's `lnet_peer_add` without
+    /// the configured flag): a new peer with `nid` as its primary, unless
+    /// a configured peer, a peer with a locked primary, or (when not
+    /// locking) a peer with this primary already has it. Another peer
+    /// holding `nid` is replaced, as Lustre deletes and recreates it.
+    pub(crate) fn ulp_add(&mut self, nid: &Nid, multi_rail: bool, lock: bool) -> Result<UlpAdd> {
+        if let Some((pi, _)) = self.find(nid) {
+            let p = self.list.get(pi).ok_or(EINVAL)?;
+            if p.configured {
+                // Lustre: -EPERM for a Multi-Rail mismatch, else -EEXIST or
+                // 0; the peer is left as the administrator made it.
+                return Ok(if p.primary == *nid && p.multi_rail != multi_rail {
+                    UlpAdd::Refused
+                } else {
+                    UlpAdd::Exists
+                });
+            }
+            if p.lock_primary {
+                return Ok(if p.primary == *nid {
+                    UlpAdd::Exists
+                } else {
+                    UlpAdd::Locked(p.primary)
+                });
+            }
+            if !lock && p.primary == *nid {
+                return Ok(UlpAdd::Exists);
+            }
+            crate::kapi::vec::remove(&mut self.list, pi);
+        }
+        let (pi, _) = self.find_or_create(nid)?;
+        let p = self.list.get_mut(pi).ok_or(EINVAL)?;
+        p.multi_rail = multi_rail;
+        p.lock_primary = lock;
+        Ok(UlpAdd::Added)
+    }
+
+    /// Moves `nid` into the Multi-Rail peer whose primary is `primary`, as
+    /// Lustre's discovery does after `LNetAddPeer` asked it to merge them.
+    /// A NID of a configured peer or of a peer with a locked primary stays
+    /// where it is (Lustre's `lnet_peer_force_merge` leaves those), and so
+    /// does one whose target is not Multi-Rail. Returns whether it moved.
+    pub(crate) fn ulp_merge(&mut self, nid: &Nid, primary: &Nid) -> Result<bool> {
+        let (ti, _) = self.find(primary).ok_or(ENOENT)?;
+        if !self.list.get(ti).is_some_and(|t| t.multi_rail) {
+            return Ok(false);
+        }
+        if let Some((pi, li)) = self.find(nid) {
+            if pi == ti {
+                return Ok(false);
+            }
+            let p = self.list.get_mut(pi).ok_or(EINVAL)?;
+            if p.configured || p.lock_primary {
+                return Ok(false);
+            }
+            crate::kapi::vec::remove(&mut p.nis, li);
+            if p.nis.is_empty() {
+                crate::kapi::vec::remove(&mut self.list, pi);
+            } else if p.primary == *nid {
+                if let Some(first) = p.nis.first() {
+                    p.primary = first.nid;
+                }
+            }
+        }
+        // The target's index moved if a peer before it went.
+        let (ti, _) = self.find(primary).ok_or(ENOENT)?;
+        let t = self.list.get_mut(ti).ok_or(ENOENT)?;
+        t.nis.push(PeerNi::new(*nid), GFP_ATOMIC)?;
+        Ok(true)
     }
 
     /// `lnetctl peer del`: the listed NIDs of the peer, or the whole peer.

@@ -11,6 +11,7 @@
 #define __LNET_RS_API_H__
 
 #include <lnet/types.h>
+#include <lnet/nidstr.h>
 
 int LNetNIInit(lnet_pid_t requested_pid);
 int LNetNIFini(void);
@@ -33,8 +34,21 @@ int LNetMDAttach(struct lnet_me *current_in, const struct lnet_md *md_in,
 int LNetMDBind(const struct lnet_md *md_in, enum lnet_unlink unlink_in,
 	       struct lnet_handle_md *md_handle_out);
 
+/*
+ * -ENOENT for a handle of no MD. With no operation on the MD its handler
+ * gets an UNLINK event before this returns; otherwise the event of the
+ * last operation says unlinked.
+ */
+int LNetMDUnlink(struct lnet_handle_md md_in);
+/* The older form: with discard, data still arriving may be dropped. */
 int __LNetMDUnlink(struct lnet_handle_md md_in, bool discard);
-#define LNetMDUnlink(handle) __LNetMDUnlink(handle, false)
+
+/*
+ * Logs an error, with how many, if MDs live or waiting for their last
+ * operation still use handler: its owner is about to go away (Lustre
+ * asserts).
+ */
+void lnet_assert_handler_unused(lnet_handler_t handler);
 
 int LNetPut(struct lnet_nid *self, struct lnet_handle_md md_in,
 	    enum lnet_ack_req ack_req_in, struct lnet_processid *target_in,
@@ -76,8 +90,37 @@ int LNetClearLazyPortal(int portal);
  */
 int LNetDist(struct lnet_nid *dstnid, struct lnet_nid *srcnid, __u32 *order);
 
-/* Parses a NID in its text form ("10.0.0.1@tcp", "0@lo"): 0 or -EINVAL. */
-int libcfs_strnid(struct lnet_nid *nid, const char *str);
+/*
+ * Peers. lnet-rs has no discovery yet: a peer's primary NID is the one
+ * LNetAddPeer or lnetctl gave it, or the NID that made it; the calls that
+ * look a NID up make its peer if unknown, as traffic would (as in Lustre).
+ */
+
+/* Replaces *nid by its peer's primary NID; 0@lo stays. */
+void LNetPrimaryNID(struct lnet_nid *nid);
+
+/* *nid becomes the first local NID other than 0@lo, then LNetPrimaryNID(). */
+void LNetLocalPrimaryNID(struct lnet_nid *nid);
+
+/*
+ * 1 when sends to nid need wait no longer for discovery: always, without
+ * discovery; -ENETRESET when no peer can be had (LNet down).
+ */
+int LNetPeerDiscovered(struct lnet_nid *nid);
+
+/* 1 unless lnet_peer_discovery_disabled is set, then 0. */
+int LNetGetPeerDiscoveryStatus(void);
+
+/* Logs id's peer NI: NID, references, aliveness, credits, bytes queued. */
+void LNetDebugPeer(struct lnet_processid *id);
+
+/*
+ * Adds the peer of a server's NIDs, skipping 0@lo. With discovery enabled:
+ * one Multi-Rail peer, the first NID that can be its primary (locked with
+ * lock_prim_nid), the others merged into it. With discovery disabled: a
+ * non-Multi-Rail peer for each NID on a local net.
+ */
+void LNetAddPeer(struct lnet_nid *nids, int num_nids);
 
 /* A snapshot of the node's message counters. */
 void lnet_counters_get(struct lnet_counters *counters);

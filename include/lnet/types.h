@@ -21,6 +21,23 @@ struct lnet_nid {
 } __attribute__((packed));
 
 #define LNET_NID_ANY	(~(lnet_nid_t)0)
+#define LNET_NET_ANY	(~(__u32)0)
+
+/* A net is (LND type << 16 | number); a NID4 is (net << 32 | address). */
+static inline __u32 LNET_MKNET(__u32 type, __u32 num)
+{
+	return (type << 16) | num;
+}
+
+static inline lnet_nid_t LNET_MKNID(__u32 net, __u32 addr)
+{
+	return ((lnet_nid_t)net << 32) | addr;
+}
+
+static inline __u32 LNET_NIDNET(lnet_nid_t nid)
+{
+	return (__u32)(nid >> 32);
+}
 #define LNET_PID_ANY	(~(lnet_pid_t)0)
 #define LNET_PID_RESERVED 0xf0000000
 #define LNET_PID_USERFLAG 0x80000000

@@ -28,5 +28,6 @@ errno!(
     ECANCELED,
     ESTALE,
     EALREADY,
+    ENETRESET,
     EADDRNOTAVAIL
 );

@@ -23,7 +23,10 @@
 #include <linux/err.h>
 #include <linux/kthread.h>
 #include <linux/delay.h>
+#include <linux/nodemask.h>
 #include <lnet/api.h>
+#include <lnet/lib-lnet.h>
+#include <lnet/lnet_rdma.h>
 
 static int inflight;
 module_param(inflight, int, 0444);
@@ -759,6 +762,160 @@ static void test_dist(void)
 	pr_info("lnet_ulp: LNetDist ok\n");
 }
 
+/* The NID "s", which the test expects to parse. */
+static struct lnet_nid nid_of(const char *s)
+{
+	struct lnet_nid n = {};
+
+	CHECK(libcfs_strnid(&n, s) == 0, "libcfs_strnid(\"%s\")", s);
+	return n;
+}
+
+static bool nid_is(const struct lnet_nid *n, const char *s)
+{
+	struct lnet_nid m = nid_of(s);
+
+	return !memcmp(n, &m, sizeof(m));
+}
+
+/* NIDs, nets and process ids as text, as Lustre's callers log them. */
+static void test_nidstr(void)
+{
+	char buf[LNET_NIDSTR_SIZE], small[8];
+	lnet_nid_t nid4 = LNET_MKNID(LNET_MKNET(2, 1), 0xc0a80102);
+	struct lnet_processid id = { .nid = nid_of("0@lo"), .pid = 12345 };
+	struct lnet_nid n6 = nid_of("2001:db8::1@tcp"), bad = {};
+	char *s;
+
+	s = libcfs_nid2str_r(nid4, buf, sizeof(buf));
+	CHECK(s == buf && !strcmp(buf, "192.168.1.2@tcp1"),
+	      "libcfs_nid2str_r: %s", buf);
+	libcfs_nid2str_r(nid4, small, sizeof(small));
+	CHECK(!strcmp(small, "192.168"), "libcfs_nid2str_r cut: %s", small);
+	libcfs_nid2str_r(LNET_NID_ANY, buf, sizeof(buf));
+	CHECK(!strcmp(buf, "<?>"), "libcfs_nid2str_r(ANY): %s", buf);
+	CHECK(!strcmp(libcfs_nid2str(LNET_MKNID(LNET_MKNET(5, 0), 0x0a000001)),
+		      "10.0.0.1@o2ib"), "libcfs_nid2str");
+
+	s = libcfs_nidstr_r(&n6, buf, sizeof(buf));
+	CHECK(s == buf && !strcmp(buf, "2001:db8::1@tcp"),
+	      "libcfs_nidstr_r: %s", buf);
+	CHECK(!strcmp(libcfs_nidstr(&self.nid), "0@lo"), "libcfs_nidstr: %s",
+	      libcfs_nidstr(&self.nid));
+	bad.nid_size = 3;	/* address bytes beyond 4: only 0 or 12 */
+	CHECK(!strcmp(libcfs_nidstr(&bad), "<?>"), "libcfs_nidstr(bad)");
+
+	CHECK(!strcmp(libcfs_idstr(&id), "12345-0@lo"), "libcfs_idstr: %s",
+	      libcfs_idstr(&id));
+	id.pid = LNET_PID_ANY;
+	CHECK(!strcmp(libcfs_idstr(&id), "LNET_PID_ANY-0@lo"),
+	      "libcfs_idstr(ANY): %s", libcfs_idstr(&id));
+	id.pid = LNET_PID_USERFLAG | 7;
+	CHECK(!strcmp(libcfs_idstr(&id), "U7-0@lo"), "libcfs_idstr(user): %s",
+	      libcfs_idstr(&id));
+	/* The ring: a string survives the ones made after it. */
+	s = libcfs_nidstr(&n6);
+	libcfs_idstr(&id);
+	CHECK(!strcmp(s, "2001:db8::1@tcp"), "ring overwrote a string: %s", s);
+
+	CHECK(libcfs_str2net("tcp1") == LNET_MKNET(2, 1), "libcfs_str2net(tcp1)");
+	CHECK(libcfs_str2net("o2ib") == LNET_MKNET(5, 0), "libcfs_str2net(o2ib)");
+	CHECK(libcfs_str2net("lo") == LNET_MKNET(9, 0), "libcfs_str2net(lo)");
+	CHECK(libcfs_str2net("eth0") == LNET_NET_ANY, "libcfs_str2net(eth0)");
+	CHECK(libcfs_str2net("tcp1x") == LNET_NET_ANY, "libcfs_str2net(tcp1x)");
+	CHECK(libcfs_strnid(&bad, "1.2.3@tcp") == -EINVAL, "libcfs_strnid bad");
+	pr_info("lnet_ulp: NID strings ok\n");
+}
+
+/*
+ * Peers as PtlRPC makes them (LNetAddPeer with a server's NIDs) and asks
+ * about them, with discovery enabled (the default) and only 0@lo local.
+ */
+static void test_peers(void)
+{
+	struct lnet_nid nids[3] = {
+		nid_of("10.9.0.1@tcp"), nid_of("0@lo"), nid_of("10.9.0.2@tcp1"),
+	};
+	struct lnet_nid more[2] = {
+		nid_of("10.9.0.2@tcp1"), nid_of("10.9.0.3@tcp"),
+	};
+	struct lnet_processid id = { .pid = LNET_PID_LUSTRE };
+	struct lnet_nid n;
+
+	CHECK(LNetGetPeerDiscoveryStatus() == 1, "discovery status %d",
+	      LNetGetPeerDiscoveryStatus());
+
+	/* A NID of no peer is its own primary (its peer is made). */
+	n = nid_of("10.9.9.9@tcp");
+	LNetPrimaryNID(&n);
+	CHECK(nid_is(&n, "10.9.9.9@tcp"), "primary of a new NID: %s",
+	      libcfs_nidstr(&n));
+	n = self.nid;
+	LNetPrimaryNID(&n);
+	CHECK(nid_is(&n, "0@lo"), "primary of 0@lo: %s", libcfs_nidstr(&n));
+	/* No NI but 0@lo: the NID given stays, as in Lustre. */
+	n = nid_of("10.9.9.8@tcp");
+	LNetLocalPrimaryNID(&n);
+	CHECK(nid_is(&n, "10.9.9.8@tcp"), "local primary: %s",
+	      libcfs_nidstr(&n));
+
+	/* One Multi-Rail peer, 10.9.0.1@tcp its primary; 0@lo skipped. */
+	LNetAddPeer(nids, 3);
+	n = nids[2];
+	LNetPrimaryNID(&n);
+	CHECK(nid_is(&n, "10.9.0.1@tcp"), "primary of the second NID: %s",
+	      libcfs_nidstr(&n));
+	n = nids[0];
+	LNetPrimaryNID(&n);
+	CHECK(nid_is(&n, "10.9.0.1@tcp"), "primary of the primary: %s",
+	      libcfs_nidstr(&n));
+	/* A NID of that locked peer leads more NIDs to it. */
+	LNetAddPeer(more, 2);
+	n = more[1];
+	LNetPrimaryNID(&n);
+	CHECK(nid_is(&n, "10.9.0.1@tcp"), "primary of a later NID: %s",
+	      libcfs_nidstr(&n));
+	/* Nothing to add: no harm. */
+	LNetAddPeer(NULL, 1);
+	LNetAddPeer(nids, 0);
+
+	CHECK(LNetPeerDiscovered(&nids[2]) == 1, "discovered: %d",
+	      LNetPeerDiscovered(&nids[2]));
+	CHECK(LNetPeerDiscovered(&self.nid) == 1, "0@lo discovered");
+	id.nid = nids[0];
+	LNetDebugPeer(&id);
+	pr_info("lnet_ulp: peers ok\n");
+}
+
+static void unused_handler(struct lnet_event *ev)
+{
+}
+
+/* The rest of what PtlRPC, LDLM and the clients call. */
+static void test_misc(void)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	int cpt = lnet_cpt_of_nid(LNET_MKNID(LNET_MKNET(2, 0), 0x0a090001),
+				  NULL);
+
+	if (num_online_nodes() == 1)
+		CHECK(cpt == 0, "lnet_cpt_of_nid %d on one node", cpt);
+	else
+		CHECK(cpt == CFS_CPT_ANY || node_online(cpt),
+		      "lnet_cpt_of_nid %d", cpt);
+	if (num_online_nodes() == 1)
+		CHECK(lnet_cpt_of_nid(LNET_NID_ANY, NULL) == 0,
+		      "lnet_cpt_of_nid(ANY) on one node");
+	if (page) {
+		CHECK(!lnet_is_rdma_only_page(page), "an RDMA-only page");
+		__free_page(page);
+	}
+	/* No MD uses it: nothing is logged. */
+	lnet_assert_handler_unused(unused_handler);
+	lnet_assert_handler_unused(NULL);
+	pr_info("lnet_ulp: cpt, rdma pages, handler check ok\n");
+}
+
 /*
  * Traffic during shutdown: a thread sends PUTs (answered) and GETs (never
  * answered) in a loop while the module's exit calls LNetNIFini. Every send
@@ -1343,6 +1500,9 @@ static int ulp_start(void)
 	test_lazy();
 	test_push();
 	test_dist();
+	test_nidstr();
+	test_peers();
+	test_misc();
 	test_no_response(false, 2);
 	test_no_response(true, 2);
 	test_no_response(true, 0);

@@ -463,6 +463,78 @@ impl fmt::Display for Nid {
     }
 }
 
+/// A process id in Lustre's text form (`libcfs_idstr`): `12345-0@lo`,
+/// `U7-10.0.0.1@tcp` for a user-space pid, `LNET_PID_ANY-<nid>` for any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProcessId {
+    /// The NID.
+    pub nid: Nid,
+    /// The pid, with [`PID_USERFLAG`] for a user-space process, or
+    /// `LNET_PID_ANY`.
+    pub pid: u32,
+}
+
+/// `LNET_PID_USERFLAG`: the pid is a user-space process's.
+pub const PID_USERFLAG: u32 = 0x8000_0000;
+
+impl fmt::Display for ProcessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pid == super::md::PID_ANY {
+            return write!(f, "LNET_PID_ANY-{}", self.nid);
+        }
+        let user = if self.pid & PID_USERFLAG != 0 {
+            "U"
+        } else {
+            ""
+        };
+        write!(f, "{user}{}-{}", self.pid & !PID_USERFLAG, self.nid)
+    }
+}
+
+/// Writes `v` into `out` as C's `snprintf` does: cut short to leave room
+/// for the terminating NUL, which is always written unless `out` is empty.
+/// Returns the bytes written before the NUL.
+pub fn write_cstr(out: &mut [u8], v: &dyn fmt::Display) -> usize {
+    struct Cut<'a> {
+        out: &'a mut [u8],
+        len: usize,
+    }
+    impl fmt::Write for Cut<'_> {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            // Room for the text, less one byte for the NUL.
+            let room = self.out.len().saturating_sub(1).saturating_sub(self.len);
+            let n = s.len().min(room);
+            if let (Some(d), Some(src)) = (
+                self.out.get_mut(self.len..self.len + n),
+                s.as_bytes().get(..n),
+            ) {
+                d.copy_from_slice(src);
+                self.len += n;
+            }
+            Ok(())
+        }
+    }
+    let mut w = Cut { out, len: 0 };
+    let _ = fmt::Write::write_fmt(&mut w, format_args!("{v}"));
+    let len = w.len;
+    if let Some(b) = out.get_mut(len) {
+        *b = 0;
+    }
+    len
+}
+
+/// The CPU partition of a NID4 among `number` partitions, as Lustre's
+/// `lnet_nid4_cpt_hash` gives it for IP and number NIDs: the sum of the
+/// NID4's eight bytes, modulo `number` (0 when there is one partition or
+/// none). Lustre hashes `kfi` NIDs differently; lnet-rs has no kfilnd.
+pub fn cpt_of_nid4(nid4: u64, number: u32) -> u32 {
+    if number <= 1 {
+        return 0;
+    }
+    let sum: u32 = nid4.to_be_bytes().iter().map(|b| u32::from(*b)).sum();
+    sum % number
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -651,6 +723,79 @@ mod tests {
             if let Ok((n, used)) = Nid::decode(&b) {
                 prop_assert!(used <= b.len());
                 prop_assert!(n.wire_len() == used || n.is_any());
+            }
+        }
+    }
+    #[test]
+    fn process_ids() {
+        let id = |pid, s: &str| ProcessId { nid: nid(s), pid }.to_string();
+        assert_eq!(id(12345, "0@lo"), "12345-0@lo");
+        assert_eq!(
+            id(super::super::md::PID_ANY, "10.0.0.1@tcp"),
+            "LNET_PID_ANY-10.0.0.1@tcp"
+        );
+        assert_eq!(id(PID_USERFLAG | 7, "10.0.0.1@tcp1"), "U7-10.0.0.1@tcp1");
+        assert_eq!(id(0, "<?>"), "0-<?>");
+    }
+
+    #[test]
+    fn cstr_writes() {
+        let n = nid("192.168.1.2@tcp1");
+        let mut b = [0xaau8; 64];
+        assert_eq!(write_cstr(&mut b, &n), 16);
+        assert_eq!(&b[..17], b"192.168.1.2@tcp1\0");
+        let mut b = [0xaau8; 8];
+        assert_eq!(write_cstr(&mut b, &n), 7);
+        assert_eq!(&b, b"192.168\0");
+        let mut b = [0xaau8; 1];
+        assert_eq!(write_cstr(&mut b, &n), 0);
+        assert_eq!(b, [0]);
+        assert_eq!(write_cstr(&mut [], &n), 0);
+        let mut b = [0xaau8; 4];
+        assert_eq!(write_cstr(&mut b, &Nid::ANY), 3);
+        assert_eq!(&b, b"<?>\0");
+    }
+
+    #[test]
+    fn nid4_strings() {
+        // libcfs_nid2str_r's cases: a NID4 of each address syntax, ANY,
+        // and an LND with no name.
+        let s = |n: u64| Nid::from_nid4(n).to_string();
+        assert_eq!(s(0x0002_0001_c0a8_0102), "192.168.1.2@tcp1");
+        assert_eq!(s(0x0009_0000_0000_0000), "0@lo");
+        assert_eq!(s(0x0010_0002_0000_0005), "5@kfi2");
+        assert_eq!(s(u64::MAX), "<?>");
+        assert_eq!(s(0x0011_0003_0000_00ff), "ff@<17:3>");
+    }
+
+    #[test]
+    fn cpt_hash() {
+        let n = nid("192.168.1.2@tcp").to_nid4().unwrap_or(0);
+        // 192 + 168 + 1 + 2 + 2 (the tcp type byte) = 365.
+        assert_eq!(cpt_of_nid4(n, 2), 1);
+        assert_eq!(cpt_of_nid4(n, 3), 2);
+        assert_eq!(cpt_of_nid4(n, 1), 0);
+        assert_eq!(cpt_of_nid4(n, 0), 0);
+        assert_eq!(cpt_of_nid4(u64::MAX, 4), (255 * 8) % 4);
+    }
+
+    proptest! {
+        #[test]
+        fn cpt_in_range(n in any::<u64>(), number in 1u32..64) {
+            prop_assert!(cpt_of_nid4(n, number) < number);
+        }
+
+        #[test]
+        fn cstr_never_overflows(n in any::<u64>(), len in 0usize..40) {
+            let mut b = std::vec![0xaau8; len];
+            let w = write_cstr(&mut b, &Nid::from_nid4(n));
+            if len > 0 {
+                prop_assert!(w < len);
+                prop_assert_eq!(b[w], 0);
+                let full = Nid::from_nid4(n).to_string();
+                prop_assert_eq!(&b[..w], &full.as_bytes()[..w]);
+            } else {
+                prop_assert_eq!(w, 0);
             }
         }
     }

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Lustre's NID and net strings for C callers (include/lnet/nidstr.h):
+//! thin wrappers over lnet-core's parsing and formatting (`nid.rs`).
+//!
+//! `libcfs_idstr` and the header's `libcfs_nidstr`/`libcfs_nid2str` write
+//! into a ring of `LNET_NIDSTR_COUNT` buffers, as Lustre's do: a string
+//! stays valid until that many more have been made, which is what lets
+//! callers use them inside one log line without freeing anything.
+
+use crate::kapi::bindings::{lnet_nid, lnet_processid};
+use crate::kapi::lnet_abi::{nid_from_c, nid_to_c};
+use crate::lnet_core::nid::{write_cstr, Net, Nid, ProcessId};
+use core::cell::UnsafeCell;
+use core::ffi::c_int;
+use core::fmt::Display;
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use kernel::ffi::c_char;
+use kernel::prelude::*;
+
+/// `LNET_NIDSTR_SIZE` and `LNET_NIDSTR_COUNT`.
+const NIDSTR_SIZE: usize = 64;
+const NIDSTR_COUNT: usize = 1024;
+
+/// The ring of string buffers (64 KiB, in the module's data).
+struct Ring(UnsafeCell<[[u8; NIDSTR_SIZE]; NIDSTR_COUNT]>);
+
+// SAFETY: the ring is only reached through `next_slot`, which hands each
+// caller a different buffer until it wraps; a caller keeping a string past
+// NIDSTR_COUNT newer ones sees it overwritten, Lustre's documented limit.
+unsafe impl Sync for Ring {}
+
+static RING: Ring = Ring(UnsafeCell::new([[0; NIDSTR_SIZE]; NIDSTR_COUNT]));
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// The next buffer of the ring (`libcfs_next_nidstring`).
+fn next_slot() -> *mut c_char {
+    let i = NEXT.fetch_add(1, Relaxed) % NIDSTR_COUNT;
+    RING.0
+        .get()
+        .cast::<[u8; NIDSTR_SIZE]>()
+        .wrapping_add(i)
+        .cast()
+}
+
+/// Formats `v` into the C buffer `buf` of `size` bytes, cut short and
+/// NUL-terminated as snprintf does; returns `buf`.
+///
+/// # Safety
+///
+/// `buf` is null or points to `size` writable bytes.
+unsafe fn write_c(buf: *mut c_char, size: usize, v: &dyn Display) -> *mut c_char {
+    if !buf.is_null() && size > 0 {
+        // SAFETY: by this function's contract.
+        let out = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), size) };
+        write_cstr(out, v);
+    }
+    buf
+}
+
+/// A string of the ring, `LNET_NIDSTR_SIZE` bytes (`libcfs_next_nidstring`).
+#[no_mangle]
+extern "C" fn libcfs_next_nidstring() -> *mut c_char {
+    next_slot()
+}
+
+/// The text of a NID4 (`libcfs_nid2str_r`); `LNET_NID_ANY` is `<?>`.
+///
+/// # Safety
+///
+/// `buf` is null or points to `size` writable bytes.
+#[no_mangle]
+unsafe extern "C" fn libcfs_nid2str_r(nid: u64, buf: *mut c_char, size: usize) -> *mut c_char {
+    // SAFETY: by this function's contract.
+    unsafe { write_c(buf, size, &Nid::from_nid4(nid)) }
+}
+
+/// The text of a NID (`libcfs_nidstr_r`); `LNET_ANY_NID`, and a NID whose
+/// size is neither 0 nor 12, are `<?>`.
+///
+/// # Safety
+///
+/// `nid` is null or points to a NID; `buf` is null or points to `size`
+/// writable bytes.
+#[no_mangle]
+unsafe extern "C" fn libcfs_nidstr_r(
+    nid: *const lnet_nid,
+    buf: *mut c_char,
+    size: usize,
+) -> *mut c_char {
+    // SAFETY: by this function's contract.
+    let n = unsafe { nid.as_ref() }.and_then(|c| nid_from_c(c).ok());
+    // SAFETY: by this function's contract.
+    unsafe { write_c(buf, size, &n.unwrap_or(Nid::ANY)) }
+}
+
+/// `pid-nid` in a ring buffer (`libcfs_idstr`).
+///
+/// # Safety
+///
+/// `id` is null or points to a process id.
+#[no_mangle]
+unsafe extern "C" fn libcfs_idstr(id: *const lnet_processid) -> *mut c_char {
+    // SAFETY: by this function's contract.
+    let id = unsafe { id.as_ref() }.map_or(
+        ProcessId {
+            nid: Nid::ANY,
+            pid: crate::lnet_core::md::PID_ANY,
+        },
+        |c| ProcessId {
+            nid: nid_from_c(&c.nid).unwrap_or(Nid::ANY),
+            pid: c.pid,
+        },
+    );
+    // SAFETY: a ring buffer is NIDSTR_SIZE writable bytes.
+    unsafe { write_c(next_slot(), NIDSTR_SIZE, &id) }
+}
+
+/// The C string `s`, if it is one and UTF-8.
+///
+/// # Safety
+///
+/// `s` is null or a NUL-terminated string.
+unsafe fn text<'a>(s: *const c_char) -> Option<&'a str> {
+    if s.is_null() {
+        return None;
+    }
+    // SAFETY: by this function's contract.
+    unsafe { CStr::from_char_ptr(s) }.to_str().ok()
+}
+
+/// A net from its text (`libcfs_str2net`): `LNET_NET_ANY` if it is not one.
+///
+/// # Safety
+///
+/// `s` is null or a NUL-terminated string.
+#[no_mangle]
+unsafe extern "C" fn libcfs_str2net(s: *const c_char) -> u32 {
+    // SAFETY: by this function's contract.
+    let net = unsafe { text(s) }.and_then(|t| Net::parse(t).ok());
+    net.unwrap_or(Net::ANY).as_u32()
+}
+
+/// Parses a NID in its text form (`libcfs_strnid`): 0 or -EINVAL.
+///
+/// # Safety
+///
+/// `nid` is null or writable; `s` is null or a NUL-terminated string.
+#[no_mangle]
+unsafe extern "C" fn libcfs_strnid(nid: *mut lnet_nid, s: *const c_char) -> c_int {
+    // SAFETY: by this function's contract.
+    let parsed = unsafe { text(s) }.and_then(|t| Nid::parse(t.trim()).ok());
+    // SAFETY: by this function's contract.
+    match (parsed, unsafe { nid.as_mut() }) {
+        (Some(n), Some(out)) => {
+            *out = nid_to_c(&n);
+            0
+        }
+        _ => EINVAL.to_errno(),
+    }
+}
