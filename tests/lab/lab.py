@@ -11,7 +11,11 @@ not finish in time, or when any console shows a kernel BUG, WARNING, KASAN,
 lockdep, kmemleak or panic report, or a module that will not unload.
 
 Scenarios declare their lab in a header line, `# lab: vms=2 nics=2`;
-scenarios with the same lab share one boot.
+scenarios with the same lab share one boot. `lustre=N` makes the last N
+VMs Lustre nodes: they boot the Lustre peer's kernel (built once by
+../shared/peers/lustre/build.sh and cached) with an initramfs holding
+Lustre's own modules and lnetctl instead of ours, and run the same
+scenario with LAB_LUSTRE=1.
 """
 
 import argparse
@@ -85,11 +89,9 @@ def copy_in(root, src, dst=None):
     return dst
 
 
-def build_initramfs(kd, work):
-    """One initramfs for every VM: busybox, ip/tc/rdma and their libraries,
-    the modules under /lib/modules/<release>/extra (with depmod), the
-    scenarios and their helpers."""
-    root = work / "root"
+def base_root(root):
+    """What every VM's initramfs has: busybox and its applet links, ip, tc
+    and rdma with their libraries, users."""
     if root.exists():
         shutil.rmtree(root)
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc", "lab/tests", "root"):
@@ -102,14 +104,6 @@ def build_initramfs(kd, work):
         copy_in(root, path, f"/usr/sbin/{tool}")
         for lib in shared_libs(path):
             copy_in(root, lib)
-    # Our userspace tools, built by scripts/test.sh (cargo build --release).
-    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "tcp_bench"):
-        path = TOP / "target/release" / tool
-        if not path.exists():
-            sys.exit(f"lab: {path} missing: run cargo build --release -p lnetctl")
-        copy_in(root, str(path), f"/usr/sbin/{tool}")
-        for lib in shared_libs(str(path)):
-            copy_in(root, lib)
     # Applet links made here: `busybox --install` takes seconds under TCG.
     applets = subprocess.run(["/bin/busybox", "--list-full"], capture_output=True, text=True, check=True).stdout
     for applet in applets.split():
@@ -120,20 +114,22 @@ def build_initramfs(kd, work):
     (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\nlnetuser:x:1000:1000::/tmp:/bin/sh\n")
     (root / "etc/group").write_text("root:x:0:\nlnetuser:x:1000:\n")
 
-    release = kernel_release(kd)
+
+def install_modules(root, release, kos, kd=None):
+    """Modules under /lib/modules/<release>/extra, with depmod."""
     extra = root / "lib/modules" / release / "extra"
     extra.mkdir(parents=True)
-    kos = sorted(p for p in TOP.glob("*/*.ko"))
-    kos += sorted(p for p in (TOP / "tests").glob("**/*.ko"))
-    if not kos:
-        sys.exit("lab: no modules built: run make first")
     for ko in kos:
-        shutil.copy2(ko, extra / ko.name)
+        shutil.copy2(ko, extra / Path(ko).name)
     for f in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
-        if (kd / f).exists():
+        if kd and (kd / f).exists():
             shutil.copy2(kd / f, root / "lib/modules" / release / f)
     subprocess.run(["depmod", "-b", str(root), release], check=True)
 
+
+def finish_initramfs(root, work, name):
+    """The init, the scenarios and their helpers; packs `root` into
+    work/name."""
     shutil.copy2(TOP / "tests/lab/init", root / "init")
     os.chmod(root / "init", 0o755)
     shutil.copy2(TESTS / "lib.sh", root / "lab/lib.sh")
@@ -141,11 +137,69 @@ def build_initramfs(kd, work):
         if t.name != "lib.sh":
             shutil.copy2(t, root / "lab/tests" / t.name)
 
-    cpio = work / "initramfs.cpio"
+    cpio = work / name
     with open(cpio, "wb") as out:
         files = subprocess.run(["find", "."], cwd=root, capture_output=True, check=True).stdout
         subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=root, input=files, stdout=out, check=True)
     return cpio
+
+
+def build_initramfs(kd, work):
+    """The initramfs of lnet-rs VMs: our modules and userspace tools."""
+    root = work / "root"
+    base_root(root)
+    # Our userspace tools, built by scripts/test.sh (cargo build --release).
+    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "tcp_bench"):
+        path = TOP / "target/release" / tool
+        if not path.exists():
+            sys.exit(f"lab: {path} missing: run cargo build --release -p lnetctl")
+        copy_in(root, str(path), f"/usr/sbin/{tool}")
+        for lib in shared_libs(str(path)):
+            copy_in(root, lib)
+    kos = sorted(p for p in TOP.glob("*/*.ko"))
+    kos += sorted(p for p in (TOP / "tests").glob("**/*.ko"))
+    if not kos:
+        sys.exit("lab: no modules built: run make first")
+    install_modules(root, kernel_release(kd), kos, kd)
+    return finish_initramfs(root, work, "initramfs.cpio")
+
+
+LUSTRE_BUILD = TOP.parent / "shared" / "peers" / "lustre" / "build.sh"
+
+
+def lustre_peer():
+    """The Lustre peer's bundle directory, built on first use (cached)."""
+    env = os.environ.get("LUSTRE_PEER")
+    if env:
+        return Path(env)
+    if not LUSTRE_BUILD.exists():
+        sys.exit(f"lab: {LUSTRE_BUILD} missing: the Lustre peer cannot be built")
+    log("lab: building the Lustre peer (cached after the first time)")
+    out = subprocess.run(["bash", str(LUSTRE_BUILD)], stdout=subprocess.PIPE, text=True)
+    if out.returncode != 0:
+        sys.exit("lab: the Lustre peer did not build")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def build_lustre_initramfs(bundle, work):
+    """The initramfs of Lustre VMs: Lustre's modules, lnetctl and lst with
+    their libraries (the bundle's and the host's), no module of ours."""
+    root = work / "root-lustre"
+    base_root(root)
+    for tool in sorted((bundle / "bin").iterdir()):
+        copy_in(root, str(tool), f"/usr/sbin/{tool.name}")
+    for lib in sorted((bundle / "lib").iterdir()):
+        copy_in(root, str(lib), f"/usr/lib/{lib.name}")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(bundle / "lib"))
+    for tool in sorted((bundle / "bin").iterdir()):
+        out = subprocess.run(["ldd", str(tool)], capture_output=True, text=True, env=env).stdout
+        for line in out.splitlines():
+            m = re.search(r"(/\S+)", line.split("=>")[-1])
+            if m and os.path.exists(m.group(1)) and not m.group(1).startswith(str(bundle)):
+                copy_in(root, m.group(1))
+    release = (bundle / "release").read_text().strip()
+    install_modules(root, release, sorted((bundle / "modules").glob("*.ko")))
+    return finish_initramfs(root, work, "initramfs-lustre.cpio")
 
 
 def free_udp_ports(n):
@@ -162,7 +216,7 @@ def free_udp_ports(n):
 
 
 def parse_header(path):
-    lab = {"vms": 1, "nics": 2, "timeout": 240}
+    lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0}
     for line in path.read_text().splitlines()[:10]:
         m = re.match(r"#\s*lab:\s*(.*)", line)
         if m:
@@ -210,21 +264,31 @@ class Hub:
 class Boot:
     """One boot of a lab: nvms VMs with nics NICs, running `scenarios`."""
 
-    def __init__(self, kd, initrd, work, nvms, nics, scenarios, timeout, mem="384M"):
+    def __init__(self, kd, initrd, work, nvms, nics, scenarios, timeout, mem="384M", lustre=None):
         self.kd, self.initrd, self.work = kd, initrd, work
         self.nvms, self.nics, self.scenarios = nvms, nics, scenarios
         self.timeout, self.mem = timeout, mem
+        # (count, bundle, initramfs): the last `count` VMs are Lustre nodes.
+        self.lustre = lustre
         self.procs, self.consoles = [], []
 
+    def is_lustre(self, vm):
+        return bool(self.lustre) and vm >= self.nvms - self.lustre[0]
+
     def qemu_cmd(self, vm, ports):
+        kernel, initrd, mem = self.kd / "arch/x86/boot/bzImage", self.initrd, self.mem
+        if self.is_lustre(vm):
+            # Lustre's node needs more room than ours (its README).
+            kernel, initrd, mem = self.lustre[1] / "bzImage", self.lustre[2], "512M"
         cmd = [
-            "qemu-system-x86_64", "-machine", "pc", "-cpu", "max", "-m", self.mem, "-smp", "1",
+            "qemu-system-x86_64", "-machine", "pc", "-cpu", "max", "-m", mem, "-smp", "1",
             "-nodefaults", "-no-reboot", "-display", "none", "-monitor", "none",
-            "-kernel", str(self.kd / "arch/x86/boot/bzImage"), "-initrd", str(self.initrd),
+            "-kernel", str(kernel), "-initrd", str(initrd),
             "-serial", f"file:{self.consoles[vm]}",
             "-append", " ".join([
                 "console=ttyS0", "panic=-1", "oops=panic", "printk.time=1",
                 f"lab.vm={vm}", f"lab.nvms={self.nvms}", f"lab.nics={self.nics}",
+                f"lab.lustre={int(self.is_lustre(vm))}",
                 "lab.run=" + ",".join(self.scenarios),
             ]),
         ]
@@ -365,7 +429,7 @@ def main():
         if not path.exists():
             sys.exit(f"lab: no scenario {path}")
         lab = parse_header(path)
-        key = (lab["vms"], lab["nics"])
+        key = (lab["vms"], lab["nics"], lab["lustre"])
         g = groups.setdefault(key, {"names": [], "timeout": 60})
         g["names"].append(n)
         g["timeout"] += lab["timeout"]
@@ -374,13 +438,20 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     initrd = build_initramfs(kd, out)
+    lustre_initrd = None
+    if any(k[2] for k in groups):
+        bundle = lustre_peer()
+        lustre_initrd = (bundle, build_lustre_initramfs(bundle, out))
 
     passed = failed = 0
-    for (nvms, nics), g in sorted(groups.items()):
-        work = out / f"boot-{nvms}vm-{nics}nic"
+    for (nvms, nics, nlustre), g in sorted(groups.items()):
+        name = f"boot-{nvms}vm-{nics}nic" + (f"-{nlustre}lustre" if nlustre else "")
+        work = out / name
         work.mkdir(exist_ok=True)
-        log(f"lab: booting {nvms} VM(s) x {nics} NIC(s) for: {' '.join(g['names'])}")
-        boot = Boot(kd, initrd, work, nvms, nics, g["names"], g["timeout"])
+        which = f" ({nlustre} of them Lustre)" if nlustre else ""
+        log(f"lab: booting {nvms} VM(s){which} x {nics} NIC(s) for: {' '.join(g['names'])}")
+        lustre = (nlustre, *lustre_initrd) if nlustre else None
+        boot = Boot(kd, initrd, work, nvms, nics, g["names"], g["timeout"], lustre=lustre)
         kfilter = re.compile(args.kernel_filter) if args.kernel_filter else None
         consoles = boot.run(follow=args.follow, kernel_filter=kfilter)
         times = [boot_time(c) for c in consoles]

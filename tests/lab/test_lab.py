@@ -111,5 +111,35 @@ class HubRelay(unittest.TestCase):
                 s.close()
 
 
+
+class MixedLab(unittest.TestCase):
+    def test_header_and_lustre_vms(self):
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", suffix=".sh") as f:
+            f.write("# lab: vms=3 nics=2 lustre=1 timeout=99\n# text\n")
+            f.flush()
+            h = lab.parse_header(Path(f.name))
+        self.assertEqual((h["vms"], h["nics"], h["lustre"], h["timeout"]), (3, 2, 1, 99))
+        boot = lab.Boot(Path("k"), Path("i"), Path("w"), 3, 2, ["a"], 60,
+                        lustre=(1, Path("b"), Path("li")))
+        self.assertEqual([boot.is_lustre(v) for v in range(3)], [False, False, True])
+        plain = lab.Boot(Path("k"), Path("i"), Path("w"), 2, 2, ["a"], 60)
+        self.assertFalse(plain.is_lustre(1))
+        boot.consoles = [Path("c0"), Path("c1"), Path("c2")]
+        boot.hubs = [lab.Hub([1, 2, 3]), lab.Hub([4, 5, 6])]
+        try:
+            cmd = boot.qemu_cmd(2, [[1, 2, 3], [4, 5, 6]])
+            first = boot.qemu_cmd(0, [[1, 2, 3], [4, 5, 6]])
+        finally:
+            for hub in boot.hubs:
+                hub.close()
+        self.assertIn("b/bzImage", cmd)
+        self.assertIn("li", cmd)
+        self.assertIn("lab.lustre=1", " ".join(cmd))
+        self.assertIn("lab.lustre=0", " ".join(first))
+        self.assertNotIn("b/bzImage", first)
+
+
 if __name__ == "__main__":
     unittest.main()

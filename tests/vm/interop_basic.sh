@@ -1,0 +1,58 @@
+# lab: vms=2 nics=2 lustre=1 timeout=420
+# Interoperation with Lustre's own LNet: VM 0 runs lnet-rs, VM 1 Lustre's
+# kernel, modules and lnetctl. Each side is set up as its administrator
+# would (tcp on eth0, tcp1 on eth1, default settings) and pings every NID
+# of the other. Then the Lustre node discovers us: its `lnetctl discover`
+# reads our ping buffer (Multi-Rail, discovery on) and pushes its own to
+# us, which must be ACKed; its `peer show -v` must then list us as one
+# Multi-Rail peer with both NIDs.
+peer=$(lab_peer)
+p0=$(lab_addr "$peer" 0)@tcp
+p1=$(lab_addr "$peer" 1)@tcp1
+side=lnet-rs
+[ "$LAB_LUSTRE" = 1 ] && side=Lustre
+dmesg -c >/dev/null
+modprobe ksocklnd || lab_fail "$side: ksocklnd did not load"
+lnetctl lnet configure || lab_fail "$side: configure"
+lnetctl net add --net tcp --if eth0 || lab_fail "$side: net add tcp"
+lnetctl net add --net tcp1 --if eth1 || lab_fail "$side: net add tcp1"
+nc -ll -p 7000 -e /bin/true &
+ready=$!
+lab_wait_server "$(lab_addr "$peer" 0)"
+
+for n in "$p0" "$p1"; do
+	i=0
+	until lnetctl ping "$n" --timeout 10 >/tmp/ping 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 5 ] || { cat /tmp/ping; lab_fail "$side: no ping reply from $n"; }
+		sleep 2
+	done
+	grep -q "nid: $p0" /tmp/ping && grep -q "nid: $p1" /tmp/ping ||
+		{ cat /tmp/ping; lab_fail "$side: ping reply from $n lacks the peer's NIDs"; }
+done
+lab_log "$side pinged $p0 and $p1"
+
+if [ "$LAB_LUSTRE" = 1 ]; then
+	t0=$(date +%s)
+	lnetctl discover "$p0" >/tmp/disc 2>&1 || { cat /tmp/disc; lab_fail "Lustre: lnetctl discover $p0"; }
+	lab_log "Lustre discovered $p0 in $(($(date +%s) - t0))s:"
+	sed 's/^/  /' /tmp/disc
+	grep -q "Multi-Rail: True" /tmp/disc || lab_fail "Lustre: discover does not say Multi-Rail"
+	lnetctl peer show -v >/tmp/peer || lab_fail "Lustre: peer show -v"
+	awk -v p="$p0" '$0 ~ "primary nid: " p { found = 1 } END { exit !found }' /tmp/peer &&
+		grep -q "Multi-Rail: True" /tmp/peer && grep -q "nid: $p1" /tmp/peer ||
+		{ cat /tmp/peer; lab_fail "Lustre: peer show lacks the Multi-Rail peer $p0 with $p1"; }
+	lab_server_done "$(lab_addr "$peer" 0)"
+else
+	# Until the Lustre node is done with us.
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
+	dmesg | grep -q "Bad push" && { dmesg | grep "Bad push"; lab_fail "a push from the Lustre node was refused"; }
+fi
+kill $ready
+lnetctl lnet unconfigure || lab_fail "$side: unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
+if [ "$LAB_LUSTRE" = 1 ]; then
+	lab_rmmod libcfs
+	lab_rmmod sunrpc_addr
+fi
