@@ -342,8 +342,11 @@ impl Conn {
         crate::zc::abort(self);
         self.tx_wake.notify_all();
         self.rx_wake.notify_all();
-        // A header LNet parsed but whose payload will never come.
-        if let Some(req) = self.rx.lock().take() {
+        // A header LNet parsed but whose payload will never come. Taken
+        // out first: finalizing runs the ULP's handler and may sleep, so
+        // the receive lock is not held across it.
+        let req = self.rx.lock().take();
+        if let Some(req) = req {
             req.msg.finalize(EIO.to_errno(), Status::RemoteError);
         }
     }

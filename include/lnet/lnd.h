@@ -126,6 +126,15 @@ unsigned int lnet_get_lnd_timeout(void);
 void lnet_set_link_fatal_state(struct lnet_ni *ni, unsigned int fatal);
 
 /*
+ * Contexts. lnet_parse() and lnet_finalize() are called from process
+ * context, with no lock of the LND held, and may sleep: they match MDs,
+ * run the upper layer's event handler, send ACKs and REPLYs (calling
+ * lnd_send() again) and may call lnd_recv() or lnd_send() of this very
+ * connection. An LND takes what it must finalize out of its locked state
+ * first, drops the lock, then calls LNet.
+ */
+
+/*
  * A header arrived on ni from the peer "from". 0: LNet calls lnd_recv()
  * exactly once for it (possibly before returning); < 0: the header is bad
  * and the LND should drop the connection.
@@ -143,7 +152,8 @@ int lnet_inet_addrs(__u32 *addrs, int max);
 /* The page under a kernel virtual address (lowmem or vmalloc). */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr);
 
-/* Every completion, successful or not. */
+/* Every completion, successful or not (process context, no LND lock
+ * held; see "Contexts" above). */
 void lnet_finalize(struct lnet_msg *msg, int status,
 		   enum lnet_msg_hstatus hstatus);
 
