@@ -30,7 +30,9 @@ pub(crate) enum Kind {
 enum HeldMsg {
     /// Selected and encoded; goes to its LND when released.
     Send(KBox<Msg>),
-    /// Received on `ni`; the LND waits for LNet's receive call.
+    /// Received on `ni`; the LND waits for LNet's receive call. `private`
+    /// may be an owned reference of the LND's: released messages always
+    /// go through `msg::deliver`, which hands it back with one `lnd_recv`.
     Recv {
         m: KBox<Msg>,
         ni: Arc<Ni>,

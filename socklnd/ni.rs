@@ -164,7 +164,11 @@ impl SockNi {
         sni.take_each(|t| vec::pop(&mut t.connectors), |c| c.abort());
         sni.take_each(
             |t| vec::pop(&mut t.conns),
-            |c| c.close(crate::kapi::errno::ENETDOWN().to_errno()),
+            |c| {
+                c.close(crate::kapi::errno::ENETDOWN().to_errno());
+                // Before our reference goes: its threads borrow it.
+                c.stop_threads();
+            },
         );
         // Messages still waiting for a connection (ksocknal_del_peer).
         sni.take_each(
