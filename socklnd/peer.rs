@@ -47,6 +47,9 @@ pub(crate) struct SockPeer {
     pub(crate) connecting: bool,
     /// Handshakes from it accepted but not yet running.
     pub(crate) accepting: u32,
+    /// We route to it (Lustre's `ksnp_conn_cb`): only then do we open
+    /// connections to it (`socklnd_conns::launch`).
+    route: bool,
     pub(crate) backoff: Backoff,
     /// Messages waiting for a connection, each with its deadline (ms).
     waiting: KVec<(Tx, u64)>,
@@ -102,6 +105,7 @@ impl Table {
                         incarnation: None,
                         connecting: false,
                         accepting: 0,
+                        route: false,
                         backoff: Backoff::default(),
                         waiting: KVec::new(),
                         next_keepalive_ms: 0,
@@ -145,7 +149,9 @@ impl Table {
     }
 
     /// The connection that should carry `frame` to `nid`, and whether
-    /// every type an active side opens is up; one pass over the table.
+    /// every type an active side opens is up, the peer's own connections
+    /// counting by their mirrored type (`rules::wanted` is `None`); one
+    /// pass over the table.
     fn route(&self, nid: &Nid, frame: Frame) -> (Option<Arc<Conn>>, bool) {
         let min_bulk = usize::try_from(params::get(SockParam::MinBulk)).unwrap_or(0);
         let mut up = [false; ACTIVE_TYPES.len()];
@@ -275,8 +281,18 @@ pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc
             return Err(errno::ESHUTDOWN());
         }
         let (chosen, complete) = t.route(&peer, frame);
+        let connected = t.connected(&peer);
         let p = t.peer_or_insert(peer)?;
-        if !complete && !p.connecting && p.backoff.may_connect(now) {
+        let (connect, route) = rules::launch(&rules::PeerState {
+            route: p.route,
+            connected,
+            accepting: p.accepting > 0,
+            complete,
+            connecting: p.connecting,
+            may_connect: p.backoff.may_connect(now),
+        });
+        p.route = route;
+        if connect {
             p.connecting = true;
             start = true;
         }
