@@ -21,7 +21,7 @@ use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::{self, ConnType};
-use crate::lnet_core::socklnd_conns::{self as rules, Backoff, Candidate, Frame, ACTIVE_TYPES};
+use crate::lnet_core::socklnd_conns::{self as rules, Backoff, Candidate, Frame};
 use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
 use crate::params;
@@ -150,19 +150,11 @@ impl Table {
 
     /// The connection that should carry `frame` to `nid`, and whether
     /// every type an active side opens is up, the peer's own connections
-    /// counting by their mirrored type (`rules::wanted` is `None`); one
-    /// pass over the table.
+    /// counting by their mirrored type (`rules::wanted` is `None`).
     fn route(&self, nid: &Nid, frame: Frame) -> (Option<Arc<Conn>>, bool) {
         let min_bulk = usize::try_from(params::get(SockParam::MinBulk)).unwrap_or(0);
-        let mut up = [false; ACTIVE_TYPES.len()];
         let best = rules::choose_by(
-            self.live(nid).inspect(|c| {
-                if let Some(i) = ACTIVE_TYPES.iter().position(|t| *t == c.ctype) {
-                    if let Some(u) = up.get_mut(i) {
-                        *u = true;
-                    }
-                }
-            }),
+            self.live(nid),
             |c| Candidate {
                 ctype: c.ctype,
                 queued: c.queued(),
@@ -170,7 +162,8 @@ impl Table {
             frame,
             min_bulk,
         );
-        (best.cloned(), up.iter().all(|u| *u))
+        let complete = rules::wanted(self.live(nid).map(|c| c.ctype)).is_none();
+        (best.cloned(), complete)
     }
 
     /// The connection that should carry `frame` to `nid`.
