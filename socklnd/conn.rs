@@ -332,7 +332,10 @@ impl Conn {
                 err
             );
         }
-        let hstatus = socklnd::txlist_status(err);
+        // Not Lustre's -ESHUTDOWN / LOCAL_ERROR: by the close's cause, so
+        // that what never left is resent elsewhere (see
+        // `closed_conn_status`).
+        let hstatus = socklnd::closed_conn_status(err);
         loop {
             let tx = vec::pop(&mut self.txq.lock());
             let Some(tx) = tx else {
