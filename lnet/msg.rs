@@ -1046,7 +1046,12 @@ fn receive_request(
             m.desc.len = mlength;
             send(lnet, m);
         }
-        _ => Msg::free(lnet, m),
+        // Only requests get here; anything else still hands the LND its
+        // context back.
+        _ => {
+            Msg::free(lnet, m);
+            drop_incoming(lnet, ni, private, hdr.payload_length, "not a request", &hdr);
+        }
     }
 }
 
