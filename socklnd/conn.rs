@@ -109,6 +109,14 @@ impl Progress {
     }
 }
 
+/// A connection, always in an `Arc`.
+///
+/// # Invariants
+///
+/// While either of its threads runs, the NI's table holds a reference to
+/// it: it leaves the table only once its threads have parked (the reaper)
+/// or been stopped (`SockNi::stop`). Its receive thread relies on this to
+/// borrow the `Arc` from its own address.
 #[pin_data]
 pub(crate) struct Conn {
     /// The connection's threads; first, so they stop before the rest goes.

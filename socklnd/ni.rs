@@ -166,7 +166,8 @@ impl SockNi {
             |t| vec::pop(&mut t.conns),
             |c| {
                 c.close(crate::kapi::errno::ENETDOWN().to_errno());
-                // Before our reference goes: its threads borrow it.
+                // INVARIANT: the threads stop before the table's
+                // reference goes.
                 c.stop_threads();
             },
         );
@@ -266,7 +267,8 @@ unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
     // SAFETY: by this function's contract.
     let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
     while !kthread::should_stop() {
-        // Dropping each stops its (parked) threads.
+        // INVARIANT: only connections whose threads have parked leave
+        // the table; dropping each stops them.
         sni.take_each(
             |t| {
                 let i = t.conns.iter().position(|c| c.reapable())?;
