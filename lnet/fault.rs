@@ -12,7 +12,7 @@ use crate::lnet_core::hdr::{Hdr, MsgBody};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::msg::{self, Msg};
-use crate::ni::Ni;
+use crate::ni::{Ni, NiState};
 use crate::state::TheLnet;
 use core::ffi::c_void;
 use core::sync::atomic::Ordering;
@@ -30,7 +30,9 @@ pub(crate) enum Kind {
 enum HeldMsg {
     /// Selected and encoded; goes to its LND when released.
     Send(KBox<Msg>),
-    /// Received on `ni`; the LND waits for LNet's receive call.
+    /// Received on `ni`; the LND waits for LNet's receive call. `private`
+    /// may be an owned reference of the LND's: released messages always
+    /// go through `msg::deliver`, which hands it back with one `lnd_recv`.
     Recv {
         m: KBox<Msg>,
         ni: Arc<Ni>,
@@ -168,8 +170,15 @@ pub(crate) fn on_recv(lnet: &TheLnet, hdr: &Hdr, ni: &Nid) -> Verdict {
 /// cannot be held (it then goes on undelayed).
 fn hold(lnet: &TheLnet, at: i64, rule: u64, msg: HeldMsg) -> core::result::Result<(), KBox<Msg>> {
     let mut f = lnet.faults.lock();
+    // Nothing is held once LNet or a received message's NI is going away:
+    // their last release (under this lock) has run or is about to, and a
+    // receive held after it would keep the LND's context past the NI.
+    let going = match &msg {
+        HeldMsg::Recv { ni, .. } => ni.state.load(Ordering::Relaxed) == NiState::Deleting as u32,
+        HeldMsg::Send(_) => false,
+    };
     // Room first: a failed push would lose the message.
-    if f.held.reserve(1, GFP_ATOMIC).is_err() {
+    if !lnet.is_running() || going || f.held.reserve(1, GFP_ATOMIC).is_err() {
         return Err(msg.into_msg());
     }
     // Cannot fail: the room is reserved.

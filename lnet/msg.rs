@@ -952,6 +952,12 @@ fn commit(res: &mut Res, cookie: u64, offset: u32, mlength: u32) {
 
 /// An incoming request waiting on a lazy portal for an MD
 /// (`LNetSetLazyPortal`). The LND holds its payload until asked for it.
+///
+/// `private` is the LND's receive context, which it may have given as an
+/// owned reference (ksocklnd: its connection): it goes back through
+/// exactly one `lnd_recv`, when an MD takes the message
+/// ([`attach_delayed`]) or it is dropped ([`drop_delayed`],
+/// [`drop_delayed_on`]); never by just freeing this.
 pub(crate) struct Delayed {
     msg: *mut lnet_msg,
     ni: Arc<Ni>,
@@ -1018,7 +1024,14 @@ fn parse_request(
             return 0;
         }
         Err(Miss::NoMatch) if res.lazy & (1u64 << (portal % 64)) != 0 => {
-            if res.delayed.reserve(1, GFP_ATOMIC).is_ok() {
+            // Checked under the resource lock, which LNet's shutdown and
+            // `drop_delayed_on` take before dropping what waits: nothing
+            // parks behind them (an NI going away, or LNet, would never
+            // hand the LND its reference back).
+            let going = ni.state.load(Ordering::Relaxed) == crate::ni::NiState::Deleting as u32;
+            if !lnet.is_running() || going {
+                "shutting down"
+            } else if res.delayed.reserve(1, GFP_ATOMIC).is_ok() {
                 let d = Delayed {
                     msg: Msg::into_c(m),
                     ni: ni.clone(),
@@ -1029,8 +1042,9 @@ fn parse_request(
                 // Room was reserved: this cannot fail.
                 let _ = res.delayed.push(d, GFP_ATOMIC);
                 return 0;
+            } else {
+                "no memory to wait on the lazy portal"
             }
-            "no memory to wait on the lazy portal"
         }
         Err(Miss::NoMatch) => "no matching ME",
         Err(Miss::Drop(why)) => why,
@@ -1099,7 +1113,12 @@ fn receive_request(
             m.desc.len = mlength;
             send(lnet, m);
         }
-        _ => Msg::free(lnet, m),
+        // Only requests get here; anything else still hands the LND its
+        // context back.
+        _ => {
+            Msg::free(lnet, m);
+            drop_incoming(lnet, ni, private, hdr.payload_length, "not a request", &hdr);
+        }
     }
 }
 
@@ -1168,12 +1187,23 @@ pub(crate) fn attach_delayed(lnet: &TheLnet, portal: u32, me_cookie: u64, md_coo
 
 /// Drops the messages waiting on `portal`, or on every portal.
 pub(crate) fn drop_delayed(lnet: &TheLnet, portal: Option<u32>) {
+    drop_delayed_where(lnet, "lazy portal cleared", |d| {
+        portal.map_or(true, |p| d.portal == p)
+    });
+}
+
+/// Drops the messages `ni` received that wait on a lazy portal, before
+/// its LND stops: each goes back to the LND (`lnd_recv` with no message),
+/// which releases what it holds for it (`lnet_clear_lazy_portal` of the
+/// NI's messages, as Lustre's `lnet_shutdown_lndni`).
+pub(crate) fn drop_delayed_on(lnet: &TheLnet, ni: &Arc<Ni>) {
+    drop_delayed_where(lnet, "its NI is going away", |d| Arc::ptr_eq(&d.ni, ni));
+}
+
+fn drop_delayed_where(lnet: &TheLnet, why: &str, which: impl Fn(&Delayed) -> bool) {
     loop {
         let mut res = lnet.res.lock();
-        let i = res
-            .delayed
-            .iter()
-            .position(|d| portal.map_or(true, |p| d.portal == p));
+        let i = res.delayed.iter().position(&which);
         let Some(d) = i.and_then(|i| vec::remove(&mut res.delayed, i)) else {
             return;
         };
@@ -1182,14 +1212,7 @@ pub(crate) fn drop_delayed(lnet: &TheLnet, portal: Option<u32>) {
         let m = unsafe { Msg::from_c(d.msg) };
         let hdr = m.hdr;
         Msg::free(lnet, m);
-        drop_incoming(
-            lnet,
-            &d.ni,
-            d.private,
-            hdr.payload_length,
-            "lazy portal cleared",
-            &hdr,
-        );
+        drop_incoming(lnet, &d.ni, d.private, hdr.payload_length, why, &hdr);
     }
 }
 

@@ -299,6 +299,9 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
         ni.set_state(NiState::Deleting);
         // Its LND may wait for a receive a delay rule holds.
         crate::fault::release_all(lnet);
+        // Requests it received that wait on lazy portals: their LND
+        // context must go back to the LND before it stops.
+        crate::msg::drop_delayed_on(lnet, ni);
         crate::credits::drop_waiting(lnet, ni);
         if was_active {
             ni.lnd.shutdown(ni);

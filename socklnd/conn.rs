@@ -27,7 +27,7 @@ use crate::ni::SockNi;
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, CondVar, Mutex, SpinLock};
+use kernel::sync::{Arc, ArcBorrow, CondVar, Mutex, SpinLock};
 use kernel::{c_str, new_condvar, new_mutex, new_spinlock};
 
 /// Something to send on a connection.
@@ -109,6 +109,14 @@ impl Progress {
     }
 }
 
+/// A connection, always in an `Arc`.
+///
+/// # Invariants
+///
+/// While either of its threads runs, the NI's table holds a reference to
+/// it: it leaves the table only once its threads have parked (the reaper)
+/// or been stopped (`SockNi::stop`). Its receive thread relies on this to
+/// borrow the `Arc` from its own address.
 #[pin_data]
 pub(crate) struct Conn {
     /// The connection's threads; first, so they stop before the rest goes.
@@ -296,6 +304,8 @@ impl Conn {
         name: &CStr,
         f: unsafe extern "C" fn(*mut c_void) -> c_int,
     ) -> Result {
+        // The connection's address inside its `Arc`, as `Arc::into_raw`
+        // gives it: the receive thread borrows the `Arc` from it.
         let data = (&**self as *const Conn).cast_mut().cast();
         // SAFETY: the thread is stopped (dropping `threads`) before the
         // connection is freed.
@@ -330,7 +340,10 @@ impl Conn {
                 err
             );
         }
-        let hstatus = socklnd::txlist_status(err);
+        // Not Lustre's -ESHUTDOWN / LOCAL_ERROR: by the close's cause, so
+        // that what never left is resent elsewhere (see
+        // `closed_conn_status`).
+        let hstatus = socklnd::closed_conn_status(err);
         loop {
             let tx = vec::pop(&mut self.txq.lock());
             let Some(tx) = tx else {
@@ -342,22 +355,49 @@ impl Conn {
         crate::zc::abort(self);
         self.tx_wake.notify_all();
         self.rx_wake.notify_all();
-        // A header LNet parsed but whose payload will never come.
-        if let Some(req) = self.rx.lock().take() {
+        // A header LNet parsed but whose payload will never come. Taken
+        // out first: finalizing runs the ULP's handler and may sleep, so
+        // the receive lock is not held across it.
+        let req = self.rx.lock().take();
+        if let Some(req) = req {
             req.msg.finalize(EIO.to_errno(), Status::RemoteError);
         }
     }
 
-    /// LNet's answer for the header the receive thread passed it.
-    ///
-    /// # Safety
-    ///
-    /// `conn` is the connection whose receive thread called `lnet_parse`.
-    pub(crate) unsafe fn post_rx(conn: *const Conn, req: RxReq) {
-        // SAFETY: by this function's contract; the thread waits for this.
-        let conn = unsafe { &*conn };
-        *conn.rx.lock() = Some(req);
-        conn.rx_wake.notify_all();
+    /// LNet's answer for the header the receive thread passed it. It may
+    /// come long after (a lazy portal, a delay rule), when the connection
+    /// has died: LNet's reference kept it alive, but its payload went with
+    /// the socket, so the message fails as `close` fails one.
+    pub(crate) fn post_rx(&self, req: RxReq) {
+        let late = {
+            let mut rx = self.rx.lock();
+            // Under the lock `close` takes after marking the connection
+            // dead: either it finds the request, or we see it dead.
+            if self.is_dead() {
+                Some(req)
+            } else {
+                *rx = Some(req);
+                None
+            }
+        };
+        match late {
+            Some(req) => req.msg.finalize(EIO.to_errno(), Status::RemoteError),
+            None => self.rx_wake.notify_all(),
+        }
+    }
+
+    /// Stops both threads (after `close`): they see the connection dead,
+    /// park and exit. The NI does this before letting go of a connection
+    /// whose threads may still run, so that its table's reference outlives
+    /// them (see `rx_main`).
+    pub(crate) fn stop_threads(&self) {
+        loop {
+            let t = vec::pop(&mut self.threads.lock());
+            let Some(t) = t else {
+                break;
+            };
+            drop(t);
+        }
     }
 
     /// Waits, in the thread that finished, to be stopped by the reaper.
@@ -478,12 +518,15 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
 ///
 /// Started by [`Conn::spawn`].
 unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
-    // SAFETY: by this function's contract.
-    let conn = unsafe { &*data.cast_const().cast::<Conn>() };
-    let private = data;
+    // SAFETY: `data` is the address of the connection inside its `Arc`
+    // (what `Arc::into_raw` gives, see `Conn::spawn`), and the NI's table
+    // holds that `Arc` until this thread has stopped: the reaper takes only
+    // connections whose threads have parked, and `SockNi::stop` stops them
+    // before dropping its reference.
+    let conn = unsafe { ArcBorrow::<Conn>::from_raw(data.cast_const().cast()) };
     while !conn.is_dead() && !kthread::should_stop() {
         kthread::cond_resched();
-        if let Err(e) = rx_one(conn, private) {
+        if let Err(e) = rx_one(conn) {
             match e {
                 RxError::Io(e) => conn.close(e.to_errno()),
                 RxError::Proto(why) => {
@@ -514,7 +557,7 @@ impl From<Error> for RxError {
     }
 }
 
-fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError> {
+fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
     let mut b = [0u8; KSOCK_MSG_LEN + HDR_NID4_LEN];
     let (head, rest) = b.split_at_mut(KSOCK_MSG_LEN);
     // Idle between frames is fine (keepalives probe the peer); once a
@@ -541,7 +584,10 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
         return Ok(());
     }
     conn.sock.recv(rest)?;
-    let rc = conn.sni().ni.parse(rest, &conn.peer, private);
+    // LNet gets a reference of its own: a request it parks on a lazy
+    // portal or under a delay rule keeps the connection alive until its
+    // lnd_recv, however long after the connection died.
+    let rc = conn.sni().ni.parse(rest, &conn.peer, conn.into());
     if rc < 0 {
         return Err(RxError::Proto("LNet refused the header"));
     }
@@ -563,7 +609,7 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
     if req.msg.0.is_null() {
         conn.sock.discard(req.rlen)?;
         if zc != 0 {
-            ack_zc(conn, zc);
+            ack_zc(&conn, zc);
         }
         return Ok(());
     }
@@ -580,7 +626,7 @@ fn rx_one(conn: &Conn, private: *mut c_void) -> core::result::Result<(), RxError
         Ok(()) => {
             req.msg.finalize(0, Status::Ok);
             if zc != 0 {
-                ack_zc(conn, zc);
+                ack_zc(&conn, zc);
             }
             Ok(())
         }

@@ -31,6 +31,9 @@ pub(crate) enum SetupError {
     /// The peer answered with type NONE: it is connecting to us and wins
     /// the race, or already has this connection (`EALREADY`).
     Race,
+    /// The hello's source NID is on another net than this NI: an LND
+    /// carries one net, so nothing could be sent back to it here.
+    OtherNet(Nid),
 }
 
 impl core::fmt::Display for SetupError {
@@ -40,6 +43,7 @@ impl core::fmt::Display for SetupError {
             SetupError::Proto(e) => write!(f, "protocol error: {}", e),
             SetupError::Refused(why) => f.write_str(why),
             SetupError::Race => f.write_str("refused: connection race or duplicate"),
+            SetupError::OtherNet(nid) => write!(f, "hello from {}, on another net", nid),
         }
     }
 }
@@ -179,6 +183,13 @@ pub(crate) fn passive(sni: &SockNi, sock: &Socket) -> Result<(Hello, Peer), Setu
     }
     if matches!(hello.ctype, ConnType::Any | ConnType::None) {
         return Err(SetupError::Refused("untyped connection on hello V3"));
+    }
+    // Stricter than Lustre, whose ksocknal_recv_hello takes any source
+    // NID: a peer of another net on this NI would be a peer LNet never
+    // selects it for, and its messages would claim a net they did not
+    // come over.
+    if hello.src_nid.net() != sni.nid.net() {
+        return Err(SetupError::OtherNet(hello.src_nid));
     }
     let peer = Peer {
         nid: hello.src_nid,

@@ -3,7 +3,7 @@
 //! The tcp LND's operations table and lnet.ko's LND interface
 //! (include/lnet/lnd.h) as this module calls it.
 
-use crate::conn::{self, RxReq};
+use crate::conn::{Conn, RxReq};
 use crate::kapi::bindings::{
     bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid, lnet_tx_desc,
 };
@@ -15,6 +15,7 @@ use crate::params;
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 extern "C" {
     fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int;
@@ -87,21 +88,30 @@ impl LnetNi {
         unsafe { CStr::from_char_ptr(lnet_ni_iface(self.0).cast()) }
     }
 
-    /// Hands a received header to LNet, which calls `socklnd_recv` for it
-    /// exactly once with `private`.
-    pub(crate) fn parse(&self, hdr: &[u8], from: &Nid, private: *mut c_void) -> c_int {
+    /// Hands a received header from `conn` to LNet. On success LNet owns
+    /// the reference `conn` as its receive context and gives it back
+    /// through exactly one `socklnd_recv` (include/lnet/lnd.h); on error
+    /// it never took it.
+    pub(crate) fn parse(&self, hdr: &[u8], from: &Nid, conn: Arc<Conn>) -> c_int {
         let from = crate::kapi::lnet_abi::nid_to_c(from);
+        let private = Arc::into_raw(conn);
         // SAFETY: a started NI; the header and NID outlive the call.
-        unsafe {
+        let rc = unsafe {
             lnet_parse(
                 self.0,
                 hdr.as_ptr().cast(),
                 hdr.len() as c_uint,
                 &from,
-                private,
+                private.cast_mut().cast(),
                 0,
             )
+        };
+        if rc < 0 {
+            // SAFETY: from `Arc::into_raw` above, and LNet refused the
+            // header without calling `socklnd_recv`: the reference is ours.
+            drop(unsafe { Arc::from_raw(private) });
         }
+        rc
     }
 }
 
@@ -226,8 +236,10 @@ unsafe extern "C" fn socklnd_recv(
         mlen,
         rlen,
     };
-    // SAFETY: `private` is the connection whose receive thread called
-    // lnet_parse and now waits for this request.
-    unsafe { conn::Conn::post_rx(private.cast(), req) };
+    // SAFETY: `private` is the reference `LnetNi::parse` gave LNet with
+    // `Arc::into_raw`; LNet calls this exactly once per parsed header
+    // (include/lnet/lnd.h), so it is taken back exactly once, here.
+    let conn = unsafe { Arc::<Conn>::from_raw(private.cast_const().cast()) };
+    conn.post_rx(req);
     0
 }

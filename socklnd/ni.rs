@@ -164,7 +164,12 @@ impl SockNi {
         sni.take_each(|t| vec::pop(&mut t.connectors), |c| c.abort());
         sni.take_each(
             |t| vec::pop(&mut t.conns),
-            |c| c.close(crate::kapi::errno::ENETDOWN().to_errno()),
+            |c| {
+                c.close(crate::kapi::errno::ENETDOWN().to_errno());
+                // INVARIANT: the threads stop before the table's
+                // reference goes.
+                c.stop_threads();
+            },
         );
         // Messages still waiting for a connection (ksocknal_del_peer).
         sni.take_each(
@@ -262,7 +267,8 @@ unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
     // SAFETY: by this function's contract.
     let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
     while !kthread::should_stop() {
-        // Dropping each stops its (parked) threads.
+        // INVARIANT: only connections whose threads have parked leave
+        // the table; dropping each stops them.
         sni.take_each(
             |t| {
                 let i = t.conns.iter().position(|c| c.reapable())?;

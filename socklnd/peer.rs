@@ -21,7 +21,7 @@ use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::{self, ConnType};
-use crate::lnet_core::socklnd_conns::{self as rules, Backoff, Candidate, Frame, ACTIVE_TYPES};
+use crate::lnet_core::socklnd_conns::{self as rules, Backoff, Candidate, Frame};
 use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
 use crate::params;
@@ -47,6 +47,9 @@ pub(crate) struct SockPeer {
     pub(crate) connecting: bool,
     /// Handshakes from it accepted but not yet running.
     pub(crate) accepting: u32,
+    /// We route to it (Lustre's `ksnp_conn_cb`): only then do we open
+    /// connections to it (`socklnd_conns::launch`).
+    route: bool,
     pub(crate) backoff: Backoff,
     /// Messages waiting for a connection, each with its deadline (ms).
     waiting: KVec<(Tx, u64)>,
@@ -102,6 +105,7 @@ impl Table {
                         incarnation: None,
                         connecting: false,
                         accepting: 0,
+                        route: false,
                         backoff: Backoff::default(),
                         waiting: KVec::new(),
                         next_keepalive_ms: 0,
@@ -145,18 +149,12 @@ impl Table {
     }
 
     /// The connection that should carry `frame` to `nid`, and whether
-    /// every type an active side opens is up; one pass over the table.
+    /// every type an active side opens is up, the peer's own connections
+    /// counting by their mirrored type (`rules::wanted` is `None`).
     fn route(&self, nid: &Nid, frame: Frame) -> (Option<Arc<Conn>>, bool) {
         let min_bulk = usize::try_from(params::get(SockParam::MinBulk)).unwrap_or(0);
-        let mut up = [false; ACTIVE_TYPES.len()];
         let best = rules::choose_by(
-            self.live(nid).inspect(|c| {
-                if let Some(i) = ACTIVE_TYPES.iter().position(|t| *t == c.ctype) {
-                    if let Some(u) = up.get_mut(i) {
-                        *u = true;
-                    }
-                }
-            }),
+            self.live(nid),
             |c| Candidate {
                 ctype: c.ctype,
                 queued: c.queued(),
@@ -164,7 +162,8 @@ impl Table {
             frame,
             min_bulk,
         );
-        (best.cloned(), up.iter().all(|u| *u))
+        let complete = rules::wanted(self.live(nid).map(|c| c.ctype)).is_none();
+        (best.cloned(), complete)
     }
 
     /// The connection that should carry `frame` to `nid`.
@@ -275,8 +274,18 @@ pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc
             return Err(errno::ESHUTDOWN());
         }
         let (chosen, complete) = t.route(&peer, frame);
+        let connected = t.connected(&peer);
         let p = t.peer_or_insert(peer)?;
-        if !complete && !p.connecting && p.backoff.may_connect(now) {
+        let (connect, route) = rules::launch(&rules::PeerState {
+            route: p.route,
+            connected,
+            accepting: p.accepting > 0,
+            complete,
+            connecting: p.connecting,
+            may_connect: p.backoff.may_connect(now),
+        });
+        p.route = route;
+        if connect {
             p.connecting = true;
             start = true;
         }

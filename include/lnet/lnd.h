@@ -65,7 +65,10 @@ struct lnet_lnd {
 	/*
 	 * Receive the payload of a message passed to lnet_parse() into kiov
 	 * (mlen bytes from offset; the remaining rlen - mlen are discarded),
-	 * then finalize msg. With msg NULL, discard all rlen bytes.
+	 * then finalize msg. With msg NULL, discard all rlen bytes. Called
+	 * exactly once per header lnet_parse() took, with its private, which
+	 * the LND owns again from here (see lnet_parse()); delayed != 0
+	 * when the message waited on a lazy portal.
 	 */
 	int (*lnd_recv)(struct lnet_ni *ni, void *private, struct lnet_msg *msg,
 			int delayed, unsigned int niov, struct bio_vec *kiov,
@@ -126,9 +129,30 @@ unsigned int lnet_get_lnd_timeout(void);
 void lnet_set_link_fatal_state(struct lnet_ni *ni, unsigned int fatal);
 
 /*
+ * Contexts. lnet_parse() and lnet_finalize() are called from process
+ * context, with no lock of the LND held, and may sleep: they match MDs,
+ * run the upper layer's event handler, send ACKs and REPLYs (calling
+ * lnd_send() again) and may call lnd_recv() or lnd_send() of this very
+ * connection. An LND takes what it must finalize out of its locked state
+ * first, drops the lock, then calls LNet.
+ */
+
+/*
  * A header arrived on ni from the peer "from". 0: LNet calls lnd_recv()
  * exactly once for it (possibly before returning); < 0: the header is bad
  * and the LND should drop the connection.
+ *
+ * private is the LND's receive context, and LNet's until it is handed back:
+ * on 0, LNet passes it to exactly one lnd_recv() (with the message, or
+ * with msg NULL when the message is dropped: no MD, a drop rule, a lazy
+ * portal cleared, the NI or LNet going away), on every path including
+ * delay rules and lazy portals, where that call may come long after the
+ * connection is gone; on < 0, LNet never calls lnd_recv() and private
+ * stays the LND's. So an LND passes an owned reference (ksocklnd: its
+ * connection's Arc::into_raw) and takes it back in lnd_recv() (there
+ * Arc::from_raw), also when lnd_recv() fails. LNet drops the messages an
+ * NI received that wait on lazy portals before its lnd_shutdown(), so no
+ * context outlives the NI.
  */
 int lnet_parse(struct lnet_ni *ni, const void *hdr, unsigned int hdr_len,
 	       const struct lnet_nid *from, void *private, int rdma_req);
@@ -143,7 +167,8 @@ int lnet_inet_addrs(__u32 *addrs, int max);
 /* The page under a kernel virtual address (lowmem or vmalloc). */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr);
 
-/* Every completion, successful or not. */
+/* Every completion, successful or not (process context, no LND lock
+ * held; see "Contexts" above). */
 void lnet_finalize(struct lnet_msg *msg, int status,
 		   enum lnet_msg_hstatus hstatus);
 

@@ -53,6 +53,9 @@ MODULE_PARM_DESC(get, "mode=burst: GETs instead of PUTs");
 
 module_param(traffic, bool, 0444);
 MODULE_PARM_DESC(traffic, "keep a thread sending until (and during) unload");
+static bool lazy;
+module_param(lazy, bool, 0444);
+MODULE_PARM_DESC(lazy, "mode=server: the portal is lazy (buffer for the lazy bits posted by writing attach); mode=burst: PUT to the lazy bits");
 
 #define ULP_PORTAL	10
 #define MAX_EV		4
@@ -1058,14 +1061,56 @@ static void free_inflight(void)
 #define BITS_SINK	0x7000
 #define BITS_SOURCE	0x7001
 #define BITS_DONE	0x7002
+#define BITS_LAZY	0x7003	/* no buffer until "attach" is written */
 #define PATTERN		77
 
-static struct buf srv_sink, srv_source, srv_done;
-static struct op srv_sink_op, srv_source_op, srv_done_op;
-static struct lnet_handle_md srv_mds[3] = {
+static struct buf srv_sink, srv_source, srv_done, srv_lazy;
+static struct op srv_sink_op, srv_source_op, srv_done_op, srv_lazy_op;
+static struct lnet_handle_md srv_mds[4] = {
 	{ LNET_WIRE_HANDLE_COOKIE_NONE }, { LNET_WIRE_HANDLE_COOKIE_NONE },
-	{ LNET_WIRE_HANDLE_COOKIE_NONE },
+	{ LNET_WIRE_HANDLE_COOKIE_NONE }, { LNET_WIRE_HANDLE_COOKIE_NONE },
 };
+static bool srv_ready;
+
+static void lazy_handler(struct lnet_event *ev)
+{
+	if (ev->type == LNET_EVENT_PUT)
+		pr_info("lnet_ulp: lazy PUT ended: status %d, mlength %u\n",
+			ev->status, ev->mlength);
+	ulp_handler(ev);
+}
+
+/*
+ * Writing attach (mode=server lazy=1) posts the buffer for BITS_LAZY, as
+ * PtlRPC posts request buffers late: a PUT waiting on the lazy portal is
+ * received into it now, however long ago, and over whatever connection,
+ * it arrived.
+ */
+static int lazy_attach_set(const char *val, const struct kernel_param *kp)
+{
+	struct lnet_md md = { .handler = lazy_handler };
+	struct lnet_me *me;
+
+	if (!srv_ready || !lazy || !LNetMDHandleIsInvalid(srv_mds[3]))
+		return -EINVAL;
+	me = LNetMEAttach(REMOTE_PORTAL, NULL, BITS_LAZY, 0, LNET_UNLINK,
+			  LNET_INS_AFTER);
+	if (IS_ERR(me))
+		return PTR_ERR(me);
+	md.start = srv_lazy.start;
+	md.length = srv_lazy.length;
+	md.threshold = 1;
+	md.options = LNET_MD_OP_PUT;
+	md.user_ptr = &srv_lazy_op;
+	pr_info("lnet_ulp: posting the lazy buffer\n");
+	return LNetMDAttach(me, &md, LNET_UNLINK, &srv_mds[3]);
+}
+
+static const struct kernel_param_ops lazy_attach_ops = {
+	.set = lazy_attach_set,
+};
+module_param_cb(attach, &lazy_attach_ops, NULL, 0200);
+MODULE_PARM_DESC(attach, "mode=server lazy=1: write to post the lazy buffer");
 
 /*
  * What the server's PUT events say of their initiator: PtlRPC takes it as
@@ -1109,8 +1154,9 @@ static int server_start(void)
 	op_init(&srv_sink_op, false);
 	op_init(&srv_source_op, false);
 	op_init(&srv_done_op, false);
+	op_init(&srv_lazy_op, false);
 	if (buf_alloc(&srv_sink, BIG, true) || buf_alloc(&srv_source, BIG, true) ||
-	    buf_alloc(&srv_done, 64, false))
+	    buf_alloc(&srv_done, 64, false) || buf_alloc(&srv_lazy, 4096, false))
 		return -ENOMEM;
 	buf_fill(&srv_source, PATTERN);
 
@@ -1155,6 +1201,12 @@ static int server_start(void)
 	rc = LNetMDAttach(me, &md, LNET_UNLINK, &srv_mds[2]);
 	if (rc)
 		return rc;
+	if (lazy) {
+		rc = LNetSetLazyPortal(REMOTE_PORTAL);
+		if (rc)
+			return rc;
+	}
+	srv_ready = true;
 	pr_info("lnet_ulp: server ready\n");
 	return 0;
 }
@@ -1165,10 +1217,15 @@ static int server_start(void)
  */
 static void server_stop(void)
 {
-	struct op *ops[3] = { &srv_sink_op, &srv_source_op, &srv_done_op };
+	struct op *ops[4] = { &srv_sink_op, &srv_source_op, &srv_done_op,
+			      &srv_lazy_op };
 	int i;
 
-	for (i = 0; i < 3; i++) {
+	/* What still waits there is dropped. */
+	if (lazy && srv_ready)
+		LNetClearLazyPortal(REMOTE_PORTAL);
+	srv_ready = false;
+	for (i = 0; i < 4; i++) {
 		if (LNetMDHandleIsInvalid(srv_mds[i]))
 			continue;
 		/* ENOENT: already unlinked (the done MD after its PUT). */
@@ -1179,6 +1236,7 @@ static void server_stop(void)
 	buf_free(&srv_sink);
 	buf_free(&srv_source);
 	buf_free(&srv_done);
+	buf_free(&srv_lazy);
 	if (srv_puts)
 		pr_info("lnet_ulp: server: %d PUTs, %d from a NID other than their initiator, initiator changed %d times\n",
 			srv_puts, srv_other_source, srv_initiator_changes);
@@ -1334,7 +1392,8 @@ static int burst_run(void)
 	for (i = 0; i < repeat; i++) {
 		ktime_t t = ktime_get();
 
-		if (remote_op(&srv, get, &small, get ? BITS_SOURCE : BITS_SINK,
+		if (remote_op(&srv, get, &small,
+			      get ? BITS_SOURCE : lazy ? BITS_LAZY : BITS_SINK,
 			      op_timeout, true) == 0)
 			ok++;
 		else

@@ -476,6 +476,8 @@ pub mod errno {
     pub const ECONNREFUSED: i32 = 111;
     /// `EHOSTUNREACH`
     pub const EHOSTUNREACH: i32 = 113;
+    /// `ESHUTDOWN`
+    pub const ESHUTDOWN: i32 = 108;
 }
 
 /// The health status of txs failed together with error `-err` (queued on a
@@ -492,6 +494,31 @@ pub fn txlist_status(err: i32) -> Status {
     }
 }
 
+/// The health status of a message still queued (never put on the wire) on
+/// a connection that closes with `-err`. This differs from Lustre.
+///
+/// Lustre leaves such txs on the connection for its scheduler to "send
+/// to /dev/null": each ends `-ESHUTDOWN` with LOCAL_ERROR
+/// ([`LUSTRE_CLOSED_CONN`], `ksocknal_process_transmit` on a closing
+/// connection), so LNet charges the local NI and never resends it, and
+/// the upper layer sees the failure. We classify them by why the
+/// connection closed, as Lustre classifies the messages waiting for a
+/// connection ([`txlist_status`]): a peer that reset or became unreachable
+/// (or an NI whose link went down) gives REMOTE_DROPPED, which LNet
+/// resends over another path and charges to the peer NI; a stalled
+/// connection gives NETWORK_TIMEOUT; anything else LOCAL_ERROR, as
+/// Lustre. Why: these messages never left, so resending them is safe, and
+/// the failure is the path's or the peer's, not the local NI's; charging
+/// a healthy local NI for a peer's reset would steer a Multi-Rail node's
+/// traffic off it.
+pub fn closed_conn_status(err: i32) -> Status {
+    txlist_status(err)
+}
+
+/// What Lustre ends a message queued on a closing connection with,
+/// whatever closed it: errno and health status.
+pub const LUSTRE_CLOSED_CONN: (i32, Status) = (-errno::ESHUTDOWN, Status::LocalError);
+
 /// The health status of a tx whose send on the socket failed with `-err`
 /// (`ksocknal_process_transmit`).
 pub fn send_error_status(err: i32) -> Status {
@@ -505,6 +532,57 @@ pub fn send_error_status(err: i32) -> Status {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// What LNet's health does with a message of a Multi-Rail node to a
+    /// Multi-Rail peer that ends with `status` (its first attempt).
+    fn health_of(status: Status) -> super::super::health::Decision {
+        use super::super::health::{decide, Committed, Completion};
+        decide(
+            &Completion {
+                status,
+                errno_ok: status == Status::Ok,
+                committed: Committed::Tx,
+                has_peer_ni: true,
+                late: false,
+                monitor_running: true,
+                local_multi_rail: true,
+                peer_multi_rail: true,
+                peer_is_router_or_routing: false,
+                peer_is_local: false,
+                no_resend: false,
+                retry_count: 0,
+            },
+            2,
+        )
+    }
+
+    #[test]
+    fn queued_messages_of_a_closed_connection_ours_and_lustres() {
+        use super::super::health::Change;
+        // Lustre: whatever closed it, no resend, and the local NI pays.
+        let (lerr, lstatus) = LUSTRE_CLOSED_CONN;
+        assert_eq!(lerr, -108);
+        let l = health_of(lstatus);
+        assert!(!l.resend);
+        assert_eq!((l.local, l.remote), (Change::Decrement, Change::None));
+        // Ours: a reset peer, an unreachable one or a link gone down: the
+        // message goes again over another path, and the peer NI pays.
+        for err in [errno::ECONNRESET, errno::ENETDOWN, errno::EHOSTUNREACH] {
+            let s = closed_conn_status(-err);
+            assert_eq!(s, Status::RemoteDropped);
+            let d = health_of(s);
+            assert!(d.resend, "{err}");
+            assert_eq!((d.local, d.remote), (Change::None, Change::Decrement));
+        }
+        // A stalled connection: no resend, as Lustre, but the path pays
+        // on both sides.
+        let d = health_of(closed_conn_status(-errno::ETIMEDOUT));
+        assert!(!d.resend);
+        assert_eq!((d.local, d.remote), (Change::Decrement, Change::Decrement));
+        // Anything else (a stale peer, a protocol error) as Lustre.
+        assert_eq!(closed_conn_status(-116), lstatus);
+        assert_eq!(closed_conn_status(-71), lstatus);
+    }
 
     fn nid(s: &str) -> Nid {
         Nid::parse(s).unwrap()

@@ -153,6 +153,65 @@ pub fn judge(i: &Incoming) -> Verdict {
     }
 }
 
+/// The first type an active side would still open to a peer whose live
+/// connections (this side's view) are `live`, in [`ACTIVE_TYPES`] order;
+/// `None` when every one is up. A connection the peer opened counts by
+/// its mirrored type (`ksocknal_invert_type`): its BULK_IN is our
+/// BULK_OUT, so a peer that opened its three gives us our three
+/// (`ksocknal_associate_cb_conn_locked` counting passive connections
+/// towards the route, `ksocknal_conn_cb_mask() & ~ksnr_connected`).
+pub fn wanted<I: IntoIterator<Item = ConnType>>(live: I) -> Option<ConnType> {
+    let mut up = [false; ACTIVE_TYPES.len()];
+    for t in live {
+        if let Some(i) = ACTIVE_TYPES.iter().position(|a| *a == t) {
+            if let Some(u) = up.get_mut(i) {
+                *u = true;
+            }
+        }
+    }
+    ACTIVE_TYPES
+        .iter()
+        .zip(up)
+        .find(|(_, u)| !*u)
+        .map(|(t, _)| *t)
+}
+
+/// What a send to a peer knows when deciding whether to connect
+/// (`ksocknal_launch_packet`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeerState {
+    /// This side routes to the peer (Lustre's `ksnp_conn_cb`): it first
+    /// sent to it with no connection up, rather than being connected to.
+    pub route: bool,
+    /// A live connection to the peer exists, either way.
+    pub connected: bool,
+    /// A handshake from the peer is under way.
+    pub accepting: bool,
+    /// Every type in [`ACTIVE_TYPES`] is up ([`wanted`] is `None`).
+    pub complete: bool,
+    /// A connector is already at work for the peer.
+    pub connecting: bool,
+    /// The reconnect backoff allows an attempt now.
+    pub may_connect: bool,
+}
+
+/// Whether the send starts a connector, and whether the peer is one this
+/// side routes to from now on.
+///
+/// As Lustre: a peer that connected to us has no route of ours, and we
+/// never open connections to it, even for a type it has not opened yet
+/// (it is opening them, and would refuse ours as a race or duplicate);
+/// its messages go on what it opened, or wait while it connects. Only a
+/// peer with no connection and no handshake under way gets a route (in
+/// Lustre it was forgotten with its last connection and is added anew),
+/// and a route connects only for the types not up, one connector at a
+/// time, within the backoff.
+pub fn launch(s: &PeerState) -> (bool, bool) {
+    let route = s.route || (!s.connected && !s.accepting);
+    let connect = route && !s.complete && !s.connecting && s.may_connect;
+    (connect, route)
+}
+
 /// The wait between connection attempts to one peer (`ksnr_retry_interval`
 /// and `ksnr_timeout`), in milliseconds of a monotonic clock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -285,6 +344,75 @@ mod tests {
         i.known_incarnation = Some(7);
         i.duplicate = true;
         assert_eq!(judge(&i), Verdict::Duplicate);
+    }
+
+    #[test]
+    fn a_peer_that_opened_its_three_types_gives_us_ours() {
+        let theirs = [ConnType::Control, ConnType::BulkIn, ConnType::BulkOut];
+        assert_eq!(wanted(theirs.iter().map(|t| t.inverse())), None);
+        // Its control and bulk-in so far: our control and bulk-out; the
+        // bulk-in we would open is its bulk-out, still to come.
+        let so_far = [ConnType::Control, ConnType::BulkIn];
+        assert_eq!(
+            wanted(so_far.iter().map(|t| t.inverse())),
+            Some(ConnType::BulkIn)
+        );
+        assert_eq!(wanted([]), Some(ConnType::Control));
+        assert_eq!(
+            wanted([ConnType::Control, ConnType::BulkIn]),
+            Some(ConnType::BulkOut)
+        );
+    }
+
+    #[test]
+    fn we_never_connect_to_a_peer_that_connects_to_us() {
+        // It opened its control connection and is opening the rest: we
+        // lack a type, but ask for none (Lustre refuses it as a race).
+        let passive = PeerState {
+            connected: true,
+            may_connect: true,
+            ..PeerState::default()
+        };
+        assert_eq!(launch(&passive), (false, false));
+        // Its first handshake is under way: wait for it.
+        let accepting = PeerState {
+            accepting: true,
+            may_connect: true,
+            ..PeerState::default()
+        };
+        assert_eq!(launch(&accepting), (false, false));
+        // Nothing up and nothing coming: route to it and connect.
+        let fresh = PeerState {
+            may_connect: true,
+            ..PeerState::default()
+        };
+        assert_eq!(launch(&fresh), (true, true));
+        // Our own route keeps connecting the types it lacks, its own or
+        // the peer's mirrored ones counting as up...
+        let ours = PeerState {
+            route: true,
+            connected: true,
+            may_connect: true,
+            ..PeerState::default()
+        };
+        assert_eq!(launch(&ours), (true, true));
+        // ...but never a type it has, twice at once, or within backoff.
+        for s in [
+            PeerState {
+                complete: true,
+                ..ours
+            },
+            PeerState {
+                connecting: true,
+                ..ours
+            },
+            PeerState {
+                may_connect: false,
+                ..ours
+            },
+        ] {
+            assert_eq!(launch(&s), (false, true));
+        }
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! A hostile socklnd peer: connects to a ksocklnd NI's acceptor (port 988)
 //! from a privileged port and sends what a broken or malicious peer might:
-//! bad acceptor requests, bad hellos, and after a good handshake bad frames
-//! (unknown types, ZC-ACKs for nothing, LNet headers that do not decode,
-//! impossible lengths, a peer that hangs up mid-message). Each case must end
+//! bad acceptor requests, bad hellos (one from another net), and after a
+//! good handshake bad frames (unknown types, ZC-ACKs for nothing, LNet
+//! headers that do not decode, impossible lengths, a peer that hangs up
+//! mid-message). Each case must end
 //! with the NI closing the connection; the NI's counters and dmesg say why,
 //! and the lab's kernel checks (KASAN, lockdep, kmemleak) judge the rest.
 //!
@@ -270,6 +271,17 @@ fn main() {
         ),
         Case::before_handshake("truncated hello", cat(&[&req, &hello_bytes(&good)[..20]]))
             .hang_up(),
+        Case::before_handshake(
+            "hello from another net",
+            cat(&[
+                &req,
+                &hello_bytes(&hello(
+                    Nid::parse("10.255.0.1@tcp1").expect("NID"),
+                    target,
+                    ConnType::Control,
+                )),
+            ]),
+        ),
         Case::after_handshake(
             "frame of unknown type",
             cat(&[&0x1234u32.to_le_bytes(), &[0u8; 20]]),

@@ -1,0 +1,85 @@
+# lab: vms=2 nics=2 timeout=240
+# A lazy portal over ksocklnd, as PtlRPC's request portals are: VM 0 PUTs
+# 4 KiB to VM 1 where no buffer matches, so the request waits in LNet with
+# ksocklnd's connection as its receive context. VM 0 then restarts LNet
+# and connects again: its new incarnation makes VM 1 close the connection
+# the request came on, and the reaper lets go of it. Only then does VM 1
+# post the buffer; the request must end with -EIO (its payload went with
+# the connection), with no use of the freed connection (KASAN). A second
+# waiting request is dropped when VM 1 deletes the NI (`net del`).
+peer=$(lab_peer)
+paddr=$(lab_addr "$peer" 0)
+dmesg -c >/dev/null
+modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load"
+modprobe ksocklnd || lab_fail "ksocklnd did not load"
+lnetctl lnet configure --all || lab_fail "configure"
+
+if [ "$LAB_VM" = 1 ]; then
+	me=$(lab_addr 1 0)@tcp
+	modprobe lnet_ulp mode=server lazy=1 || lab_fail "server did not start"
+	nc -ll -p 7000 -e /bin/true &
+	ready=$!
+	nc -l -p 7003 </dev/null >/dev/null || lab_fail "no word from the client"
+	# The connection the request came on, which stopped reading while it
+	# waited, was closed as stale when VM 0 came back; give the reaper
+	# (once a second) time to let go of it.
+	i=0
+	while ! dmesg | grep -q "$me closed [a-z-]* connection with $paddr@tcp: -116"; do
+		i=$((i + 1))
+		[ $i -lt 30 ] || lab_fail "the request's connection was never closed"
+		sleep 1
+	done
+	sleep 3
+	echo 1 >/sys/module/lnet_ulp/parameters/attach || lab_fail "attach"
+	i=0
+	until dmesg | grep -q 'lnet_ulp: lazy PUT ended'; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || lab_fail "the waiting PUT never ended"
+		sleep 1
+	done
+	dmesg | grep 'lazy PUT ended' | sed 's/^/  /'
+	dmesg | grep -q 'lnet_ulp: lazy PUT ended: status -5,' ||
+		lab_fail "the PUT whose connection died did not end with -EIO"
+	echo attached | nc -w 5 "$paddr" 7005 || lab_fail "cannot tell the client"
+	nc -l -p 7004 </dev/null >/dev/null || lab_fail "no word from the client"
+	lnetctl net del --net tcp || lab_fail "net del"
+	dmesg | grep -q "Dropping PUT from $paddr@tcp on $me: its NI is going away" ||
+		lab_fail "the request waiting on the deleted NI was not dropped"
+	echo deleted | nc -w 5 "$paddr" 7006 || lab_fail "cannot tell the client"
+	kill $ready
+	lab_rmmod lnet_ulp
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+	exit 0
+fi
+
+lazy_put() {
+	modprobe lnet_ulp mode=burst lazy=1 repeat=1 op_timeout=5 peer="$paddr@tcp" ||
+		lab_fail "burst did not run"
+	# Waiting on the lazy portal, it is never acknowledged.
+	dmesg | grep -q 'burst of 1 PUTs: 0 ok, 1 failed' ||
+		lab_fail "the lazy PUT was answered"
+	lab_rmmod lnet_ulp
+}
+
+lab_wait_server "$paddr"
+lazy_put
+# Restart: a new incarnation.
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
+dmesg -c >/dev/null
+modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load again"
+modprobe ksocklnd || lab_fail "ksocklnd did not load again"
+lnetctl lnet configure --all || lab_fail "configure again"
+lnetctl ping "$paddr@tcp" --timeout 20 >/dev/null || lab_fail "no ping after the restart"
+echo restarted | nc -w 5 "$paddr" 7003 || lab_fail "cannot tell the server"
+nc -l -p 7005 </dev/null >/dev/null || lab_fail "no word from the server"
+dmesg -c >/dev/null
+lazy_put
+echo waiting | nc -w 5 "$paddr" 7004 || lab_fail "cannot tell the server"
+nc -l -p 7006 </dev/null >/dev/null || lab_fail "no word from the server"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
