@@ -198,7 +198,7 @@ def build_lustre_initramfs(bundle, work):
             if m and os.path.exists(m.group(1)) and not m.group(1).startswith(str(bundle)):
                 copy_in(root, m.group(1))
     release = (bundle / "release").read_text().strip()
-    install_modules(root, release, sorted((bundle / "modules").glob("*.ko")))
+    install_modules(root, release, sorted((bundle / "modules").glob("*.ko")), bundle / "kdir")
     return finish_initramfs(root, work, "initramfs-lustre.cpio")
 
 

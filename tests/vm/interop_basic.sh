@@ -37,10 +37,10 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	lnetctl discover "$p0" >/tmp/disc 2>&1 || { cat /tmp/disc; lab_fail "Lustre: lnetctl discover $p0"; }
 	lab_log "Lustre discovered $p0 in $(($(date +%s) - t0))s:"
 	sed 's/^/  /' /tmp/disc
-	grep -q "Multi-Rail: True" /tmp/disc || lab_fail "Lustre: discover does not say Multi-Rail"
+	grep -qi "Multi-Rail: true" /tmp/disc || lab_fail "Lustre: discover does not say Multi-Rail"
 	lnetctl peer show -v >/tmp/peer || lab_fail "Lustre: peer show -v"
 	awk -v p="$p0" '$0 ~ "primary nid: " p { found = 1 } END { exit !found }' /tmp/peer &&
-		grep -q "Multi-Rail: True" /tmp/peer && grep -q "nid: $p1" /tmp/peer ||
+		grep -qi "Multi-Rail: true" /tmp/peer && grep -q "nid: $p1" /tmp/peer ||
 		{ cat /tmp/peer; lab_fail "Lustre: peer show lacks the Multi-Rail peer $p0 with $p1"; }
 	lab_server_done "$(lab_addr "$peer" 0)"
 else
