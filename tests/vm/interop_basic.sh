@@ -5,7 +5,10 @@
 # of the other. Then the Lustre node discovers us: its `lnetctl discover`
 # reads our ping buffer (Multi-Rail, discovery on) and pushes its own to
 # us, which must be ACKed; its `peer show -v` must then list us as one
-# Multi-Rail peer with both NIDs.
+# Multi-Rail peer with both NIDs. Last, the Lustre node's eth1 goes down:
+# our ping of its tcp1 NID times out, which costs that peer NI health, and
+# the recovery pings that follow (sent into a socket nobody reads) must
+# not bring it back up: only a REPLY may.
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@tcp
 p1=$(lab_addr "$peer" 1)@tcp1
@@ -31,6 +34,12 @@ for n in "$p0" "$p1"; do
 		{ cat /tmp/ping; lab_fail "$side: ping reply from $n lacks the peer's NIDs"; }
 done
 lab_log "$side pinged $p0 and $p1"
+# Both sides are done pinging before the Lustre node cuts a rail.
+if [ "$LAB_LUSTRE" = 1 ]; then
+	nc -l -p 7003 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
+else
+	lab_tell "$(lab_addr "$peer" 0)" 7003
+fi
 
 if [ "$LAB_LUSTRE" = 1 ]; then
 	t0=$(date +%s)
@@ -42,10 +51,31 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	awk -v p="$p0" '$0 ~ "primary nid: " p { found = 1 } END { exit !found }' /tmp/peer &&
 		grep -qi "Multi-Rail: true" /tmp/peer && grep -q "nid: $p1" /tmp/peer ||
 		{ cat /tmp/peer; lab_fail "Lustre: peer show lacks the Multi-Rail peer $p0 with $p1"; }
+	ip link set eth1 down
 	lab_server_done "$(lab_addr "$peer" 0)"
+	# Until lnet-rs is done with the cut rail.
+	nc -l -p 7002 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
+	ip link set eth1 up
 else
-	# Until the Lustre node is done with us.
+	# Until the Lustre node is done with us and has cut eth1.
 	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
+	health_of() {
+		lnetctl peer show -v 3 >/tmp/peer3 || lab_fail "peer show -v 3"
+		awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/peer3
+	}
+	lab_must_fail lnetctl ping "$p1" --timeout 3
+	max=0
+	i=0
+	while [ $i -lt 10 ]; do
+		h=$(health_of "$p1")
+		[ "${h:-1000}" -le "$max" ] || max=${h:-1000}
+		i=$((i + 1))
+		sleep 1
+	done
+	[ "$max" -lt 1000 ] || { cat /tmp/peer3; lab_fail "$p1 back at health 1000 with its link down"; }
+	lab_log "with the Lustre node's eth1 down, $p1 stayed at health $max or less"
+	lab_tell "$(lab_addr "$peer" 0)" 7002
+	# Its discovery push, and the one its link change sends, were taken.
 	dmesg | grep -q "Bad push" && { dmesg | grep "Bad push"; lab_fail "a push from the Lustre node was refused"; }
 fi
 kill $ready

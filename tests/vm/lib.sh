@@ -221,10 +221,16 @@ lab_wait_server() {
 
 # Tells the server at address $1 that the client is done.
 lab_server_done() {
+	lab_tell "$1" 7001
+}
+
+# Tells the VM at address $1, listening with `nc -l -p $2`, to go on
+# (retrying while it is not listening yet).
+lab_tell() {
 	tries=0
-	until echo done | nc -w 5 "$1" 7001; do
+	until echo done | nc -w 5 "$1" "$2"; do
 		tries=$((tries + 1))
-		[ "$tries" -lt 30 ] || lab_fail "cannot tell the server"
+		[ "$tries" -lt 30 ] || lab_fail "cannot tell $1 (port $2)"
 		sleep 2
 	done
 }
