@@ -118,14 +118,12 @@ pub(crate) fn check(
     };
     let peer_nid = if m.rx { m.from } else { m.hdr.dest_nid };
     let t = params::snapshot();
-    let local_multi_rail = lnet
-        .nis
-        .lock()
-        .nis
-        .iter()
-        .filter(|n| n.nid != Nid::LO)
-        .count()
-        > 1;
+    let (local_multi_rail, peer_is_local) = {
+        let nis = lnet.nis.lock();
+        let mut own = nis.nis.iter().filter(|n| n.nid != Nid::LO);
+        let peer_is_local = own.clone().any(|n| n.nid == peer_nid);
+        (own.nth(1).is_some(), peer_is_local)
+    };
     // Held from the peer's shape to its health update: one lookup.
     let mut peers = lnet.peers.lock();
     let found = peers.find(&peer_nid);
@@ -149,7 +147,8 @@ pub(crate) fn check(
         local_multi_rail,
         peer_multi_rail,
         peer_is_router_or_routing: false,
-        peer_is_local: false,
+        // Our own NIDs are recovered as local NIs (health.md §3).
+        peer_is_local,
         no_resend: m.no_resend,
         retry_count: m.retry_count,
     };

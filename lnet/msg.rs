@@ -249,7 +249,10 @@ fn best_of<K: Copy, T: Copy>(
 /// it names as its source (`lnet_select_pathway`, selection.md §1-§3, §5):
 /// a given source is used as is; a Multi-Rail peer gets the best net, NI
 /// and peer NI by health then round robin; another peer keeps one
-/// preferred NI. Messages to our own NIDs go over the loopback NI.
+/// preferred NI. Only `0@lo` takes the loopback NI: one of our own NIDs
+/// is a peer NI like any other, reached through an NI of its net and its
+/// LND, so that a message to it (a local NI's recovery ping) tests that
+/// NI.
 fn select_path(
     lnet: &TheLnet,
     dest: &Nid,
@@ -259,7 +262,7 @@ fn select_path(
 ) -> Option<(Arc<Ni>, Nid, Nid)> {
     let numa_range = params::snapshot().numa_range;
     let nis = lnet.nis.lock();
-    if *dest == Nid::LO || nis.nis.iter().any(|n| n.nid == *dest) {
+    if *dest == Nid::LO {
         let lo = nis.nis.iter().find(|n| n.nid == Nid::LO && n.is_active())?;
         return Some((lo.clone(), *dest, *dest));
     }
@@ -766,15 +769,15 @@ pub(crate) fn parse(
         drop_incoming(lnet, ni, private, rlen, "LNet is shutting down", &hdr);
         return 0;
     }
-    let for_me = hdr.dest_nid == ni.nid
-        || (ni.nid == Nid::LO && lnet.nis.lock().nis.iter().any(|n| n.nid == hdr.dest_nid));
-    if !for_me {
+    // Only for the NI it came in on: nothing reaches our other NIDs over
+    // 0@lo.
+    if hdr.dest_nid != ni.nid {
         drop_incoming(
             lnet,
             ni,
             private,
             rlen,
-            "not for this node and routing is off",
+            "not for this NI and routing is off",
             &hdr,
         );
         return 0;

@@ -9,6 +9,11 @@
 //! A ping's MD is remembered until the next pass: after a failed send the
 //! pass unlinks it, so its response tracker cannot expire later and cost
 //! health a second time; leaving the queue unlinks it too.
+//!
+//! A local NI is pinged at its own NID, through an NI of its net and that
+//! NI's LND (never over `0@lo`): the GET arrives on the NI under recovery,
+//! and that receive raises its health and restarts its backoff, as any
+//! successful receive does (health.md §7.2).
 
 use crate::api;
 use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md, lnet_processid};
@@ -124,6 +129,8 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
         if local {
             let nis = lnet.nis.lock();
             if let Some(ni) = nis.nis.iter().find(|n| n.nid == nid) {
+                // On top of what the GET's and REPLY's completions give
+                // (health.md §7.2).
                 if up {
                     crate::health::ni_health(lnet, ni, |h| health::inc(h, s));
                 }
@@ -132,11 +139,6 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
                 }
                 if !ok {
                     ni.recovery.failed.store(true, Relaxed);
-                }
-                // Self-pings travel over 0@lo here, so a reply stands for
-                // the receive on the NI that restarts its backoff.
-                if ok && kind == EventKind::Reply as _ {
-                    ni.recovery.ping_count.store(0, Relaxed);
                 }
             }
         } else {

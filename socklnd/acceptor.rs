@@ -76,6 +76,9 @@ fn decide(sni: &SockNi, sock: Socket, hello: &Hello, peer: Peer, ip: [u8; 4]) {
             },
             incarnation: peer.incarnation,
             duplicate: t.duplicate(&peer.nid, peer.ctype),
+            // The listener is bound to the NI's address: a connection
+            // from that address is the NI reaching its own NID.
+            loopback: u32::from_be_bytes(ip) == sni.addr,
         };
         let v = if t.closed {
             Err(errno::ESHUTDOWN())

@@ -149,6 +149,12 @@ lab_ni_sends() {
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
 }
 
+# Receives counted by the local NI with NID $1 (lnetctl net show -v).
+lab_ni_recvs() {
+	lnetctl net show -v >/tmp/nets || lab_fail "net show -v"
+	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "recv_count:" && cur == nid { print $2; exit }' /tmp/nets
+}
+
 # lab_burst PEER OP COUNT: COUNT PUTs (OP PUT) or GETs (OP GET) to PEER,
 # one at a time through lnet_ulp; prints "ok failed".
 lab_burst() {

@@ -6,7 +6,9 @@
 # send counters from lnetctl net show -v). peer show lists the peer. Then
 # health steers selection: with one peer NI at health 0 every send takes
 # the other rail. Last, recovery pings bring an unhealthy peer NI and local
-# NI back to 1000, seen through lnetctl debug recovery and show -v 3.
+# NI back to 1000, seen through lnetctl debug recovery and show -v 3; the
+# local NI's pings, and an lnetctl ping of our own NID, go through the NI
+# and ksocklnd (its send and receive counts move), not over 0@lo.
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@tcp
 p1=$(lab_addr "$peer" 1)@tcp1
@@ -98,6 +100,11 @@ else
 		sleep 1
 	done
 	lab_log "$p1 back to health 1000 after ${i}s of recovery pings"
+	# A local NI's recovery pings go to its own NID through the NI itself
+	# and ksocklnd (a connection to itself), never over 0@lo: its own
+	# send and receive counts move, by a GET and a REPLY each way at least.
+	s0=$(lab_ni_sends "$me1")
+	r0=$(lab_ni_recvs "$me1")
 	lnetctl net set --nid "$me1" --health 100 || lab_fail "net set --health 100"
 	lnetctl debug recovery --local >/tmp/rq || lab_fail "debug recovery --local"
 	grep -q "$me1" /tmp/rq || { cat /tmp/rq; lab_fail "$me1 not on the local recovery queue"; }
@@ -107,7 +114,19 @@ else
 		[ $i -lt 30 ] || { cat /tmp/nets3; lab_fail "$me1 did not recover"; }
 		sleep 1
 	done
-	lab_log "$me1 back to health 1000 after ${i}s of recovery pings"
+	ds=$(($(lab_ni_sends "$me1") - s0))
+	dr=$(($(lab_ni_recvs "$me1") - r0))
+	lab_log "$me1 back to health 1000 after ${i}s of recovery pings ($ds sends, $dr receives on $me1)"
+	[ "$ds" -ge 2 ] && [ "$dr" -ge 2 ] || { cat /tmp/nets; lab_fail "recovery pings of $me1 did not go through it ($ds sends, $dr receives)"; }
+	# So does lnetctl ping of one of our own NIDs.
+	s0=$(lab_ni_sends "$me0")
+	r0=$(lab_ni_recvs "$me0")
+	lnetctl ping "$me0" --timeout 10 >/tmp/pingme 2>&1 || { cat /tmp/pingme; lab_fail "ping of our own $me0"; }
+	grep -q "nid: $me0" /tmp/pingme && grep -q "nid: $me1" /tmp/pingme || { cat /tmp/pingme; lab_fail "own ping reply lacks our NIs"; }
+	ds=$(($(lab_ni_sends "$me0") - s0))
+	dr=$(($(lab_ni_recvs "$me0") - r0))
+	lab_log "lnetctl ping $me0: $ds sends, $dr receives on $me0"
+	[ "$ds" -ge 2 ] && [ "$dr" -ge 2 ] || { cat /tmp/nets; lab_fail "ping of $me0 did not go through it ($ds sends, $dr receives)"; }
 	echo done | nc -w 5 "$(lab_addr "$peer" 0)" 7001 || lab_fail "could not release the server"
 fi
 lab_rmmod lnet_ulp

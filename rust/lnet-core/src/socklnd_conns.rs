@@ -122,6 +122,9 @@ pub struct Incoming {
     /// A live connection of the same type already joins the same two
     /// addresses.
     pub duplicate: bool,
+    /// The connection comes from this NI's own address: the NI connecting
+    /// to itself, to reach its own NID.
+    pub loopback: bool,
 }
 
 /// The passive side's answer to a hello (`ksocknal_create_conn`).
@@ -131,12 +134,15 @@ pub enum Verdict {
     Accept,
     /// Both sides are connecting and the peer's NID is the lower: its
     /// connection loses (`EALREADY`, reply NONE). The higher NID's
-    /// connections win.
+    /// connections win; an NI connecting to itself (equal NIDs) never
+    /// races.
     LostRace,
     /// The peer restarted: its old connections are closed, and this one
     /// is refused too (`ESTALE`, reply NONE); it connects again.
     Stale,
     /// One connection of this type is enough (`EALREADY`, reply NONE).
+    /// Never for a loopback connection: both ends of each type, the one
+    /// this side opened and the one it accepted, belong to the one peer.
     Duplicate,
 }
 
@@ -146,7 +152,7 @@ pub fn judge(i: &Incoming) -> Verdict {
         Verdict::LostRace
     } else if i.known_incarnation.is_some_and(|k| k != i.incarnation) {
         Verdict::Stale
-    } else if i.duplicate {
+    } else if i.duplicate && !i.loopback {
         Verdict::Duplicate
     } else {
         Verdict::Accept
@@ -319,7 +325,44 @@ mod tests {
             known_incarnation: None,
             incarnation: 7,
             duplicate: false,
+            loopback: false,
         }
+    }
+
+    #[test]
+    fn an_ni_connecting_to_itself_is_accepted() {
+        // Its own connector is at work and it knows its own incarnation:
+        // equal NIDs are no race, and the passive end of a type it opened
+        // is no duplicate.
+        let mut i = incoming("10.0.0.2@tcp", "10.0.0.2@tcp");
+        i.loopback = true;
+        i.connecting = true;
+        i.known_incarnation = Some(7);
+        assert_eq!(judge(&i), Verdict::Accept);
+        i.duplicate = true;
+        assert_eq!(judge(&i), Verdict::Accept);
+        // A restart is still a restart.
+        i.known_incarnation = Some(8);
+        assert_eq!(judge(&i), Verdict::Stale);
+        // Another address: duplicates are refused as ever.
+        let mut j = incoming("10.0.0.2@tcp", "10.0.0.2@tcp");
+        j.duplicate = true;
+        assert_eq!(judge(&j), Verdict::Duplicate);
+    }
+
+    #[test]
+    fn a_loopback_route_completes_with_both_ends() {
+        // Its control connection seen from both ends, then its bulk-in,
+        // whose passive end is its bulk-out: every type is up.
+        let live = [ConnType::Control, ConnType::Control, ConnType::BulkIn];
+        assert_eq!(wanted(live), Some(ConnType::BulkOut));
+        let live = [
+            ConnType::Control,
+            ConnType::Control,
+            ConnType::BulkIn,
+            ConnType::BulkIn.inverse(),
+        ];
+        assert_eq!(wanted(live), None);
     }
 
     #[test]
