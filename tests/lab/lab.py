@@ -19,6 +19,7 @@ scenario with LAB_LUSTRE=1.
 """
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -167,6 +168,18 @@ def build_initramfs(kd, work):
 LUSTRE_BUILD = TOP.parent / "shared" / "peers" / "lustre" / "build.sh"
 
 
+def lustre_peer_dir():
+    """Where the peer is cached: keyed by what build.sh builds from (its
+    own text, the kernel config, the tarball's name), not by where shared/
+    happens to be checked out, so every clone finds the same bundle."""
+    h = hashlib.sha256()
+    for f in (LUSTRE_BUILD, LUSTRE_BUILD.parent / "kernel.config"):
+        h.update(f.read_bytes())
+    for t in sorted(LUSTRE_BUILD.parent.glob("lustre-release-*.tar.xz")):
+        h.update(t.name.encode())
+    return Path.home() / ".cache/lnet-rs" / f"lustre-peer-{h.hexdigest()[:16]}"
+
+
 def lustre_peer():
     """The Lustre peer's bundle directory, built on first use (cached)."""
     env = os.environ.get("LUSTRE_PEER")
@@ -174,8 +187,11 @@ def lustre_peer():
         return Path(env)
     if not LUSTRE_BUILD.exists():
         sys.exit(f"lab: {LUSTRE_BUILD} missing: the Lustre peer cannot be built")
-    log("lab: building the Lustre peer (cached after the first time)")
-    out = subprocess.run(["bash", str(LUSTRE_BUILD)], stdout=subprocess.PIPE, text=True)
+    log("lab: building the Lustre peer (about 10 minutes the first time, then cached)")
+    t0 = time.monotonic()
+    out = subprocess.run(["bash", str(LUSTRE_BUILD), str(lustre_peer_dir())],
+                         stdout=subprocess.PIPE, text=True)
+    log(f"lab: Lustre peer ready in {time.monotonic() - t0:.0f}s")
     if out.returncode != 0:
         sys.exit("lab: the Lustre peer did not build")
     return Path(out.stdout.strip().splitlines()[-1])
