@@ -213,6 +213,7 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
         }
     };
     if !lnet.is_running() {
+        res.me_remove(me_cookie);
         return ESHUTDOWN().to_errno();
     }
     let portal = match res.mes.get_mut(&me_cookie) {
@@ -806,15 +807,19 @@ unsafe extern "C" fn lnet_cpt_of_nid(nid: u64, ni: *mut lnet_ni) -> c_int {
     if nodes <= 1 {
         return 0;
     }
+    // A partition index in [0, nodes), as callers index their per-CPT
+    // tables with it: the online node's position, not its id.
     // SAFETY: by this function's contract.
     if let Some(ni) = unsafe { ni_ref(ni) } {
         let node = crate::numa::netdev_node(ni.iface());
         if node != crate::numa::NO_NODE {
-            return node;
+            if let Some(i) = (0..nodes).find(|&i| crate::numa::nth_online_node(i) == Some(node)) {
+                return c_int::try_from(i).unwrap_or(CFS_CPT_ANY);
+            }
         }
     }
     let k = crate::lnet_core::nid::cpt_of_nid4(nid, nodes);
-    crate::numa::nth_online_node(k).unwrap_or(CFS_CPT_ANY)
+    c_int::try_from(k).unwrap_or(CFS_CPT_ANY)
 }
 
 /// `CFS_CPT_ANY`: no particular partition.

@@ -55,8 +55,8 @@ fn build(lnet: &TheLnet) -> Result<KVec<u8>> {
     let t = params::snapshot();
     // We do not route (`lnet_ping_target_setup`: RTE_DISABLED unless
     // routing is on).
-    let mut feats =
-        features::BASE | features::NI_STATUS | features::MULTI_RAIL | features::RTE_DISABLED;
+    // No BASE: Lustre never sets it (wire.md §3.2).
+    let mut feats = features::NI_STATUS | features::MULTI_RAIL | features::RTE_DISABLED;
     if t.peer_discovery_disabled == 0 {
         feats |= features::DISCOVERY;
     }
@@ -196,6 +196,19 @@ pub(crate) fn set_features(lnet: &TheLnet, bits: u32, on: bool) -> bool {
     let new = if on { old | bits } else { old & !bits };
     cell.store(new.to_le(), Ordering::Relaxed);
     true
+}
+
+/// Makes the posted ping buffer's discovery bit follow
+/// `lnet_peer_discovery_disabled` (from the monitor thread, after the
+/// parameter changed). Under the ping mutex, so a buffer being rebuilt
+/// is either already built with the new value or updated here after it
+/// is posted.
+pub(crate) fn discovery_changed(lnet: &TheLnet) {
+    let _pings = lnet.pings.lock();
+    let on = params::snapshot().peer_discovery_disabled == 0;
+    if !set_features(lnet, features::DISCOVERY, on) {
+        params::keep_discovery_change();
+    }
 }
 
 /// Unlinks a ping buffer that a newer one replaces; the buffer itself stays

@@ -26,13 +26,18 @@ use kernel::prelude::*;
 /// dropped until the monitor posts more (within 100 ms).
 const PUSH_MDS: usize = 4;
 
+/// A slot being posted into: taken before the post, so that two posters
+/// never use one slot.
+const CLAIMED: u64 = u64::MAX;
+
 /// Bytes of a NID entry of the largest kind a ping buffer carries.
 const ENTRY_MAX: usize = 40;
 
 /// The posted push buffers, and what pushes brought.
 #[derive(Default)]
 pub(crate) struct Pushes {
-    /// Cookie of each posted push MD (0: slot free).
+    /// Cookie of each posted push MD (0: slot free, `CLAIMED`: being
+    /// posted).
     posted: [u64; PUSH_MDS],
     /// Pushes taken, and those refused as not a ping buffer.
     pub(crate) received: u32,
@@ -100,7 +105,15 @@ unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
         if ev.unlinked != 0 {
             // SAFETY: alive until freed below.
             let slot = unsafe { (*pb).slot };
-            if let Some(c) = lnet.pushes.lock().posted.get_mut(slot) {
+            // Only this MD's own slot entry: a slot still `CLAIMED` is
+            // settled by its poster.
+            if let Some(c) = lnet
+                .pushes
+                .lock()
+                .posted
+                .get_mut(slot)
+                .filter(|c| **c == ev.md_handle.cookie)
+            {
                 *c = 0;
             }
         }
@@ -149,21 +162,32 @@ fn post_one(slot: usize) -> Result<u64> {
 /// monitor thread after pushes used some).
 pub(crate) fn top_up(lnet: &TheLnet) {
     for slot in 0..PUSH_MDS {
-        let free = lnet.pushes.lock().posted.get(slot) == Some(&0);
-        if !free || !lnet.is_running() {
+        if !lnet.is_running() {
+            return;
+        }
+        let claimed = match lnet.pushes.lock().posted.get_mut(slot) {
+            Some(c) if *c == 0 => {
+                *c = CLAIMED;
+                true
+            }
+            _ => false,
+        };
+        if !claimed {
             continue;
         }
-        match post_one(slot) {
-            Ok(cookie) => {
-                let mut p = lnet.pushes.lock();
-                match p.posted.get_mut(slot) {
-                    // A push may already have used it and run its final
-                    // event: then the slot stays free.
-                    Some(c) if lnet.res.lock().mds.get(&cookie).is_some() => *c = cookie,
-                    _ => {}
-                }
-            }
+        let posted = post_one(slot);
+        let mut p = lnet.pushes.lock();
+        let Some(c) = p.posted.get_mut(slot) else {
+            continue;
+        };
+        match posted {
+            // A push may already have used it and run its final event:
+            // then the slot is free again. (pushes, then res.)
+            Ok(cookie) if lnet.res.lock().mds.get(&cookie).is_some() => *c = cookie,
+            Ok(_) => *c = 0,
             Err(e) => {
+                *c = 0;
+                drop(p);
                 pr_err!("Can't post a push buffer: {:?}\n", e);
                 return;
             }
@@ -181,7 +205,7 @@ pub(crate) fn stop(lnet: &TheLnet) {
             .posted
             .get_mut(slot)
             .map_or(0, core::mem::take);
-        if cookie != 0 {
+        if cookie != 0 && cookie != CLAIMED {
             let _ = api::md_unlink(lnet, cookie, false, 0);
         }
     }

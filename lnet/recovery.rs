@@ -145,6 +145,8 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
             // A peer NI gains health only through the REPLY's receive
             // (health.md §3): a SEND event says only that the data left,
             // and a peer NI that takes it but never answers stays low.
+            // health.md §7.3 says the event handler raises it too; Lustre's
+            // lnet_handle_recovery_reply does not, and we follow the code.
             if let Some(lp) = lnet.peers.lock().peer_ni_mut(&nid) {
                 if done {
                     lp.recovery.pending = false;

@@ -98,7 +98,7 @@ pub(crate) struct TheLnet {
     /// The current ping buffer's bytes; a leaf lock, taken under any other.
     #[pin]
     pub(crate) ping_words: SpinLock<PingWords>,
-    /// The push target's buffers and counts.
+    /// The push target's buffers and counts; `res` may be taken under it.
     #[pin]
     pub(crate) pushes: SpinLock<crate::push::Pushes>,
     /// Sequence number of the last ping buffer built

@@ -78,7 +78,7 @@ fn decide(sni: &SockNi, sock: Socket, hello: &Hello, peer: Peer, ip: [u8; 4]) {
             duplicate: t.duplicate(&peer.nid, peer.ctype),
             // The listener is bound to the NI's address: a connection
             // from that address is the NI reaching its own NID.
-            loopback: u32::from_be_bytes(ip) == sni.addr,
+            loopback: u32::from_be_bytes(ip) == sni.addr && peer.nid == sni.nid,
         };
         let v = if t.closed {
             Err(errno::ESHUTDOWN())

@@ -289,22 +289,26 @@ pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc
             p.connecting = true;
             start = true;
         }
+        // A refused message goes back to LNet with the error, but only
+        // once a connector marked as started has been started.
         if let Some(c) = chosen {
-            // A refused message goes back to LNet with the error.
-            c.queue_locked(tx).map_err(|(_, e)| e)?;
-            Placed::Queued(c)
+            c.queue_locked(tx)
+                .map(|()| Placed::Queued(c))
+                .map_err(|(_, e)| e)
         } else if p.connecting || p.accepting > 0 {
             let deadline = now.saturating_add(timeout_ms());
-            p.waiting.push((tx, deadline), GFP_ATOMIC)?;
-            Placed::Waiting
+            p.waiting
+                .push((tx, deadline), GFP_ATOMIC)
+                .map(|()| Placed::Waiting)
+                .map_err(Error::from)
         } else {
-            Placed::NoRoute
+            Ok(Placed::NoRoute)
         }
     };
     if start {
         Connector::start(sni, peer);
     }
-    match placed {
+    match placed? {
         Placed::Queued(c) => {
             c.wake_tx();
             Ok(())

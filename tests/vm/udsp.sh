@@ -62,8 +62,10 @@ lab_expect_eq "$d0 $d1" "0 20" "sends with $me1 preferred"
 
 lnetctl net set --nid "$me1" --health 900 || lab_fail "net set --health 900"
 sends 10
-lab_log "$me1 at health 900: $me0 sent $d0, $me1 sent $d1"
-lab_expect_eq "$d0 $d1" "10 0" "sends with the preferred NI less healthy"
+# Counted per peer NI: $me1's recovery pings (to its own NID, through its
+# LND) move the local NIs' counts too.
+lab_log "$me1 at health 900: $me0 sent $d0, $me1 sent $d1; to $p0 $q0, to $p1 $q1"
+[ "$q0" -ge 10 ] && [ "$q1" = 0 ] || lab_fail "sends with the preferred NI less healthy: to $p0 $q0, to $p1 $q1"
 lnetctl net set --nid "$me1" --health 1000 || lab_fail "net set --health 1000"
 
 lnetctl udsp del --idx 0 || lab_fail "udsp del --idx 0"
