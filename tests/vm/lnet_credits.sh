@@ -118,9 +118,12 @@ lab_rmmod lnet_ulp
 
 # A message that waits for credits past its deadline is dropped when its
 # turn comes (lnet_check_message_drop): -ETIMEDOUT, counted in
-# drop_count, no health lost. One peer credit on tcp1 and a deadline of
-# 3 x 1 + 1 = 4 s: twelve 1 MiB PUTs take longer than that to drain.
-echo 3 >"$P/sock_timeout" || lab_fail "sock_timeout write"
+# drop_count, no health lost. One peer credit on tcp1, a deadline of
+# 5 x 1 + 1 = 6 s, and eth1 shaped so that a 1 MiB PUT takes about 3 s
+# (inside the 5 s a zero-copy request may wait for its ACK): from the
+# third PUT on, each has waited past its deadline when its turn comes.
+echo 5 >"$P/sock_timeout" || lab_fail "sock_timeout write"
+tc qdisc add dev eth1 root tbf rate 2800kbit burst 32kbit latency 400ms || lab_fail "tbf"
 lnetctl set retry_count 0 || lab_fail "set retry_count"
 lnetctl net add --net tcp1 --if eth1 --peer-credits 1 || lab_fail "net add tcp1 again"
 stat() { lnetctl stats show | awk -v k="$1:" '$1 == k { print $2 }'; }
@@ -134,7 +137,8 @@ failed=$(echo "$line" | sed -n 's/.*: \([0-9]*\) ok, \([0-9]*\) failed, 0 withou
 dropped=$(dmesg | grep -c "exceeded message deadline") || true
 [ "$dropped" -ge 1 ] || { dmesg | tail -n 20; lab_fail "no deadline drop logged"; }
 [ $(($(stat drop_count) - drops0)) -ge "$dropped" ] || lab_fail "drop_count did not count the deadline drops"
-lab_log "one credit, 4 s deadlines: $ok of 12 PUTs sent, $dropped dropped past their deadline"
+lab_log "one credit, 6 s deadlines: $ok of 12 PUTs sent, $dropped dropped past their deadline"
+tc qdisc del dev eth1 root || lab_fail "tbf del"
 lnetctl set retry_count 2 || lab_fail "set retry_count"
 
 lab_server_done "$(lab_addr "$peer" 0)"

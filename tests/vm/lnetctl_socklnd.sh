@@ -18,6 +18,11 @@ grep -q "nid: $me0" /tmp/nets || { cat /tmp/nets; lab_fail "net show lacks $me0"
 grep -q "nid: $me1" /tmp/nets || { cat /tmp/nets; lab_fail "net show lacks $me1"; }
 p0=$(lab_addr "$peer" 0)@tcp
 p1=$(lab_addr "$peer" 1)@tcp1
+# Both VMs up to here before any ping: the other one may still be in the
+# previous scenario, taking its LNet down and up.
+nc -ll -p 7000 -e /bin/true &
+ready=$!
+lab_wait_server "$(lab_addr "$peer" 0)"
 # The other VM may still be starting: retry the first ping for a while.
 i=0
 until lnetctl ping "$p0" >/tmp/ping0 2>&1; do
@@ -64,6 +69,7 @@ su lnetuser -s /bin/sh -c "lnetctl net show" >/dev/null || lab_fail "net show re
 if su lnetuser -s /bin/sh -c "lnetctl lnet unconfigure" 2>/dev/null; then
 	lab_fail "a user unconfigured LNet"
 fi
+kill $ready
 if [ "$LAB_VM" = 1 ]; then
 	# Go down first, once VM 0 is done with its pings of us.
 	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from VM 0"
