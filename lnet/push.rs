@@ -94,9 +94,9 @@ unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
     let pb = ev.md_user_ptr.cast::<PushBuf>();
     if let Some(lnet) = TheLnet::get() {
         if ev.type_ == EventKind::Put as _ && ev.status == 0 {
-            // SAFETY: the MD's final event has not run yet, so `pb` is
-            // alive, and the PUT that filled it has ended: nothing writes
-            // into the buffer (threshold 1).
+            // The PUT that filled it has ended: nothing writes into the
+            // buffer (threshold 1).
+            // SAFETY: the MD's final event has not run yet, so `pb` is alive.
             let buf = unsafe { &(*pb).buf };
             let n = (ev.mlength as usize).min(buf.len());
             let from = nid_from_c(&ev.initiator.nid).unwrap_or(Nid::ANY);

@@ -518,11 +518,10 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
 ///
 /// Started by [`Conn::spawn`].
 unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the address of the connection inside its `Arc`
-    // (what `Arc::into_raw` gives, see `Conn::spawn`), and the NI's table
-    // holds that `Arc` until this thread has stopped: the reaper takes only
-    // connections whose threads have parked, and `SockNi::stop` stops them
-    // before dropping its reference.
+    // The NI's table holds the connection's `Arc` until this thread has
+    // stopped: the reaper takes only connections whose threads have
+    // parked, and `SockNi::stop` stops them before dropping its reference.
+    // SAFETY: `data` is `Arc::into_raw` of the connection (`Conn::spawn`), alive (above).
     let conn = unsafe { ArcBorrow::<Conn>::from_raw(data.cast_const().cast()) };
     while !conn.is_dead() && !kthread::should_stop() {
         kthread::cond_resched();

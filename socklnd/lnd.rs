@@ -236,9 +236,10 @@ unsafe extern "C" fn socklnd_recv(
         mlen,
         rlen,
     };
-    // SAFETY: `private` is the reference `LnetNi::parse` gave LNet with
+    // `private` is the reference `LnetNi::parse` gave LNet with
     // `Arc::into_raw`; LNet calls this exactly once per parsed header
-    // (include/lnet/lnd.h), so it is taken back exactly once, here.
+    // (include/lnet/lnd.h).
+    // SAFETY: so it is taken back exactly once, here.
     let conn = unsafe { Arc::<Conn>::from_raw(private.cast_const().cast()) };
     conn.post_rx(req);
     0

@@ -124,6 +124,26 @@ pub enum Committed {
     TxRx,
 }
 
+/// For host tests: the first attempt of a send from a Multi-Rail node to a
+/// Multi-Rail peer, ending with `status`.
+#[cfg(test)]
+pub(crate) const fn first_send(status: Status) -> Completion {
+    Completion {
+        status,
+        errno_ok: matches!(status, Status::Ok),
+        committed: Committed::Tx,
+        has_peer_ni: true,
+        late: false,
+        monitor_running: true,
+        local_multi_rail: true,
+        peer_multi_rail: true,
+        peer_is_router_or_routing: false,
+        peer_is_local: false,
+        no_resend: false,
+        retry_count: 0,
+    }
+}
+
 /// The facts about one completion that health processing depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
@@ -335,18 +355,8 @@ mod tests {
     use proptest::prelude::*;
 
     const FAIL: Completion = Completion {
-        status: Status::Ok,
         errno_ok: false,
-        committed: Committed::Tx,
-        has_peer_ni: true,
-        late: false,
-        monitor_running: true,
-        local_multi_rail: true,
-        peer_multi_rail: true,
-        peer_is_router_or_routing: false,
-        peer_is_local: false,
-        no_resend: false,
-        retry_count: 0,
+        ..first_send(Status::Ok)
     };
 
     #[test]

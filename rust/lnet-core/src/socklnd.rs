@@ -536,24 +536,8 @@ mod tests {
     /// What LNet's health does with a message of a Multi-Rail node to a
     /// Multi-Rail peer that ends with `status` (its first attempt).
     fn health_of(status: Status) -> super::super::health::Decision {
-        use super::super::health::{decide, Committed, Completion};
-        decide(
-            &Completion {
-                status,
-                errno_ok: status == Status::Ok,
-                committed: Committed::Tx,
-                has_peer_ni: true,
-                late: false,
-                monitor_running: true,
-                local_multi_rail: true,
-                peer_multi_rail: true,
-                peer_is_router_or_routing: false,
-                peer_is_local: false,
-                no_resend: false,
-                retry_count: 0,
-            },
-            2,
-        )
+        use super::super::health::{decide, first_send};
+        decide(&first_send(status), 2)
     }
 
     #[test]
