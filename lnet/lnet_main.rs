@@ -63,6 +63,7 @@ impl kernel::Module for Lnet {
         let the_lnet = state::TheLnet::new()?;
         state::TheLnet::publish(&the_lnet);
         if let Err(e) = dev::register() {
+            let _params = kapi::param::ParamLock::lock(&THIS_MODULE);
             state::TheLnet::unpublish();
             pr_err!("can't register /dev/lnet: {:?}\n", e);
             return Err(e);
@@ -118,7 +119,12 @@ impl Drop for Lnet {
         }
         drop(api);
         dev::deregister();
+        // A parameter setter may be running (sysfs stays until after
+        // exit): it uses LNet's state under this lock, so it finishes
+        // first, and later ones find nothing published.
+        let params = kapi::param::ParamLock::lock(&THIS_MODULE);
         state::TheLnet::unpublish();
+        drop(params);
         pr_info!("LNet unloaded\n");
     }
 }

@@ -36,9 +36,6 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
         crate::health::run_resends(lnet);
         // Push buffers that pushes used are posted again.
         crate::push::top_up(lnet);
-        if crate::params::take_discovery_change() {
-            crate::ping::discovery_changed(lnet);
-        }
         let now = kthread::now_ms();
         if now >= next_second {
             next_second = now.saturating_add(1000);

@@ -7,7 +7,7 @@
 use crate::kapi::param::{self, PageWriter};
 use crate::lnet_core::params::{self as rules, Param, Tunables};
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering::Relaxed};
+use core::sync::atomic::{AtomicI32, AtomicU32, Ordering::Relaxed};
 use kernel::bindings::kernel_param;
 use kernel::ffi::{c_char, c_int};
 use kernel::prelude::*;
@@ -103,20 +103,6 @@ fn publish(t: &Tunables) {
         .store(t.max_recovery_ping_count, Relaxed);
 }
 
-/// Set when `lnet_peer_discovery_disabled` changes; taken by the monitor
-/// thread, which updates the posted ping buffer.
-static DISCOVERY_CHANGED: AtomicBool = AtomicBool::new(false);
-
-/// Whether discovery was switched since the last call.
-pub(crate) fn take_discovery_change() -> bool {
-    DISCOVERY_CHANGED.swap(false, Relaxed)
-}
-
-/// Leaves the change for a later call (no ping buffer was posted).
-pub(crate) fn keep_discovery_change() {
-    DISCOVERY_CHANGED.store(true, Relaxed);
-}
-
 /// `lnetctl set numa_range` (the parameter is read-only in sysfs, as in
 /// Lustre, and set through /dev/lnet). Any value is valid.
 pub(crate) fn set_numa_range(v: u32) {
@@ -173,15 +159,28 @@ unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param)
     };
     match rules::set(&snapshot(), p, req.value) {
         Ok(change) => {
+            // The caller holds this module's `kernel_param_lock` (sysfs
+            // around every write; at load time LNet is not published yet),
+            // and module exit unpublishes LNet under the same lock: the
+            // state stays alive for this whole call.
+            let lnet = crate::state::TheLnet::get();
+            // A ping buffer being rebuilt sees the value before or after
+            // this change, never between it and the in-place update.
+            let pings = lnet.map(|l| l.pings.lock());
             let was = snapshot().peer_discovery_disabled;
             publish(&change.tunables);
-            if p == Param::PeerDiscoveryDisabled && change.tunables.peer_discovery_disabled != was {
-                // The monitor thread switches the posted ping buffer's
-                // bit (`discovery_set`) on its next step, in line with
-                // rebuilds. Not from here: this setter may run while
-                // lnet.ko unloads, when LNet's state is going.
-                DISCOVERY_CHANGED.store(true, Relaxed);
+            let now = change.tunables.peer_discovery_disabled;
+            if let (Some(lnet), true) = (lnet, p == Param::PeerDiscoveryDisabled && now != was) {
+                // The posted ping buffer says so at once, as Lustre's
+                // discovery_set does (no buffer posted: the next one is
+                // built from the parameter).
+                crate::ping::set_features(
+                    lnet,
+                    crate::lnet_core::ping::features::DISCOVERY,
+                    now == 0,
+                );
             }
+            drop(pings);
             if let Some(notice) = change.notice {
                 pr_warn!("{}\n", notice);
             }

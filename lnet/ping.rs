@@ -198,19 +198,6 @@ pub(crate) fn set_features(lnet: &TheLnet, bits: u32, on: bool) -> bool {
     true
 }
 
-/// Makes the posted ping buffer's discovery bit follow
-/// `lnet_peer_discovery_disabled` (from the monitor thread, after the
-/// parameter changed). Under the ping mutex, so a buffer being rebuilt
-/// is either already built with the new value or updated here after it
-/// is posted.
-pub(crate) fn discovery_changed(lnet: &TheLnet) {
-    let _pings = lnet.pings.lock();
-    let on = params::snapshot().peer_discovery_disabled == 0;
-    if !set_features(lnet, features::DISCOVERY, on) {
-        params::keep_discovery_change();
-    }
-}
-
 /// Unlinks a ping buffer that a newer one replaces; the buffer itself stays
 /// until [`target_stop`], as a REPLY may still be sending from it.
 pub(crate) fn target_retire(lnet: &TheLnet, t: &PingTarget) {

@@ -9,6 +9,33 @@ use core::fmt;
 use kernel::bindings::kernel_param;
 use kernel::ffi::c_char;
 use kernel::str::CStr;
+use kernel::ThisModule;
+
+/// The module's `kernel_param_lock`, held: sysfs holds the same lock around
+/// every `.set` of the module's parameters, so while this guard lives no
+/// setter runs, and a setter that runs afterwards sees what was done under
+/// it. Module exit takes it to withdraw what setters may reach.
+pub struct ParamLock {
+    module: &'static ThisModule,
+}
+
+impl ParamLock {
+    /// Waits for any setter of `module`'s parameters to finish and keeps
+    /// others out until the guard is dropped. May sleep.
+    pub fn lock(module: &'static ThisModule) -> Self {
+        // SAFETY: `module` is the live module this code belongs to.
+        unsafe { kernel::bindings::kernel_param_lock(module.as_ptr()) };
+        // INVARIANT: the lock is held until `drop`.
+        ParamLock { module }
+    }
+}
+
+impl Drop for ParamLock {
+    fn drop(&mut self) {
+        // SAFETY: taken in `lock` by this guard, and not released since.
+        unsafe { kernel::bindings::kernel_param_unlock(self.module.as_ptr()) };
+    }
+}
 
 /// What a `.set` callback was asked to do.
 pub struct SetRequest<'a> {
