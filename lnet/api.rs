@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The C entry points of lnet.ko: the API upper layers call
-//! (include/lnet/api.h) and the one LNDs call (include/lnet/lnd.h). Each
+//! (include/linux/lnet/api.h) and the one LNDs call (include/linux/lnet/lnd.h). Each
 //! checks and converts its arguments and calls into the rest of the module.
 
 use crate::kapi::bindings::{
@@ -115,7 +115,8 @@ fn err_ptr<T>(e: Error) -> *mut T {
 ///
 /// # Safety
 ///
-/// `match_id` is null or points to a `struct lnet_processid`.
+/// `match_id` is null or points to a `struct lnet_processid` (null is
+/// refused: Lustre dereferences it).
 #[no_mangle]
 pub(crate) unsafe extern "C" fn LNetMEAttach(
     portal: c_uint,
@@ -153,10 +154,13 @@ unsafe fn me_attach(
         return Err(EINVAL);
     }
     // SAFETY: by the caller's contract.
-    let (nid, pid) = match unsafe { match_id.as_ref() } {
-        Some(id) => (nid_from_c(&id.nid)?, id.pid),
-        None => (Nid::ANY, crate::lnet_core::md::PID_ANY),
+    let Some(id) = (unsafe { match_id.as_ref() }) else {
+        // Lustre's callers always pass one (LNET_ANY_NID and LNET_PID_ANY
+        // for anyone); its LNetMEAttach would oops on NULL.
+        pr_err!("LNetMEAttach: NULL match id\n");
+        return Err(EINVAL);
     };
+    let (nid, pid) = (nid_from_c(&id.nid)?, id.pid);
     let cookie = lnet.cookie();
     let position = lnet.me_pos(pos == LNET_INS_BEFORE);
     let me = Me {
@@ -286,7 +290,7 @@ unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<
     let lnet = lnet()?;
     // SAFETY: by the caller's contract.
     let umd = unsafe { umd.as_ref() }.ok_or(EINVAL)?;
-    let ops = umd.options & (options::OP_PUT | options::OP_GET);
+    let ops = umd.umd_options & (options::OP_PUT | options::OP_GET);
     if attach && ops == 0 {
         pr_err!("Invalid option: no MD_OP set\n");
         return Err(EINVAL);
@@ -300,7 +304,7 @@ unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<
     Ok((lnet.cookie(), md))
 }
 
-/// Unlinks an MD (`__LNetMDUnlink`); see include/lnet/api.h.
+/// Unlinks an MD (`__LNetMDUnlink`); see include/linux/lnet/api.h.
 #[no_mangle]
 extern "C" fn __LNetMDUnlink(h: lnet_handle_md, discard: bool) -> c_int {
     errno(lnet().and_then(|l| md_unlink(l, h.cookie, discard, 0)))
@@ -833,17 +837,26 @@ extern "C" fn lnet_is_rdma_only_page(_page: *mut c_void) -> bool {
     false
 }
 
+/// The node's counters (`lnet_counters_get`): zeroed and -ENODEV while
+/// LNet is not running, as Lustre.
+///
 /// # Safety
 ///
-/// `out` points to writable memory for one `struct lnet_counters`.
+/// `out` is null or points to writable memory for one
+/// `struct lnet_counters`.
 #[no_mangle]
-unsafe extern "C" fn lnet_counters_get(out: *mut lnet_counters) {
-    let Ok(lnet) = lnet() else {
-        return;
-    };
+unsafe extern "C" fn lnet_counters_get(out: *mut lnet_counters) -> c_int {
     // SAFETY: by this function's contract.
-    if let Some(o) = unsafe { out.as_mut() } {
-        *o = lnet.counters.snapshot();
+    let Some(o) = (unsafe { out.as_mut() }) else {
+        return EINVAL.to_errno();
+    };
+    *o = lnet_counters::default();
+    match lnet() {
+        Ok(lnet) if lnet.is_running() => {
+            *o = lnet.counters.snapshot();
+            0
+        }
+        _ => ENODEV.to_errno(),
     }
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The LND interface (include/lnet/lnd.h): the registry of LNDs, and the
+//! The LND interface (include/linux/lnet/lnd.h): the registry of LNDs, and the
 //! calls LNet makes into an LND through its operations table.
 
 use crate::kapi::bindings::{lnet_lnd, lnet_tx_desc};

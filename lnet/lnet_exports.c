@@ -12,10 +12,11 @@
 #include <linux/nodemask.h>
 #include <linux/topology.h>
 #include <net/net_namespace.h>
-#include <lnet/api.h>
-#include <lnet/lib-lnet.h>
-#include <lnet/lnet_rdma.h>
-#include <lnet/lnd.h>
+#include <linux/lnet/api.h>
+#include <linux/lnet/lib-lnet.h>
+#include <linux/lnet/lnet_rdma.h>
+#include <linux/lnet/lnd.h>
+#include <linux/lnet/lnet-rs.h>
 
 #include "../rust/kapi/kapi_helpers.c"
 

@@ -3,8 +3,8 @@
 //! lnet.ko: LNet, the Lustre networking layer, with Health and Multi-Rail.
 //!
 //! The module holds `the_lnet` (state.rs), exports Lustre's API to upper
-//! layers (api.rs, include/lnet/api.h) and the LND interface
-//! (include/lnet/lnd.h), runs the loopback LND, and carries Lustre's core
+//! layers (api.rs, include/linux/lnet/api.h) and the LND interface
+//! (include/linux/lnet/lnd.h), runs the loopback LND, and carries Lustre's core
 //! parameters with their validation.
 
 // pin_init! of `the_lnet`, with its many fields, nests deeper than the

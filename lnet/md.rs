@@ -57,32 +57,32 @@ impl LibMd {
     ///
     /// # Safety
     ///
-    /// `umd.start` must point to `umd.length` bytes of kernel memory, or with
-    /// `LNET_MD_KIOV` to `umd.length` valid `struct bio_vec`, staying valid
+    /// `umd.umd_start` must point to `umd.umd_length` bytes of kernel memory, or with
+    /// `LNET_MD_KIOV` to `umd.umd_length` valid `struct bio_vec`, staying valid
     /// until the MD is unlinked: the caller's promise, as in Lustre.
     pub(crate) unsafe fn build(umd: &lnet_md, unlink: bool) -> Result<LibMd> {
-        if umd.start.is_null() && umd.length != 0 {
+        if umd.umd_start.is_null() && umd.umd_length != 0 {
             pr_err!(
                 "MD start pointer can not be NULL with length {}\n",
-                umd.length
+                umd.umd_length
             );
             return Err(EINVAL);
         }
         let mut v = KVec::new();
-        let length = if umd.options & options::KIOV != 0 {
-            if umd.length > MAX_IOV {
+        let length = if umd.umd_options & options::KIOV != 0 {
+            if umd.umd_length > MAX_IOV {
                 pr_err!(
                     "Invalid option: too many fragments {}, {} max\n",
-                    umd.length,
+                    umd.umd_length,
                     MAX_IOV
                 );
                 return Err(EINVAL);
             }
             let page_size = kernel::page::PAGE_SIZE as u64;
             let mut total: u32 = 0;
-            for i in 0..umd.length as usize {
+            for i in 0..umd.umd_length as usize {
                 // SAFETY: the caller promises `length` entries at `start`.
-                let f = unsafe { *umd.start.cast::<BioVec>().add(i) };
+                let f = unsafe { *umd.umd_start.cast::<BioVec>().add(i) };
                 if f.bv_page.is_null() || u64::from(f.bv_offset) + u64::from(f.bv_len) > page_size {
                     pr_err!("MD fragment {} is not within one page\n", i);
                     return Err(EINVAL);
@@ -93,25 +93,32 @@ impl LibMd {
             total
         } else {
             // SAFETY: the caller's buffer, by this function's contract.
-            unsafe { kiov::push_kvaddr_range(&mut v, umd.start as usize, umd.length as usize)? };
-            umd.length
+            unsafe {
+                kiov::push_kvaddr_range(&mut v, umd.umd_start as usize, umd.umd_length as usize)?
+            };
+            umd.umd_length
         };
-        let max_size = if umd.options & options::MAX_SIZE != 0 {
-            u32::try_from(umd.max_size).map_err(|_| EINVAL)?
+        let max_size = if umd.umd_options & options::MAX_SIZE != 0 {
+            u32::try_from(umd.umd_max_size).map_err(|_| EINVAL)?
         } else {
             0
         };
-        let state = MdState::new(umd.options | options::KIOV, length, max_size, umd.threshold)
-            .map_err(|e| {
-                pr_err!("Invalid MD: {:?}\n", e);
-                EINVAL
-            })?;
+        let state = MdState::new(
+            umd.umd_options | options::KIOV,
+            length,
+            max_size,
+            umd.umd_threshold,
+        )
+        .map_err(|e| {
+            pr_err!("Invalid MD: {:?}\n", e);
+            EINVAL
+        })?;
         Ok(LibMd {
             state,
             kiov: v,
-            start: umd.start as usize,
-            user_ptr: umd.user_ptr as usize,
-            handler: umd.handler,
+            start: umd.umd_start as usize,
+            user_ptr: umd.umd_user_ptr as usize,
+            handler: umd.umd_handler,
             flags: if unlink { flags::AUTO_UNLINK } else { 0 },
             refcount: 0,
             me: None,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Lustre's NID and net strings for C callers (include/lnet/nidstr.h):
+//! Lustre's NID and net strings for C callers (include/uapi/linux/lnet/nidstr.h):
 //! thin wrappers over lnet-core's parsing and formatting (`nid.rs`).
 //!
 //! `libcfs_idstr` and the header's `libcfs_nidstr`/`libcfs_nid2str` write

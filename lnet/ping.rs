@@ -79,17 +79,13 @@ fn build(lnet: &TheLnet) -> Result<KVec<u8>> {
 /// after those already there and unlinked with its MD: where the ping
 /// target and the push target are posted.
 pub(crate) fn reserved_me() -> Result<*mut api::lnet_me> {
-    // SAFETY: arguments of the API's contract; NULL match id is "any".
-    let me = unsafe {
-        api::LNetMEAttach(
-            RESERVED_PORTAL,
-            core::ptr::null_mut(),
-            PING_MATCHBITS,
-            0,
-            1,
-            1,
-        )
+    let mut anyone = lnet_processid {
+        nid: nid_to_c(&Nid::ANY),
+        pid: crate::lnet_core::md::PID_ANY,
     };
+    // SAFETY: arguments of the API's contract, the match id valid for the
+    // call.
+    let me = unsafe { api::LNetMEAttach(RESERVED_PORTAL, &mut anyone, PING_MATCHBITS, 0, 1, 1) };
     if (me as isize) < 0 && (me as isize) >= -4095 {
         return Err(Error::from_errno(me as isize as i32));
     }
@@ -101,14 +97,14 @@ pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
     let mut buf = build(lnet)?;
     let me = reserved_me()?;
     let md = lnet_md {
-        start: buf.as_mut_ptr().cast(),
-        length: buf.len() as u32,
-        threshold: THRESH_INF,
-        max_size: 0,
-        options: options::OP_GET | options::TRUNCATE | options::MANAGE_REMOTE,
-        user_ptr: core::ptr::null_mut(),
-        handler: None,
-        bulk_handle: lnet_handle_md { cookie: u64::MAX },
+        umd_start: buf.as_mut_ptr().cast(),
+        umd_length: buf.len() as u32,
+        umd_threshold: THRESH_INF,
+        umd_max_size: 0,
+        umd_options: options::OP_GET | options::TRUNCATE | options::MANAGE_REMOTE,
+        umd_user_ptr: core::ptr::null_mut(),
+        umd_handler: None,
+        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
     };
     let mut h = lnet_handle_md::default();
     // SAFETY: the buffer outlives the MD: `target_stop` unlinks it first.
@@ -297,14 +293,14 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
     )?;
     let md_ref = Arc::into_raw(w.clone());
     let md = lnet_md {
-        start: start.cast(),
-        length: len,
-        threshold: 2,
-        max_size: 0,
-        options: options::TRUNCATE,
-        user_ptr: md_ref.cast_mut().cast(),
-        handler: Some(ping_handler),
-        bulk_handle: lnet_handle_md { cookie: u64::MAX },
+        umd_start: start.cast(),
+        umd_length: len,
+        umd_threshold: 2,
+        umd_max_size: 0,
+        umd_options: options::TRUNCATE,
+        umd_user_ptr: md_ref.cast_mut().cast(),
+        umd_handler: Some(ping_handler),
+        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
     };
     let mut h = lnet_handle_md::default();
     // SAFETY: the buffer lives in `Wait`, which the MD holds a reference

@@ -135,15 +135,15 @@ fn post_one(slot: usize) -> Result<u64> {
     let pb = KBox::into_raw(pb);
     let md = lnet_md {
         // SAFETY: `pb` is valid until the final event frees it.
-        start: unsafe { (*pb).buf.as_mut_ptr().cast() },
+        umd_start: unsafe { (*pb).buf.as_mut_ptr().cast() },
         // SAFETY: as above.
-        length: unsafe { (*pb).buf.len() } as u32,
-        threshold: 1,
-        max_size: 0,
-        options: options::OP_PUT | options::TRUNCATE,
-        user_ptr: pb.cast(),
-        handler: Some(push_handler),
-        bulk_handle: lnet_handle_md { cookie: u64::MAX },
+        umd_length: unsafe { (*pb).buf.len() } as u32,
+        umd_threshold: 1,
+        umd_max_size: 0,
+        umd_options: options::OP_PUT | options::TRUNCATE,
+        umd_user_ptr: pb.cast(),
+        umd_handler: Some(push_handler),
+        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
     };
     let mut h = lnet_handle_md::default();
     // SAFETY: the buffer lives until the MD's final event, which frees it.

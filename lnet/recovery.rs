@@ -179,14 +179,14 @@ fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> Option<u64> {
     let p = KBox::into_raw(p);
     let md = lnet_md {
         // SAFETY: `p` is valid until the final event frees it.
-        start: unsafe { (*p).buf.as_mut_ptr().cast() },
-        length: MIN_SIZE as u32,
-        threshold: 2,
-        max_size: 0,
-        options: options::TRUNCATE | options::TRACK_RESPONSE,
-        user_ptr: p.cast(),
-        handler: Some(recovery_handler),
-        bulk_handle: lnet_handle_md { cookie: u64::MAX },
+        umd_start: unsafe { (*p).buf.as_mut_ptr().cast() },
+        umd_length: MIN_SIZE as u32,
+        umd_threshold: 2,
+        umd_max_size: 0,
+        umd_options: options::TRUNCATE | options::TRACK_RESPONSE,
+        umd_user_ptr: p.cast(),
+        umd_handler: Some(recovery_handler),
+        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
     };
     let mut h = lnet_handle_md::default();
     // SAFETY: the MD describes the ping's buffer.

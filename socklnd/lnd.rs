@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! The tcp LND's operations table and lnet.ko's LND interface
-//! (include/lnet/lnd.h) as this module calls it.
+//! (include/linux/lnet/lnd.h) as this module calls it.
 
 use crate::conn::{Conn, RxReq};
 use crate::kapi::bindings::{
@@ -90,7 +90,7 @@ impl LnetNi {
 
     /// Hands a received header from `conn` to LNet. On success LNet owns
     /// the reference `conn` as its receive context and gives it back
-    /// through exactly one `socklnd_recv` (include/lnet/lnd.h); on error
+    /// through exactly one `socklnd_recv` (include/linux/lnet/lnd.h); on error
     /// it never took it.
     pub(crate) fn parse(&self, hdr: &[u8], from: &Nid, conn: Arc<Conn>) -> c_int {
         let from = crate::kapi::lnet_abi::nid_to_c(from);
@@ -238,7 +238,7 @@ unsafe extern "C" fn socklnd_recv(
     };
     // `private` is the reference `LnetNi::parse` gave LNet with
     // `Arc::into_raw`; LNet calls this exactly once per parsed header
-    // (include/lnet/lnd.h).
+    // (include/linux/lnet/lnd.h).
     // SAFETY: so it is taken back exactly once, here.
     let conn = unsafe { Arc::<Conn>::from_raw(private.cast_const().cast()) };
     conn.post_rx(req);

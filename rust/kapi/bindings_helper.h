@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The kernel interfaces lnet-rs binds beyond the 6.12 kernel crate, and our
- * own C ABI (include/lnet/). Only the items named by the "allow" lines below
+ * own C ABI (include/linux/lnet/, include/uapi/linux/lnet/). Only the items named by the "allow" lines below
  * are generated, and types named by "opaque" lines are bound as opaque blobs
  * (scripts/gen-bindings.sh).
  */
 #include <linux/debugfs.h>
 #include <linux/moduleparam.h>
-#include <lnet/api.h>
-#include <lnet/lnd.h>
+#include <linux/lnet/api.h>
+#include <linux/lnet/lnd.h>
 #include <uapi/linux/lnet/lnet-rs-ioctl.h>
 
 // opaque dentry

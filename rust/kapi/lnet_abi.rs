@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Conversions between lnet-core types and our C ABI's (include/lnet/),
-//! shared by lnet.ko and the LNDs.
+//! Conversions between lnet-core types and our C ABI's
+//! (include/linux/lnet/, include/uapi/linux/lnet/), shared by lnet.ko and
+//! the LNDs.
 
 use super::bindings::lnet_nid;
 use crate::lnet_core::nid::{Nid, NID_WIRE_MAX};
 use kernel::prelude::*;
 
-/// A NID from its C form, which is also its wire form.
+/// A NID from its C form, which is also its wire form. Any NID of type
+/// 0xff is `LNET_ANY_NID`, whatever its other bytes, as Lustre's
+/// `LNET_NID_IS_ANY` reads it (the C macro sets the size byte to 0xff too).
 pub fn nid_from_c(c: &lnet_nid) -> Result<Nid> {
+    if c.nid_type == crate::lnet_core::nid::lnd::ANY {
+        return Ok(Nid::ANY);
+    }
     let mut b = [0u8; NID_WIRE_MAX];
     b[0] = c.nid_size;
     b[1] = c.nid_type;

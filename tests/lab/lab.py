@@ -214,8 +214,37 @@ def build_lustre_initramfs(bundle, work):
             if m and os.path.exists(m.group(1)) and not m.group(1).startswith(str(bundle)):
                 copy_in(root, m.group(1))
     release = (bundle / "release").read_text().strip()
-    install_modules(root, release, sorted((bundle / "modules").glob("*.ko")), bundle / "kdir")
+    kos = sorted((bundle / "modules").glob("*.ko")) + [build_lustre_ulp(bundle, work)]
+    install_modules(root, release, kos, bundle / "kdir")
     return finish_initramfs(root, work, "initramfs-lustre.cpio")
+
+
+def build_lustre_ulp(bundle, work):
+    """tests/kmod/lnet_ulp.c built unchanged against Lustre's own headers
+    and symbols, for the Lustre node (the bundle's README says how)."""
+    src = (work / "ulp-lustre").resolve()
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir(parents=True)
+    shutil.copy2(TOP / "tests/kmod/lnet_ulp.c", src / "lnet_ulp.c")
+    lus = bundle / "lustre"
+    (src / "Kbuild").write_text(
+        "obj-m := lnet_ulp.o\n"
+        f"NOSTDINC_FLAGS += -I{lus}/lnet/include -I{lus}/lustre/include -I{lus}/include/uapi -I{lus}/include\n"
+        f"ccflags-y += -include {lus}/config.h -Werror\n"
+        f"KBUILD_EXTRA_SYMBOLS += {lus}/Module.symvers\n")
+    # With the compiler the peer's kernel was built with (build.sh uses
+    # gcc unless LLVM is set, as our scripts set it).
+    env = dict(os.environ)
+    env.pop("LLVM", None)
+    config = (bundle / "kdir" / ".config").read_text()
+    if "CONFIG_CC_IS_CLANG=y" in config:
+        env["LLVM"] = os.environ.get("LLVM", "-19")
+    out = subprocess.run(["make", "-s", "-C", str(bundle / "kdir"), f"M={src}", "modules"],
+                         capture_output=True, text=True, env=env)
+    if out.returncode != 0 or "warning" in (out.stdout + out.stderr).lower():
+        sys.exit(f"lab: lnet_ulp.c does not build against Lustre's headers:\n{out.stdout}{out.stderr}")
+    return src / "lnet_ulp.ko"
 
 
 def free_udp_ports(n):

@@ -9,16 +9,7 @@
 # our ping of its tcp1 NID times out, which costs that peer NI health, and
 # the recovery pings that follow (sent into a socket nobody reads) must
 # not bring it back up: only a REPLY may.
-peer=$(lab_peer)
-p0=$(lab_addr "$peer" 0)@tcp
-p1=$(lab_addr "$peer" 1)@tcp1
-side=lnet-rs
-[ "$LAB_LUSTRE" = 1 ] && side=Lustre
-dmesg -c >/dev/null
-modprobe ksocklnd || lab_fail "$side: ksocklnd did not load"
-lnetctl lnet configure || lab_fail "$side: configure"
-lnetctl net add --net tcp --if eth0 || lab_fail "$side: net add tcp"
-lnetctl net add --net tcp1 --if eth1 || lab_fail "$side: net add tcp1"
+lab_interop_setup
 nc -ll -p 7000 -e /bin/true &
 ready=$!
 lab_wait_server "$(lab_addr "$peer" 0)"
@@ -79,10 +70,4 @@ else
 	dmesg | grep -q "Bad push" && { dmesg | grep "Bad push"; lab_fail "a push from the Lustre node was refused"; }
 fi
 kill $ready
-lnetctl lnet unconfigure || lab_fail "$side: unconfigure"
-lab_rmmod ksocklnd
-lab_rmmod lnet
-if [ "$LAB_LUSTRE" = 1 ]; then
-	lab_rmmod libcfs
-	lab_rmmod sunrpc_addr
-fi
+lab_interop_teardown

@@ -240,3 +240,32 @@ lab_tell() {
 		sleep 2
 	done
 }
+
+# A node of a mixed lab (lnet-rs, or Lustre's own with LAB_LUSTRE=1) set
+# up as its administrator would: tcp on eth0, tcp1 on eth1, defaults. Sets
+# side, peer, me0/me1 (this node's NIDs) and p0/p1 (the other node's).
+lab_interop_setup() {
+	peer=$(lab_peer)
+	me0=$(lab_addr "$LAB_VM" 0)@tcp
+	me1=$(lab_addr "$LAB_VM" 1)@tcp1
+	p0=$(lab_addr "$peer" 0)@tcp
+	p1=$(lab_addr "$peer" 1)@tcp1
+	side=lnet-rs
+	[ "$LAB_LUSTRE" = 1 ] && side=Lustre
+	dmesg -c >/dev/null
+	modprobe ksocklnd || lab_fail "$side: ksocklnd did not load"
+	lnetctl lnet configure || lab_fail "$side: configure"
+	lnetctl net add --net tcp --if eth0 || lab_fail "$side: net add tcp"
+	lnetctl net add --net tcp1 --if eth1 || lab_fail "$side: net add tcp1"
+}
+
+# Takes down what lab_interop_setup started, and Lustre's modules too.
+lab_interop_teardown() {
+	lnetctl lnet unconfigure || lab_fail "$side: unconfigure"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+	if [ "$LAB_LUSTRE" = 1 ]; then
+		lab_rmmod libcfs
+		lab_rmmod sunrpc_addr
+	fi
+}

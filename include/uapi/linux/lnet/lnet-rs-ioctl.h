@@ -54,8 +54,9 @@ struct lnet_ioc_hdr {
 
 /*
  * A NID in the layout of the 20-byte large form, struct lnet_nid
- * (include/lnet/types.h; wire.md §1.2): byte for byte the same, but without
- * the packed attribute (its fields are naturally aligned anyway).
+ * (include/uapi/linux/lnet/lnet-types.h; wire.md §1.2): byte for byte the
+ * same, but without the packed attribute (its fields are naturally aligned
+ * anyway).
  * nid_num and nid_addr are big-endian. A 4-byte address uses nid_addr[0]
  * only (nid_size 0) and leaves the rest zero; an IPv6 address uses all four
  * words (nid_size 12). nid_type 0xff is LNET_ANY_NID, whatever the rest.
@@ -307,8 +308,8 @@ struct lnet_ioc_peer_ni {
 
 /*
  * LNET_IOC_GET_STATS: the global counters (lnetctl stats show), summed over
- * CPTs: struct lnet_counters of include/lnet/types.h field by field
- * (st_X is lcc_X or lch_X), laid out with natural alignment, followed by
+ * CPTs: struct lnet_counters of include/uapi/linux/lnet/lnet-types.h field
+ * by field (st_X is lcc_X or lch_X), laid out with natural alignment, followed by
  * the two resend counters stats show also prints.
  */
 struct lnet_ioc_stats {

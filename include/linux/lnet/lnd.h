@@ -13,7 +13,7 @@
 #ifndef __LNET_RS_LND_H__
 #define __LNET_RS_LND_H__
 
-#include <lnet/types.h>
+#include <uapi/linux/lnet/lnet-types.h>
 
 struct bio_vec;
 struct lnet_ni;		/* a local interface; LNet's */

@@ -2,7 +2,7 @@
 /*
  * lnet-rs: the types of the LNet API that upper layers (PtlRPC) use, with
  * the names, layouts and values of Lustre's <uapi/linux/lnet/lnet-types.h>
- * and <lnet/lnet-idl.h>, so that an unmodified caller compiles against them.
+ * and <uapi/linux/lnet/lnet-idl.h>, so that an unmodified caller compiles against them.
  */
 #ifndef __LNET_RS_TYPES_H__
 #define __LNET_RS_TYPES_H__
@@ -95,14 +95,14 @@ struct lnet_event;
 typedef void (*lnet_handler_t)(struct lnet_event *event);
 
 struct lnet_md {
-	void		*start;		/* buffer, or struct bio_vec[] with KIOV */
-	unsigned int	 length;	/* bytes, or entries with KIOV */
-	int		 threshold;	/* operations left, LNET_MD_THRESH_INF */
-	int		 max_size;	/* with LNET_MD_MAX_SIZE */
-	unsigned int	 options;	/* LNET_MD_* */
-	void		*user_ptr;	/* echoed in events */
-	lnet_handler_t	 handler;	/* NULL: no events */
-	struct lnet_handle_md bulk_handle; /* with LNET_MD_BULK_HANDLE */
+	void		*umd_start;	/* buffer, or struct bio_vec[] with KIOV */
+	unsigned int	 umd_length;	/* bytes, or entries with KIOV */
+	int		 umd_threshold;	/* operations left, LNET_MD_THRESH_INF */
+	int		 umd_max_size;	/* with LNET_MD_MAX_SIZE */
+	unsigned int	 umd_options;	/* LNET_MD_* */
+	void		*umd_user_ptr;	/* echoed in events */
+	lnet_handler_t	 umd_handler;	/* NULL: no events */
+	struct lnet_handle_md umd_bulk_handle; /* with LNET_MD_BULK_HANDLE */
 };
 
 #define LNET_MD_OP_PUT			(1 << 0)

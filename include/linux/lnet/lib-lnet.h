@@ -7,7 +7,9 @@
 #ifndef __LNET_RS_LIB_LNET_H__
 #define __LNET_RS_LIB_LNET_H__
 
-#include <lnet/types.h>
+#include <linux/lnet/api.h>
+#include <uapi/linux/lnet/lnet-types.h>
+#include <uapi/linux/lnet/nidstr.h>
 
 struct lnet_ni;
 
@@ -23,6 +25,12 @@ struct lnet_ni;
  * changed during the call.
  */
 int lnet_cpt_of_nid(lnet_nid_t nid, struct lnet_ni *ni);
+
+/*
+ * The node's message counters, summed; -ENODEV (counters zeroed) while
+ * LNet is not running. Lustre does not export it; lnet.ko does.
+ */
+int lnet_counters_get(struct lnet_counters *counters);
 
 /*
  * Not exported: lnet_genl_send_scalar_list(msg, portid, seq, family,

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * lnet-rs: the LNet API for upper layers, with the signatures of Lustre's
- * current <lnet/api.h>, exported by lnet.ko with EXPORT_SYMBOL_GPL.
+ * current <linux/lnet/api.h>, exported by lnet.ko with EXPORT_SYMBOL_GPL.
+ * What lnet-rs adds is apart, in <linux/lnet/lnet-rs.h>, so that a caller
+ * that keeps to this header builds against Lustre's unchanged.
  *
  * Every LNetPut()/LNetGet() that returns 0 ends in exactly one event with
  * unlinked set on an MD whose last operation it was, including when LNet is
@@ -10,8 +12,7 @@
 #ifndef __LNET_RS_API_H__
 #define __LNET_RS_API_H__
 
-#include <lnet/types.h>
-#include <lnet/nidstr.h>
+#include <uapi/linux/lnet/lnet-types.h>
 
 int LNetNIInit(lnet_pid_t requested_pid);
 int LNetNIFini(void);
@@ -19,7 +20,11 @@ int LNetNIFini(void);
 /* The index'th local process id; -ENOENT past the last NI. */
 int LNetGetId(unsigned int index, struct lnet_processid *id, bool large_nids);
 
-/* ERR_PTR() on failure. */
+/*
+ * ERR_PTR() on failure. match_id_in may not be NULL (Lustre dereferences
+ * it; lnet-rs refuses it with -EINVAL): LNET_ANY_NID and LNET_PID_ANY
+ * match anyone.
+ */
 struct lnet_me *LNetMEAttach(unsigned int portal,
 			     struct lnet_processid *match_id_in,
 			     __u64 match_bits_in, __u64 ignore_bits_in,
@@ -40,8 +45,6 @@ int LNetMDBind(const struct lnet_md *md_in, enum lnet_unlink unlink_in,
  * last operation says unlinked.
  */
 int LNetMDUnlink(struct lnet_handle_md md_in);
-/* The older form: with discard, data still arriving may be dropped. */
-int __LNetMDUnlink(struct lnet_handle_md md_in, bool discard);
 
 /*
  * Logs an error, with how many, if MDs live or waiting for their last
@@ -58,23 +61,6 @@ int LNetPut(struct lnet_nid *self, struct lnet_handle_md md_in,
 int LNetGet(struct lnet_nid *self, struct lnet_handle_md md_in,
 	    struct lnet_processid *target_in, unsigned int portal_in,
 	    __u64 match_bits_in, unsigned int offset_in, bool recovery);
-
-/*
- * The caller's own transaction deadline (the trickle-down timeout of the
- * resend design): the ACK or REPLY is awaited for timeout seconds instead of
- * lnet_transaction_timeout, and tracked whatever lnet_response_tracking
- * says. timeout <= 0 behaves as LNetPut()/LNetGet().
- */
-int LNetPutTimeout(struct lnet_nid *self, struct lnet_handle_md md_in,
-		   enum lnet_ack_req ack_req_in,
-		   struct lnet_processid *target_in, unsigned int portal_in,
-		   __u64 match_bits_in, unsigned int offset_in,
-		   __u64 hdr_data_in, int timeout);
-
-int LNetGetTimeout(struct lnet_nid *self, struct lnet_handle_md md_in,
-		   struct lnet_processid *target_in, unsigned int portal_in,
-		   __u64 match_bits_in, unsigned int offset_in, bool recovery,
-		   int timeout);
 
 /*
  * Messages that match nothing on a lazy portal wait there for an MD to be
@@ -121,8 +107,5 @@ void LNetDebugPeer(struct lnet_processid *id);
  * non-Multi-Rail peer for each NID on a local net.
  */
 void LNetAddPeer(struct lnet_nid *nids, int num_nids);
-
-/* A snapshot of the node's message counters. */
-void lnet_counters_get(struct lnet_counters *counters);
 
 #endif /* __LNET_RS_API_H__ */

@@ -8,7 +8,7 @@
 #ifndef __LNET_RS_NIDSTR_H__
 #define __LNET_RS_NIDSTR_H__
 
-#include <lnet/types.h>
+#include <uapi/linux/lnet/lnet-types.h>
 
 #define LNET_NIDSTR_COUNT 1024	/* strings in the ring */
 #define LNET_NIDSTR_SIZE  64	/* bytes of each */
