@@ -10,7 +10,8 @@
 # recovery pings bring every NI back to 1000. Then: a single-NI node loses
 # local health but never resends a local failure; a GET that fails on one
 # rail succeeds through exactly one resend on the other; a silent receive
-# drop rule makes a PUT's ACK time out.
+# drop rule makes a PUT's ACK time out, which costs the peer NI health that
+# unanswered recovery pings do not give back.
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@tcp
 p1=$(lab_addr "$peer" 1)@tcp1
@@ -157,16 +158,30 @@ dmesg | grep -q "$me1: health 1000, status up in the ping buffer" ||
 
 # A silent loss on receipt: the ACKs of the PUTs never arrive, so each PUT
 # ends with its response timeout and response_timeout_count counts it.
+# Each timeout costs the peer NI it went to 100 (health.md §5), and the
+# REPLYs of the recovery pings that follow are dropped too: pings that
+# were sent but never answered must not give that health back.
 t0=$(stat response_timeout_count)
 lctl net_drop_add -s '*' -d '*' -m ACK -r 1 >/dev/null || lab_fail "net_drop_add ACK"
+lctl net_drop_add -s '*' -d '*' -m REPLY -r 1 >/dev/null || lab_fail "net_drop_add REPLY"
 dmesg -c >/dev/null
 modprobe lnet_ulp mode=burst peer="$p0" repeat=2 op_timeout=2 || lab_fail "burst"
 lab_rmmod lnet_ulp
 lctl net_drop_list | grep -q ', 2/2, PUT 0, ACK 2' || { lctl net_drop_list; lab_fail "ACK drops not counted"; }
-lctl net_drop_del -a >/dev/null
 dmesg | grep -q 'burst of 2 PUTs: 0 ok, 2 failed' || { dmesg | grep lnet_ulp; lab_fail "PUTs without ACK did not fail"; }
 lab_expect_eq $(($(stat response_timeout_count) - t0)) 2 "response_timeout_count"
-lab_log "ACKs dropped on receipt: 2 PUTs timed out"
+max=0
+i=0
+while [ $i -lt 6 ]; do
+	h=$(peer_sum)
+	[ "$h" -le "$max" ] || max=$h
+	i=$((i + 1))
+	sleep 1
+done
+[ "$max" -le 1800 ] || { cat /tmp/show3; lab_fail "peer NI health $max of 2000 after 2 response timeouts and unanswered recovery pings"; }
+lab_expect_eq "$(local_sum)" 2000 "local NI health after response timeouts"
+lctl net_drop_del -a >/dev/null
+lab_log "ACKs dropped on receipt: 2 PUTs timed out; peer NI health at most $max of 2000 while recovery pings went unanswered"
 
 # Bad rules are refused and change nothing.
 lab_must_fail lctl net_drop_add -s '*' -d '*' -r 1 -i 1
