@@ -416,7 +416,13 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_status = u32::from(ni.reports_up());
     n.ni_nid = nid_to_ioc(&ni.nid);
     n.ni_fatal_error = u32::from(ni.is_fatal());
-    n.ni_health_value = ni.health.load(Relaxed);
+    // Lustre never sets the loopback NI's health (lnet_startup_lndni returns
+    // before it does), so its lnetctl shows 0 there; ours is never used.
+    n.ni_health_value = if ni.nid == Nid::LO {
+        0
+    } else {
+        ni.health.load(Relaxed)
+    };
     n.ni_hs_interrupts = ni.hstats.interrupts.load(Relaxed);
     n.ni_hs_dropped = ni.hstats.dropped.load(Relaxed);
     n.ni_hs_aborted = ni.hstats.aborted.load(Relaxed);

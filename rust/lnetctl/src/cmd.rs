@@ -454,7 +454,9 @@ pub fn net_show(r: &mut Run, net: Option<&str>, detail: i64) {
     match net_doc(r.be, filter, detail, false) {
         // Nothing to show prints nothing, as Lustre's lnetctl does.
         Ok(v) if v.is_empty() => {}
-        Ok(v) => r.out.push_str(&yaml::render(&show::NetShow { net: v })),
+        Ok(v) => r
+            .out
+            .push_str(&yaml::render_netlink(&show::NetShow { net: v })),
         Err(e) => r.fail(e),
     }
 }
@@ -669,7 +671,9 @@ pub fn peer_show(r: &mut Run, nid: Option<&str>, detail: i64) {
     match peer_doc(r.be, filter, detail, false) {
         Ok(v) if v.is_empty() && filter.is_some() => r.fail(enoent()),
         Ok(v) if v.is_empty() => {}
-        Ok(v) => r.out.push_str(&yaml::render(&show::PeerShow { peer: v })),
+        Ok(v) => r
+            .out
+            .push_str(&yaml::render_netlink(&show::PeerShow { peer: v })),
         Err(e) => r.fail(e),
     }
 }

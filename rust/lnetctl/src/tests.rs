@@ -374,63 +374,63 @@ fn exit_code_is_lnetctls_return_code() {
 
 const NET_SHOW_V0: &str = "\
 net:
-    - net type: lo
+-     net type: lo
       local NI(s):
-        - nid: 0@lo
-          status: up
-    - net type: tcp
+      -     nid: 0@lo
+            status: up
+-     net type: tcp
       local NI(s):
-        - nid: 192.168.1.10@tcp
-          status: up
-          interfaces:
-              0: eth0
-        - nid: 192.168.2.10@tcp
-          status: up
-          interfaces:
-              0: eth1
-    - net type: o2ib
+      -     nid: 192.168.1.10@tcp
+            status: up
+            interfaces:
+                  0: eth0
+      -     nid: 192.168.2.10@tcp
+            status: up
+            interfaces:
+                  0: eth1
+-     net type: o2ib
       local NI(s):
-        - nid: 10.0.0.10@o2ib
-          status: up
-          interfaces:
-              0: ib0
+      -     nid: 10.0.0.10@o2ib
+            status: up
+            interfaces:
+                  0: ib0
 ";
 
 const TCP_NI_V1: &str = "\
 net:
-    - net type: tcp
+-     net type: tcp
       local NI(s):
-        - nid: 192.168.1.10@tcp
-          status: up
-          interfaces:
-              0: eth0
-          statistics:
-              send_count: 101
-              recv_count: 201
-              drop_count: 1
-              put_egress_samples: 3
-              put_egress_min_nsec: 1000
-              put_egress_max_nsec: 3000
-              put_egress_avg_nsec: 2000
-              get_rtt_samples: 2
-              get_rtt_min_nsec: 5000
-              get_rtt_max_nsec: 7000
-              get_rtt_avg_nsec: 6000
-              put_ack_samples: 0
-              put_ack_min_nsec: 0
-              put_ack_max_nsec: 0
-              put_ack_avg_nsec: 0
-          tunables:
-              peer_timeout: 180
-              peer_credits: 8
-              peer_buffer_credits: 0
-              credits: 256
-          lnd tunables:
-              conns_per_peer: 1
-              timeout: 50
-              tos: -1
-          dev cpt: -1
-          CPT: \"[0,1]\"
+      -     nid: 192.168.1.10@tcp
+            status: up
+            interfaces:
+                  0: eth0
+            statistics:
+                  send_count: 101
+                  recv_count: 201
+                  drop_count: 1
+                  put_egress_samples: 3
+                  put_egress_min_nsec: 1000
+                  put_egress_max_nsec: 3000
+                  put_egress_avg_nsec: 2000
+                  get_rtt_samples: 2
+                  get_rtt_min_nsec: 5000
+                  get_rtt_max_nsec: 7000
+                  get_rtt_avg_nsec: 6000
+                  put_ack_samples: 0
+                  put_ack_min_nsec: 0
+                  put_ack_max_nsec: 0
+                  put_ack_avg_nsec: 0
+            tunables:
+                  peer_timeout: 180
+                  peer_credits: 8
+                  peer_buffer_credits: 0
+                  credits: 256
+            lnd tunables:
+                  conns_per_peer: 1
+                  timeout: 50
+                  tos: -1
+            dev cpt: -1
+            CPT: \"[0,1]\"
 ";
 
 const STATISTICS_KEYS: [&str; 15] = [
@@ -519,7 +519,7 @@ fn net_show_v1_exact() {
     let mut f = populated();
     let out = ok(&mut f, "net show --net tcp -v");
     // The tcp net's first NI, as printed.
-    let first_ni_end = out.find("        - nid: 192.168.2.10@tcp").unwrap();
+    let first_ni_end = out.find("      -     nid: 192.168.2.10@tcp").unwrap();
     assert_eq!(&out[..first_ni_end], TCP_NI_V1);
 }
 
@@ -571,29 +571,29 @@ fn net_show_v2_v4_layout() {
     let mut f = populated();
     let out = ok(&mut f, "net show --net o2ib -v 4");
     let expect_fragment = "\
-          udsp info:
-              net priority: -1
-              nid priority: -1
-          sent_stats:
-              put: 10
-              get: 11
-              reply: 12
-              ack: 13
-              hello: 14
+            udsp info:
+                  net priority: -1
+                  nid priority: -1
+            sent_stats:
+                  put: 10
+                  get: 11
+                  reply: 12
+                  ack: 13
+                  hello: 14
 ";
     assert!(out.contains(expect_fragment), "{out}");
     let health = "\
-          health stats:
-              fatal_error: 0
-              health value: 1000
-              interrupts: 1
-              dropped: 2
-              aborted: 3
-              no route: 4
-              timeouts: 5
-              error: 6
-              ping_count: 7
-              next_ping: 12345
+            health stats:
+                  fatal_error: 0
+                  health value: 1000
+                  interrupts: 1
+                  dropped: 2
+                  aborted: 3
+                  no route: 4
+                  timeouts: 5
+                  error: 6
+                  ping_count: 7
+                  next_ping: 12345
 ";
     assert!(out.contains(health), "{out}");
 }
@@ -720,18 +720,18 @@ fn net_and_peer_health_set() {
 
 const PEER_SHOW_V0: &str = "\
 peer:
-    - primary nid: 192.168.1.20@tcp
+-     primary nid: 192.168.1.20@tcp
       Multi-Rail: true
       peer ni:
-        - nid: 192.168.1.20@tcp
-          state: NA
-        - nid: 192.168.2.20@tcp
-          state: NA
-    - primary nid: 10.0.0.30@o2ib
+      -     nid: 192.168.1.20@tcp
+            state: NA
+      -     nid: 192.168.2.20@tcp
+            state: NA
+-     primary nid: 10.0.0.30@o2ib
       Multi-Rail: false
       peer ni:
-        - nid: 10.0.0.30@o2ib
-          state: NA
+      -     nid: 10.0.0.30@o2ib
+            state: NA
 ";
 
 fn peer_ni_keys(level: i64) -> Vec<String> {
@@ -819,12 +819,12 @@ fn peer_show_v3_layout() {
     let out = ok(&mut f, "peer show --nid 10.0.0.30@o2ib -v 3");
     assert!(
         out.starts_with(
-            "peer:\n    - primary nid: 10.0.0.30@o2ib\n      Multi-Rail: false\n      peer state: 8\n      peer ni:\n        - nid: 10.0.0.30@o2ib\n          state: NA\n          max_ni_tx_credits: 8\n"
+            "peer:\n-     primary nid: 10.0.0.30@o2ib\n      Multi-Rail: false\n      peer state: 8\n      peer ni:\n      -     nid: 10.0.0.30@o2ib\n            state: NA\n            max_ni_tx_credits: 8\n"
         ),
         "{out}"
     );
     assert!(out.contains(
-        "          health stats:\n              health value: 1000\n              dropped: 1\n              timeout: 2\n              error: 3\n              network timeout: 4\n              ping_count: 0\n              next_ping: 0\n"
+        "            health stats:\n                  health value: 1000\n                  dropped: 1\n                  timeout: 2\n                  error: 3\n                  network timeout: 4\n                  ping_count: 0\n                  next_ping: 0\n"
     ));
 }
 

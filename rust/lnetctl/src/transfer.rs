@@ -101,12 +101,21 @@ pub fn export_yaml(r: &mut Run, backup: bool) -> String {
             None
         }
     };
-    yaml::render(&ExportDoc {
+    // As Lustre's export: the sections it reads over netlink in libyaml's
+    // layout, the others in cYAML's.
+    let mut text = yaml::render_netlink(&ExportDoc {
         net,
         peer,
+        global: None,
+        udsp: None,
+    });
+    text.push_str(&yaml::render(&ExportDoc {
+        net: None,
+        peer: None,
         global,
         udsp,
-    })
+    }));
+    text
 }
 
 /// `export [--backup] [FILE]`.

@@ -16,6 +16,22 @@
 //!               0: eth0
 //! ```
 //!
+//! What Lustre's lnetctl reads over netlink (`net show`, `peer show`, and
+//! those sections of `export`) it prints through libyaml instead, in
+//! another layout, which [`render_netlink`] follows: six columns per level,
+//! a sequence's dashes in its key's column, and an item's keys six columns
+//! right of its dash:
+//!
+//! ```text
+//! net:
+//! -     net type: tcp
+//!       local NI(s):
+//!       -     nid: 192.168.1.2@tcp
+//!             status: up
+//!             interfaces:
+//!                   0: eth0
+//! ```
+//!
 //! Strings are printed plain unless YAML would read them back as something
 //! else (then double-quoted, as `CPT: "[0,1]"`); `Quoted` forces double
 //! quotes (the error block's `descr`).
@@ -65,6 +81,86 @@ pub fn render_value(v: &Value) -> String {
         }
     }
     out
+}
+
+/// Renders `doc` (a mapping at the top) as Lustre's lnetctl prints what it
+/// reads over netlink (libyaml's emitter, indentation 6).
+pub fn render_netlink<T: Serialize>(doc: &T) -> String {
+    let mut out = String::new();
+    match serde_yaml_ng::to_value(doc) {
+        Ok(v) => nl_node(&v, 0, &mut out),
+        Err(e) => out = format!("# internal error: {e}\n"),
+    }
+    out
+}
+
+/// The netlink layout's unit of indentation.
+const NL_INDENT: usize = 6;
+
+/// A mapping's entries with their keys at `col`; the first one follows
+/// whatever the line already holds (a sequence item's dash).
+fn nl_map(m: &Mapping, col: usize, mut first_inline: bool, out: &mut String) {
+    for (k, v) in m {
+        if !first_inline {
+            pad(out, col);
+        }
+        first_inline = false;
+        out.push_str(&key(k));
+        out.push(':');
+        match untag(v) {
+            Value::Mapping(mm) if !mm.is_empty() => {
+                out.push('\n');
+                nl_map(mm, col + NL_INDENT, false, out);
+            }
+            Value::Sequence(s) if !s.is_empty() => {
+                out.push('\n');
+                nl_seq(s, col, out);
+            }
+            Value::Mapping(_) => out.push_str(" {}\n"),
+            Value::Sequence(_) => out.push_str(" []\n"),
+            _ => {
+                out.push(' ');
+                out.push_str(&scalar(v));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// A sequence's items with their dashes at `col`.
+fn nl_seq(s: &[Value], col: usize, out: &mut String) {
+    for item in s {
+        pad(out, col);
+        match untag(item) {
+            Value::Mapping(m) if !m.is_empty() => {
+                out.push('-');
+                pad(out, NL_INDENT - 1);
+                nl_map(m, col + NL_INDENT, true, out);
+            }
+            Value::Sequence(inner) if !inner.is_empty() => {
+                out.push('-');
+                out.push('\n');
+                nl_seq(inner, col + NL_INDENT, out);
+            }
+            other => {
+                out.push_str("- ");
+                out.push_str(&scalar(other));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+/// A top-level value in the netlink layout.
+fn nl_node(v: &Value, col: usize, out: &mut String) {
+    match untag(v) {
+        Value::Mapping(m) => nl_map(m, col, false, out),
+        Value::Sequence(s) => nl_seq(s, col, out),
+        other => {
+            out.push_str(&scalar(other));
+            out.push('\n');
+        }
+    }
 }
 
 fn pad(out: &mut String, n: usize) {
@@ -249,6 +345,20 @@ pub fn render_errors(errors: &[YamlError]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn netlink_layout_as_lustres_lnetctl_prints_it() {
+        let v: Value = serde_yaml_ng::from_str(
+            "net:\n- net type: lo\n  local NI(s):\n  - nid: 0@lo\n    status: up\n    statistics:\n      send_count: 0\n    CPT: \"[0]\"\n- net type: tcp\n  local NI(s):\n  - nid: 1.2.3.4@tcp\n    interfaces:\n      0: eth0\n  - nid: 1.2.3.5@tcp\nlist:\n- a\n- b\nempty: {}\nnone: []\n",
+        )
+        .unwrap();
+        // Lustre's lnetctl net show (libyaml, indentation 6), column for
+        // column; scalar items and empty collections as libyaml writes them.
+        assert_eq!(
+            render_netlink(&v),
+            "net:\n-     net type: lo\n      local NI(s):\n      -     nid: 0@lo\n            status: up\n            statistics:\n                  send_count: 0\n            CPT: \"[0]\"\n-     net type: tcp\n      local NI(s):\n      -     nid: 1.2.3.4@tcp\n            interfaces:\n                  0: eth0\n      -     nid: 1.2.3.5@tcp\nlist:\n- a\n- b\nempty: {}\nnone: []\n"
+        );
+    }
 
     #[test]
     fn layout_of_nested_sequences_and_maps() {

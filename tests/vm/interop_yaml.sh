@@ -1,0 +1,77 @@
+# lab: vms=2 nics=2 lustre=1 timeout=420
+# lnetctl's YAML on both sides, key by key: the Lustre node runs `net show
+# -v 3`, `peer show -v 3`, `global show`, `stats show` and `export` and
+# sends what they print to the lnet-rs node, which runs the same commands
+# and compares their shapes line by line: indentation column for column
+# (Lustre prints what it reads over netlink in libyaml's layout, the rest
+# in cYAML's), list dashes, keys in their order, and whether each value is
+# a number, text or absent. Values may differ.
+# Each side has the same nets (tcp on eth0, tcp1 on eth1) and one
+# Multi-Rail peer with both of the other's NIDs (ours by peer add, the
+# Lustre node's by discovering us).
+lab_interop_setup
+cmds="net_show_-v_3 peer_show_-v_3 global_show stats_show export"
+collect() { # DIR
+	mkdir -p "$1"
+	for c in $cmds; do
+		# shellcheck disable=SC2046 # the command's words
+		lnetctl $(echo "$c" | tr _ ' ') >"$1/$c" 2>&1 || lab_fail "$side: lnetctl $c"
+	done
+}
+if [ "$LAB_LUSTRE" = 1 ]; then
+	nc -ll -p 7000 -e /bin/true &
+	up=$!
+	nc -l -p 7042 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
+	kill $up
+	lnetctl discover "$p0" >/dev/null || lab_fail "Lustre: discover $p0"
+	lnetctl ping "$p1" >/dev/null || lab_fail "Lustre: ping $p1"
+	collect /tmp/y
+	tries=0
+	until for c in $cmds; do echo "=== $c"; cat "/tmp/y/$c"; done | nc -w 5 "$(lab_addr "$peer" 0)" 7040; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 30 ] || lab_fail "cannot send the YAML"
+		sleep 2
+	done
+	nc -l -p 7041 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
+else
+	lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
+	lab_wait_server "$(lab_addr "$peer" 0)"
+	lnetctl ping "$p0" >/dev/null || lab_fail "ping $p0"
+	lnetctl ping "$p1" >/dev/null || lab_fail "ping $p1"
+	lab_tell "$(lab_addr "$peer" 0)" 7042
+	nc -l -p 7040 </dev/null >/tmp/lustre.all || lab_fail "no YAML from the Lustre node"
+	collect /tmp/y
+	lab_tell "$(lab_addr "$peer" 0)" 7041
+	mkdir -p /tmp/l
+	awk '/^=== / { f = "/tmp/l/" $2; next } { print > f }' /tmp/lustre.all
+	# One line per YAML line: indentation, "- " for a list item, the key,
+	# and the value's kind (n number, s text, nothing when absent).
+	shape() {
+		awk '{
+			match($0, /^ */); ind = RLENGTH; rest = substr($0, ind + 1)
+			dash = ""; if (rest ~ /^- /) { dash = "- "; rest = substr(rest, 3) }
+			if (match(rest, /^[^:]*:( |$)/)) {
+				key = substr(rest, 1, RLENGTH); v = substr(rest, RLENGTH + 1)
+				sub(/ $/, "", key)
+			} else { key = ""; v = rest }
+			kind = v == "" ? "" : (v ~ /^-?[0-9]+(\.[0-9]+)?$/ ? " n" : " s")
+			printf "%" ind "s%s%s%s\n", "", dash, key, kind
+		}' "$1"
+	}
+	differ=0
+	for c in $cmds; do
+		shape "/tmp/l/$c" >/tmp/shape-l
+		shape "/tmp/y/$c" >/tmp/shape-y
+		if diff /tmp/shape-l /tmp/shape-y >/tmp/d; then
+			lab_log "lnetctl $(echo "$c" | tr _ ' '): same shape ($(wc -l </tmp/y/$c) lines)"
+		else
+			differ=$((differ + 1))
+			lab_log "lnetctl $(echo "$c" | tr _ ' '): shapes differ (< Lustre, > lnet-rs):"
+			sed 's/^/    /' /tmp/d
+			lab_log "Lustre printed:"; sed 's/^/    /' "/tmp/l/$c"
+			lab_log "lnet-rs printed:"; sed 's/^/    /' "/tmp/y/$c"
+		fi
+	done
+	[ "$differ" = 0 ] || lab_fail "$differ lnetctl command(s) print another shape than Lustre's"
+fi
+lab_interop_teardown
