@@ -27,22 +27,9 @@ serve() {
 
 # client READY DONE: waits for the server, runs the checks, tells it.
 client() {
-	tries=0
-	until nc -w 1 "$(lab_addr "$peer" 0)" "$1" </dev/null >/dev/null 2>&1; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 120 ] || lab_fail "$side: the server never came up"
-		sleep 1
-	done
-	s0=$(lab_ni_sends "$me0")
-	s1=$(lab_ni_sends "$me1")
+	lab_wait_server "$(lab_addr "$peer" 0)" "$1"
 	t0=$(date +%s)
-	if ! modprobe lnet_ulp mode=client peer="$p0" repeat=24; then
-		dmesg | grep -E 'lnet_ulp|LNet|socklnd' | tail -n 30
-		lab_fail "$side: client checks against $p0 failed"
-	fi
-	lab_rmmod lnet_ulp
-	d0=$(($(lab_ni_sends "$me0") - s0))
-	d1=$(($(lab_ni_sends "$me1") - s1))
+	lab_client_rails "$p0" 24
 	lab_log "$side client: PUT/GET 4 KiB and 1 MiB and 24 PUTs in $(($(date +%s) - t0))s; sends on $me0: $d0, on $me1: $d1"
 	[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "$side client: not both rails used ($d0, $d1)"
 	lab_tell "$(lab_addr "$peer" 0)" "$2"

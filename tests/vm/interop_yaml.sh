@@ -27,7 +27,8 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	lnetctl ping "$p1" >/dev/null || lab_fail "Lustre: ping $p1"
 	collect /tmp/y
 	tries=0
-	until for c in $cmds; do echo "=== $c"; cat "/tmp/y/$c"; done | nc -w 5 "$(lab_addr "$peer" 0)" 7040; do
+	until { for c in $cmds; do echo "=== $c"; cat "/tmp/y/$c"; done; echo "=== end"; } |
+		nc -w 5 "$(lab_addr "$peer" 0)" 7040; do
 		tries=$((tries + 1))
 		[ "$tries" -lt 30 ] || lab_fail "cannot send the YAML"
 		sleep 2
@@ -39,11 +40,16 @@ else
 	lnetctl ping "$p0" >/dev/null || lab_fail "ping $p0"
 	lnetctl ping "$p1" >/dev/null || lab_fail "ping $p1"
 	lab_tell "$(lab_addr "$peer" 0)" 7042
-	nc -l -p 7040 </dev/null >/tmp/lustre.all || lab_fail "no YAML from the Lustre node"
+	# nc ends the sender's side as soon as ours is closed: its input stays
+	# open (a FIFO we also hold for writing) until the YAML has all come.
+	rm -f /tmp/hold && mkfifo /tmp/hold
+	nc -l -p 7040 <>/tmp/hold >/tmp/lustre.all || lab_fail "no YAML from the Lustre node"
+	tail -n 1 /tmp/lustre.all | grep -q "^=== end" || lab_fail "the Lustre node's YAML came cut short"
 	collect /tmp/y
 	lab_tell "$(lab_addr "$peer" 0)" 7041
 	mkdir -p /tmp/l
 	awk '/^=== / { f = "/tmp/l/" $2; next } { print > f }' /tmp/lustre.all
+	for c in $cmds; do [ -s "/tmp/l/$c" ] || lab_fail "no output of lnetctl $c from the Lustre node"; done
 	# One line per YAML line: indentation, "- " for a list item, the key,
 	# and the value's kind (n number, s text, nothing when absent).
 	shape() {

@@ -165,6 +165,21 @@ lab_burst() {
 	dmesg | sed -n 's/.*lnet_ulp: burst of [0-9]* [A-Z]*s: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p'
 }
 
+# lab_client_rails PEER REPEAT: lnet_ulp's client checks against the server
+# PEER, then REPEAT more PUTs; sets d0 and d1 to the sends they added on
+# this node's NIs $me0 and $me1.
+lab_client_rails() {
+	s0=$(lab_ni_sends "$me0")
+	s1=$(lab_ni_sends "$me1")
+	if ! modprobe lnet_ulp mode=client peer="$1" repeat="$2"; then
+		dmesg | grep -E 'lnet_ulp|LNet|lnet:|socklnd' | tail -n 30
+		lab_fail "client checks against $1 failed"
+	fi
+	lab_rmmod lnet_ulp
+	d0=$(($(lab_ni_sends "$me0") - s0))
+	d1=$(($(lab_ni_sends "$me1") - s1))
+}
+
 # Sends to the peer NI with NID $1 (lnetctl peer show -v 2).
 lab_peer_ni_sends() {
 	lnetctl peer show -v 2 >/tmp/peers || lab_fail "peer show -v 2"
@@ -215,10 +230,11 @@ lab_serve_if_server() {
 	fi
 }
 
-# Waits until the server at address $1 answers.
+# Waits until the server at address $1 answers (on port $2, 7000 unless
+# given).
 lab_wait_server() {
 	tries=0
-	until nc -w 1 "$1" 7000 </dev/null >/dev/null 2>&1; do
+	until nc -w 1 "$1" "${2:-7000}" </dev/null >/dev/null 2>&1; do
 		tries=$((tries + 1))
 		[ "$tries" -lt 120 ] || lab_fail "the server never came up"
 		sleep 1

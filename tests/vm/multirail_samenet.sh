@@ -13,15 +13,7 @@ lab_serve_if_server
 me0=$(lab_addr 0 0)@tcp
 me1=$(lab_addr 0 1)@tcp
 lab_wait_server "$(lab_addr "$peer" 0)"
-before0=$(lab_ni_sends "$me0")
-before1=$(lab_ni_sends "$me1")
-if ! modprobe lnet_ulp mode=client peer="$p0" repeat=40; then
-	dmesg | grep -E 'lnet_ulp|ksocklnd|lnet:' | tail -n 30
-	lab_fail "client checks failed"
-fi
-lab_rmmod lnet_ulp
-d0=$(($(lab_ni_sends "$me0") - before0))
-d1=$(($(lab_ni_sends "$me1") - before1))
+lab_client_rails "$p0" 40
 lab_log "two NIs on tcp: sends over $me0: $d0, over $me1: $d1"
 [ "$d0" -ge 10 ] && [ "$d1" -ge 10 ] || { cat /tmp/nets; lab_fail "traffic did not use both NIs ($d0, $d1)"; }
 # Each rail connected from its own address.
