@@ -50,15 +50,11 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 else
 	# Until the Lustre node is done with us and has cut eth1.
 	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	health_of() {
-		lnetctl peer show -v 3 >/tmp/peer3 || lab_fail "peer show -v 3"
-		awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/peer3
-	}
 	lab_must_fail lnetctl ping "$p1" --timeout 3
 	max=0
 	i=0
 	while [ $i -lt 10 ]; do
-		h=$(health_of "$p1")
+		h=$(lab_peer_ni_health "$p1")
 		[ "${h:-1000}" -le "$max" ] || max=${h:-1000}
 		i=$((i + 1))
 		sleep 1

@@ -180,6 +180,12 @@ lab_client_rails() {
 	d1=$(($(lab_ni_sends "$me1") - s1))
 }
 
+# The health value of the peer NI with NID $1 (lnetctl peer show -v 3).
+lab_peer_ni_health() {
+	lnetctl peer show -v 3 >/tmp/peer3 || lab_fail "peer show -v 3"
+	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/peer3
+}
+
 # Sends to the peer NI with NID $1 (lnetctl peer show -v 2).
 lab_peer_ni_sends() {
 	lnetctl peer show -v 2 >/tmp/peers || lab_fail "peer show -v 2"
