@@ -8,7 +8,8 @@
 # a number, text or absent. Values may differ.
 # Each side has the same nets (tcp on eth0, tcp1 on eth1) and one
 # Multi-Rail peer with both of the other's NIDs (ours by peer add, the
-# Lustre node's by discovering us).
+# Lustre node's by discovering us). The Lustre node connects first, on
+# both rails; our pings back must open no connection of ours.
 lab_interop_setup
 cmds="net_show_-v_3 peer_show_-v_3 global_show stats_show export"
 collect() { # DIR
@@ -25,6 +26,7 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	kill $up
 	lnetctl discover "$p0" >/dev/null || lab_fail "Lustre: discover $p0"
 	lnetctl ping "$p1" >/dev/null || lab_fail "Lustre: ping $p1"
+	lab_tell "$(lab_addr "$peer" 0)" 7043
 	collect /tmp/y
 	tries=0
 	until { for c in $cmds; do echo "=== $c"; cat "/tmp/y/$c"; done; echo "=== end"; } |
@@ -37,9 +39,18 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 else
 	lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
 	lab_wait_server "$(lab_addr "$peer" 0)"
+	nc -l -p 7043 </dev/null >/dev/null &
+	connected=$!
+	lab_tell "$(lab_addr "$peer" 0)" 7042
+	wait $connected
+	# The Lustre node connected to us on both rails: as Lustre does, we
+	# answer over its connections and open none of ours, not even of a
+	# type it is still opening (which it would refuse as a race).
 	lnetctl ping "$p0" >/dev/null || lab_fail "ping $p0"
 	lnetctl ping "$p1" >/dev/null || lab_fail "ping $p1"
-	lab_tell "$(lab_addr "$peer" 0)" 7042
+	if dmesg | grep "opened [a-z-]* connection to"; then
+		lab_fail "connected to a Lustre node that had connected to us"
+	fi
 	# nc ends the sender's side as soon as ours is closed: its input stays
 	# open (a FIFO we also hold for writing) until the YAML has all come.
 	rm -f /tmp/hold && mkfifo /tmp/hold
