@@ -264,21 +264,51 @@ lab_tell() {
 }
 
 # A node of a mixed lab (lnet-rs, or Lustre's own with LAB_LUSTRE=1) set
-# up as its administrator would: tcp on eth0, tcp1 on eth1, defaults. Sets
-# side, peer, me0/me1 (this node's NIDs) and p0/p1 (the other node's).
+# up as its administrator would: tcp on eth0, and on eth1 the net $1
+# (tcp1 unless given), defaults. Sets side, peer, me0/me1 (this node's
+# NIDs) and p0/p1 (the other node's).
 lab_interop_setup() {
+	net1=${1:-tcp1}
 	peer=$(lab_peer)
 	me0=$(lab_addr "$LAB_VM" 0)@tcp
-	me1=$(lab_addr "$LAB_VM" 1)@tcp1
+	me1=$(lab_addr "$LAB_VM" 1)@$net1
 	p0=$(lab_addr "$peer" 0)@tcp
-	p1=$(lab_addr "$peer" 1)@tcp1
+	p1=$(lab_addr "$peer" 1)@$net1
 	side=lnet-rs
 	[ "$LAB_LUSTRE" = 1 ] && side=Lustre
 	dmesg -c >/dev/null
 	modprobe ksocklnd || lab_fail "$side: ksocklnd did not load"
 	lnetctl lnet configure || lab_fail "$side: configure"
-	lnetctl net add --net tcp --if eth0 || lab_fail "$side: net add tcp"
-	lnetctl net add --net tcp1 --if eth1 || lab_fail "$side: net add tcp1"
+	if [ "$net1" = tcp ]; then
+		lnetctl net add --net tcp --if eth0,eth1 || lab_fail "$side: net add tcp on eth0,eth1"
+	else
+		lnetctl net add --net tcp --if eth0 || lab_fail "$side: net add tcp"
+		lnetctl net add --net "$net1" --if eth1 || lab_fail "$side: net add $net1"
+	fi
+}
+
+# lab_interop_serve READY DONE: serves lnet_ulp's buffers, says so on port
+# READY until the client says it is done on port DONE.
+lab_interop_serve() {
+	modprobe lnet_ulp mode=server || lab_fail "$side: server did not start"
+	nc -ll -p "$1" -e /bin/true &
+	up=$!
+	nc -l -p "$2" </dev/null >/dev/null || lab_fail "$side: no word from the client"
+	kill $up
+	dmesg | grep -q 'lnet_ulp: peer done' || lab_fail "$side: the client's last PUT never came"
+	lab_rmmod lnet_ulp
+}
+
+# lab_interop_client READY DONE: waits for the other node's server, runs
+# lnet_ulp's client checks and 24 more PUTs against $p0, checks that both
+# of this node's NIs sent, and tells the server.
+lab_interop_client() {
+	lab_wait_server "$(lab_addr "$peer" 0)" "$1"
+	t0=$(date +%s)
+	lab_client_rails "$p0" 24
+	lab_log "$side client: PUT/GET 4 KiB and 1 MiB and 24 PUTs in $(($(date +%s) - t0))s; sends on $me0: $d0, on $me1: $d1"
+	[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "$side client: not both rails used ($d0, $d1)"
+	lab_tell "$(lab_addr "$peer" 0)" "$2"
 }
 
 # Takes down what lab_interop_setup started, and Lustre's modules too.
