@@ -10,21 +10,7 @@
 # the recovery pings that follow (sent into a socket nobody reads) must
 # not bring it back up: only a REPLY may.
 lab_interop_setup
-nc -ll -p 7000 -e /bin/true &
-ready=$!
-lab_wait_server "$(lab_addr "$peer" 0)"
-
-for n in "$p0" "$p1"; do
-	i=0
-	until lnetctl ping "$n" --timeout 10 >/tmp/ping 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 5 ] || { cat /tmp/ping; lab_fail "$side: no ping reply from $n"; }
-		sleep 2
-	done
-	grep -q "nid: $p0" /tmp/ping && grep -q "nid: $p1" /tmp/ping ||
-		{ cat /tmp/ping; lab_fail "$side: ping reply from $n lacks the peer's NIDs"; }
-done
-lab_log "$side pinged $p0 and $p1"
+lab_interop_ping_all
 # Both sides are done pinging before the Lustre node cuts a rail.
 if [ "$LAB_LUSTRE" = 1 ]; then
 	nc -l -p 7003 </dev/null >/dev/null || lab_fail "no word from lnet-rs"

@@ -8,20 +8,7 @@ lab_interop_setup tcp
 if [ "$LAB_LUSTRE" != 1 ]; then
 	lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
 fi
-nc -ll -p 7000 -e /bin/true &
-ready=$!
-lab_wait_server "$(lab_addr "$peer" 0)"
-for n in "$p0" "$p1"; do
-	i=0
-	until lnetctl ping "$n" --timeout 10 >/tmp/ping 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 5 ] || { cat /tmp/ping; lab_fail "$side: no ping reply from $n"; }
-		sleep 2
-	done
-	grep -q "nid: $p0" /tmp/ping && grep -q "nid: $p1" /tmp/ping ||
-		{ cat /tmp/ping; lab_fail "$side: ping reply from $n lacks the peer's NIDs"; }
-done
-lab_log "$side pinged $p0 and $p1"
+lab_interop_ping_all
 if [ "$LAB_LUSTRE" = 1 ]; then
 	lnetctl discover "$p0" >/tmp/disc 2>&1 || { cat /tmp/disc; lab_fail "Lustre: lnetctl discover $p0"; }
 	lnetctl peer show -v >/tmp/peer || lab_fail "Lustre: peer show -v"

@@ -287,6 +287,25 @@ lab_interop_setup() {
 	fi
 }
 
+# Once both nodes are up (each answers on port 7000 until it kills
+# $ready), pings both NIDs of the other, each reply listing both.
+lab_interop_ping_all() {
+	nc -ll -p 7000 -e /bin/true &
+	ready=$!
+	lab_wait_server "$(lab_addr "$peer" 0)"
+	for n in "$p0" "$p1"; do
+		i=0
+		until lnetctl ping "$n" --timeout 10 >/tmp/ping 2>&1; do
+			i=$((i + 1))
+			[ $i -lt 5 ] || { cat /tmp/ping; lab_fail "$side: no ping reply from $n"; }
+			sleep 2
+		done
+		grep -q "nid: $p0" /tmp/ping && grep -q "nid: $p1" /tmp/ping ||
+			{ cat /tmp/ping; lab_fail "$side: ping reply from $n lacks the peer's NIDs"; }
+	done
+	lab_log "$side pinged $p0 and $p1"
+}
+
 # lab_interop_serve READY DONE: serves lnet_ulp's buffers, says so on port
 # READY until the client says it is done on port DONE.
 lab_interop_serve() {
