@@ -163,14 +163,14 @@ unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param)
             // around every write; at load time LNet is not published yet),
             // and module exit unpublishes LNet under the same lock: the
             // state stays alive for this whole call.
-            let lnet = crate::state::TheLnet::get();
+            let lnet = crate::state::TheLnet::get().filter(|_| p == Param::PeerDiscoveryDisabled);
             // A ping buffer being rebuilt sees the value before or after
             // this change, never between it and the in-place update.
             let pings = lnet.map(|l| l.pings.lock());
             let was = snapshot().peer_discovery_disabled;
             publish(&change.tunables);
             let now = change.tunables.peer_discovery_disabled;
-            if let (Some(lnet), true) = (lnet, p == Param::PeerDiscoveryDisabled && now != was) {
+            if let (Some(lnet), true) = (lnet, now != was) {
                 // The posted ping buffer says so at once, as Lustre's
                 // discovery_set does (no buffer posted: the next one is
                 // built from the parameter).
