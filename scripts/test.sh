@@ -11,7 +11,7 @@ bash scripts/build-kernel.sh
 
 echo "== host: format, lint, unit and property tests"
 cargo fmt --all -- --check
-rustfmt --check --edition 2021 --config-path .rustfmt.toml lnet/lnet_main.rs socklnd/socklnd_main.rs
+rustfmt --check --edition 2021 --config-path .rustfmt.toml lnet/lnet_main.rs socklnd/socklnd_main.rs o2iblnd/o2iblnd_main.rs
 # lnet-core is also compiled as a module of each kernel crate: paths inside
 # it must be relative (super::), never crate::.
 if grep -rn 'crate::' rust/lnet-core/src; then echo "lnet-core must not use crate:: paths"; exit 1; fi

@@ -13,5 +13,10 @@ pub mod kiov;
 pub mod kthread;
 pub mod lnet_abi;
 pub mod param;
+// Only ko2iblnd links the RDMA helpers (its Kbuild sets the cfg): lnet.ko
+// and ksocklnd.ko must load on nodes without RDMA.
+#[cfg(kapi_rdma)]
+pub mod rdma;
 pub mod sock;
 pub mod vec;
+pub mod waitq;

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The RDMA CM event handler (`kiblnd_cm_callback`), one function per
+//! event: address and route resolution, the active side's CONNREQ and its
+//! check of the CONNACK, the passive side's checks and reject reasons
+//! (wire.md §6.3), and the ends of a connection. Every event, known or
+//! not, is handled without a crash.
+
+use crate::conn::{Conn, State};
+use crate::kapi::rdma::{CmEvent, CmEventType, CmIdRef, ConnectParams, RawCmEvent, RawCmId};
+use crate::lnet_core::o2iblnd::{self as wire, MsgBody, Rej, RejParams, RejectReason};
+use crate::lnet_core::o2iblnd_health::errno;
+use crate::lnet_core::o2iblnd_params::IbParam;
+use crate::ni::{IbNi, RESOLVE_TIMEOUT_MS};
+use crate::params;
+use core::ffi::c_int;
+use core::sync::atomic::Ordering;
+use kernel::prelude::*;
+use kernel::sync::{Arc, ArcBorrow};
+
+/// Every CM event of every o2ib id.
+///
+/// # Safety
+///
+/// Called by the RDMA CM with the id and event of the call.
+pub(crate) unsafe extern "C" fn cm_handler(id: RawCmId, ev: RawCmEvent) -> c_int {
+    // SAFETY: the CM's own arguments, valid for this call.
+    let (id, ev) = unsafe { (CmIdRef::from_raw(id), CmEvent::from_raw(ev)) };
+    let ctx = id.context();
+    if ctx.is_null() {
+        return 0;
+    }
+    if ev.event() == CmEventType::ConnectRequest {
+        // SAFETY: a request arrives on a new id carrying the listener's
+        // context: its NI, borrowed, alive until the listener is destroyed.
+        let ni = unsafe { ArcBorrow::<IbNi>::from_raw(ctx.cast_const().cast()) };
+        return passive_connect(&ni, &id, &ev);
+    }
+    // SAFETY: every other id's context is a reference to its connection,
+    // held until the id is destroyed.
+    let conn: Arc<Conn> = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) }.into();
+    match ev.event() {
+        CmEventType::AddrResolved => addr_resolved(&conn, &id, &ev),
+        CmEventType::AddrError | CmEventType::RouteError => {
+            pr_warn!(
+                "{}: can't reach {}: {}\n",
+                conn.ni.nid,
+                conn.peer,
+                ev.status()
+            );
+            conn.close(-errno::EHOSTUNREACH);
+        }
+        CmEventType::RouteResolved => route_resolved(&conn, &id, &ev),
+        CmEventType::Unreachable => connect_failed(&conn, -errno::ENETDOWN, "unreachable"),
+        CmEventType::ConnectError => connect_failed(&conn, -errno::ENOTCONN, "connect error"),
+        CmEventType::Rejected => rejected(&conn, &id, &ev),
+        CmEventType::Established => established(&conn, &ev),
+        CmEventType::Disconnected => {
+            let connecting = conn.inner.lock().state == State::Connecting;
+            conn.close(if connecting { -errno::ECONNRESET } else { 0 });
+        }
+        CmEventType::DeviceRemoval => {
+            pr_err!(
+                "{}: RDMA device going away under {}\n",
+                conn.ni.nid,
+                conn.peer
+            );
+            conn.close(-errno::ENETDOWN);
+        }
+        e => pr_info!("{}: CM event {:?} for {}\n", conn.ni.nid, e, conn.peer),
+    }
+    0
+}
+
+fn connect_failed(conn: &Arc<Conn>, err: i32, what: &str) {
+    if conn.inner.lock().state == State::Connecting {
+        pr_warn!("{}: {} connecting to {}\n", conn.ni.nid, what, conn.peer);
+        conn.close(err);
+    }
+}
+
+fn addr_resolved(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
+    if ev.status() != 0 {
+        conn.close(ev.status());
+        return;
+    }
+    let tos = params::get(IbParam::Tos);
+    if let Ok(tos) = u8::try_from(tos) {
+        id.set_tos(tos);
+    }
+    if let Err(e) = id.resolve_route(RESOLVE_TIMEOUT_MS) {
+        conn.close(e.to_errno());
+    }
+}
+
+/// The route is known: build the QP and send the CONNREQ
+/// (`kiblnd_active_connect`).
+fn route_resolved(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
+    if ev.status() != 0 {
+        conn.close(ev.status());
+        return;
+    }
+    let mut cp = conn.inner.lock().cp;
+    if let Err(e) = conn.setup_qp(id, &mut cp) {
+        pr_err!(
+            "{}: can't set up a QP for {}: {:?}\n",
+            conn.ni.nid,
+            conn.peer,
+            e
+        );
+        conn.close(e.to_errno());
+        return;
+    }
+    let req = wire::Msg {
+        version: wire::VERSION,
+        credits: 0,
+        cksum: conn.ni.cksum(),
+        src_nid: conn.ni.nid,
+        src_stamp: conn.ni.incarnation,
+        dst_nid: conn.peer,
+        dst_stamp: conn.inner.lock().peer_stamp,
+        body: MsgBody::ConnReq(cp),
+    };
+    let mut buf = [0u8; wire::CONNREQ_LEN];
+    let Some(n) = req.encode(&mut buf) else {
+        conn.close(-errno::EPROTO);
+        return;
+    };
+    let p = ConnectParams {
+        retry_count: params::get(IbParam::RetryCount) as u8,
+        rnr_retry_count: params::get(IbParam::RnrRetryCount) as u8,
+    };
+    if let Err(e) = id.connect(&buf[..n], p) {
+        pr_err!("{}: can't connect to {}: {:?}\n", conn.ni.nid, conn.peer, e);
+        conn.close(e.to_errno());
+    }
+}
+
+/// ESTABLISHED: the active side checks the CONNACK first
+/// (`kiblnd_check_connreply`).
+fn established(conn: &Arc<Conn>, ev: &CmEvent<'_>) {
+    if conn.active {
+        let sent = conn.inner.lock().cp;
+        let ack = wire::Msg::decode(ev.private_data()).and_then(|m| {
+            m.check_connack(wire::VERSION, &sent, conn.ni.nid, conn.ni.incarnation)
+                .map(|cp| (cp, m.src_stamp, m.src_nid))
+        });
+        match ack {
+            Ok((cp, stamp, src)) if src == conn.peer => {
+                let mut g = conn.inner.lock();
+                g.peer_stamp = stamp;
+                g.cp = cp;
+                g.credits = crate::lnet_core::o2iblnd_credits::Credits::new(
+                    cp.queue_depth,
+                    conn.ni.tun.concurrent_sends.min(cp.queue_depth),
+                    conn.ni.tun.peer_credits,
+                    conn.ni.tun.peer_credits_hiw,
+                );
+            }
+            Ok((_, _, src)) => {
+                pr_err!("{}: CONNACK from {}, not {}\n", conn.ni.nid, src, conn.peer);
+                crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
+                conn.close(-errno::EPROTO);
+                return;
+            }
+            Err(e) => {
+                pr_err!("{}: bad CONNACK from {}: {}\n", conn.ni.nid, conn.peer, e);
+                crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
+                conn.close(-errno::EPROTO);
+                return;
+            }
+        }
+    }
+    conn.ni.conn_established(conn);
+}
+
+/// REJECTED: the passive side's reason decides (`kiblnd_rejected`). A
+/// lost race keeps the peer's waiting txs for the winner's connection.
+fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
+    if conn.inner.lock().state != State::Connecting {
+        return;
+    }
+    if !conn.active {
+        conn.close(-errno::ECONNRESET);
+        return;
+    }
+    // IB_CM_REJ_INVALID_SERVICE_ID: nobody listens there.
+    if ev.status() == 8 {
+        pr_warn!("{}: {} has no o2ib listener\n", conn.ni.nid, conn.peer);
+        conn.close(-errno::EHOSTUNREACH);
+        return;
+    }
+    let why = Rej::decode(ev.reject_data(id))
+        .map(|r| r.effective_why(wire::VERSION))
+        .unwrap_or(RejectReason::Fatal);
+    pr_warn!(
+        "{}: {} rejected the connection: {:?}\n",
+        conn.ni.nid,
+        conn.peer,
+        why
+    );
+    conn.close(if why == RejectReason::ConnRace {
+        -114 // EALREADY: the peer's own connection will carry the txs
+    } else {
+        -errno::ECONNREFUSED
+    });
+}
+
+/// A connection request (`kiblnd_passive_connect`): checked in Lustre's
+/// order; refused with a `kib_rej` saying why, or accepted with a CONNACK.
+fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) -> c_int {
+    let data = ev.private_data();
+    let req = match wire::Msg::decode(data) {
+        Ok(m) => m,
+        Err(e) => {
+            pr_err!("{}: bad connection request: {}\n", ni.nid, e);
+            let version = wire::MsgHead::parse(data).map_or(wire::VERSION, |h| h.version);
+            return refuse(ni, id, version, RejectReason::Fatal);
+        }
+    };
+    let MsgBody::ConnReq(mut cp) = req.body else {
+        pr_err!(
+            "{}: {} instead of a connection request\n",
+            ni.nid,
+            req.msg_type().name()
+        );
+        return refuse(ni, id, req.version, RejectReason::Fatal);
+    };
+    if req.dst_nid != ni.nid {
+        pr_err!(
+            "{}: connection request from {} for {}\n",
+            ni.nid,
+            req.src_nid,
+            req.dst_nid
+        );
+        return refuse(ni, id, req.version, RejectReason::Fatal);
+    }
+    if req.version != wire::VERSION {
+        return refuse(ni, id, req.version, RejectReason::ConnUncompat);
+    }
+    if req.dst_stamp != 0 && req.dst_stamp != ni.incarnation {
+        return refuse(ni, id, req.version, RejectReason::ConnStale);
+    }
+    if let Err(e) = cp.check_connreq(ni.tun.peer_credits, false) {
+        pr_err!(
+            "{}: connection request from {}: {}\n",
+            ni.nid,
+            req.src_nid,
+            e
+        );
+        return refuse(ni, id, req.version, e.reject_reason(req.version));
+    }
+    if params::get(IbParam::RequirePrivilegedPort) != 0 {
+        match id.peer() {
+            Ok((_, port)) if port < 1024 => {}
+            _ => {
+                pr_err!(
+                    "{}: {} connects from an unprivileged port\n",
+                    ni.nid,
+                    req.src_nid
+                );
+                return refuse(ni, id, req.version, RejectReason::Fatal);
+            }
+        }
+    }
+    // The higher NID wins a race (`kiblnd_passive_connect`): the loser's
+    // own attempt carries on.
+    if ni.connecting_to(&req.src_nid) && req.src_nid.to_nid4() < ni.nid.to_nid4() {
+        return refuse(ni, id, req.version, RejectReason::ConnRace);
+    }
+    let conn = match Conn::new((*ni).into(), req.src_nid, false) {
+        Ok(c) => c,
+        Err(_) => return refuse(ni, id, req.version, RejectReason::NoResources),
+    };
+    if conn.ni.add_conn(&conn).is_err() {
+        return refuse(ni, id, req.version, RejectReason::Early);
+    }
+    conn.inner.lock().peer_stamp = req.src_stamp;
+    if let Err(e) = conn.setup_qp(id, &mut cp) {
+        pr_err!(
+            "{}: can't set up a QP for {}: {:?}\n",
+            ni.nid,
+            req.src_nid,
+            e
+        );
+        conn.close(e.to_errno());
+        return refuse(ni, id, req.version, RejectReason::NoResources);
+    }
+    let ack = wire::Msg {
+        version: req.version,
+        credits: 0,
+        cksum: ni.cksum(),
+        src_nid: ni.nid,
+        src_stamp: ni.incarnation,
+        dst_nid: req.src_nid,
+        dst_stamp: req.src_stamp,
+        body: MsgBody::ConnAck(cp),
+    };
+    let mut buf = [0u8; wire::CONNREQ_LEN];
+    let Some(n) = ack.encode(&mut buf) else {
+        conn.close(-errno::EPROTO);
+        return refuse(ni, id, req.version, RejectReason::Fatal);
+    };
+    // From here the connection owns the id and its teardown destroys it.
+    // SAFETY: a reference the id holds until `conn::teardown` destroys it.
+    unsafe { id.set_context(conn.cm_context()) };
+    {
+        let _q = conn.qp_lock.lock();
+        conn.inner.lock().cmid = Some(id.adopt());
+    }
+    let rnr = params::get(IbParam::RnrRetryCount) as u8;
+    if let Err(e) = id.accept(&buf[..n], rnr) {
+        pr_err!("{}: can't accept {}: {:?}\n", ni.nid, req.src_nid, e);
+        let _ = id.reject(&rej(ni, req.version, RejectReason::Fatal));
+        conn.close(e.to_errno());
+    }
+    0
+}
+
+fn rej(ni: &IbNi, version: u16, why: RejectReason) -> [u8; wire::REJ_LEN] {
+    let mut out = [0u8; wire::REJ_LEN];
+    let r = Rej {
+        version,
+        why,
+        params: Some(RejParams {
+            incarnation: ni.incarnation,
+            cp: wire::ConnParams {
+                queue_depth: ni.tun.peer_credits,
+                max_frags: wire::MAX_RDMA_FRAGS as u16,
+                max_msg_size: wire::MSG_SIZE as u32,
+            },
+        }),
+    };
+    let _ = r.encode(&mut out);
+    out
+}
+
+/// Rejects the request and has the CM destroy its id.
+fn refuse(ni: &IbNi, id: &CmIdRef<'_>, version: u16, why: RejectReason) -> c_int {
+    crate::REJECTED.fetch_add(1, Ordering::Relaxed);
+    let _ = id.reject(&rej(ni, version, why));
+    CmIdRef::DESTROY
+}

@@ -1,0 +1,802 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One RDMA connection to a peer NI (Lustre's `kib_conn`): its cm_id, QP
+//! and CQ, its receive buffers, its send queues and credits, and what the
+//! scheduler does with its completions.
+//!
+//! Ownership: the cm_id's context is a reference to the connection
+//! (`Arc::into_raw`), released by [`teardown`] after the id is destroyed;
+//! the CQ's context is a plain pointer, valid because the CQ is destroyed
+//! before that reference is released. A received message lent to LNet is
+//! an [`RxCtx`] holding a reference and the buffer. Txs are finalized only
+//! with no lock held.
+
+use crate::kapi::kiov::{self, BioVec};
+use crate::kapi::kthread;
+use crate::kapi::rdma::{CmId, Cq, DmaBuf, Wc};
+use crate::lnd::Msg;
+use crate::lnet_core::hdr::HDR_NID4_LEN;
+use crate::lnet_core::health::Status;
+use crate::lnet_core::nid::Nid;
+use crate::lnet_core::o2iblnd::{self as wire, MsgBody, MsgType};
+use crate::lnet_core::o2iblnd_credits::{self as credits, Credits, Post};
+use crate::lnet_core::o2iblnd_health::{self as health, errno, TxPlace};
+use crate::ni::IbNi;
+use crate::tx::{PackHead, Tx};
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
+use kernel::{new_mutex, new_spinlock};
+
+/// wr_id tags: receives carry their buffer index, sends their tx id.
+const RX_TAG: u64 = 1 << 63;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum State {
+    /// Resolving, connecting or accepting.
+    Connecting,
+    /// Messages flow.
+    Established,
+    /// Closed: waiting for posted work to flush, then torn down.
+    Closing,
+}
+
+pub(crate) struct ConnInner {
+    pub(crate) state: State,
+    /// The id, once the connection owns it (taken by teardown).
+    pub(crate) cmid: Option<CmId>,
+    cq: Option<Cq>,
+    /// Receive buffers by index: `None` while lent to LNet or handled.
+    rx: KVec<Option<DmaBuf>>,
+    rx_posted: u32,
+    /// Receives that completed before ESTABLISHED (index, bytes).
+    early: KVec<(usize, u32)>,
+    pub(crate) credits: Credits,
+    /// Credited messages, then credit-free ones (NOOPs).
+    txq: KVec<Tx>,
+    txq_nocred: KVec<Tx>,
+    /// Posted sends.
+    active: KVec<Tx>,
+    next_tx_id: u64,
+    /// Why the connection closed (0: a clean disconnect).
+    pub(crate) comms_error: i32,
+    /// The peer's incarnation (its CONNREQ's or CONNACK's srcstamp).
+    pub(crate) peer_stamp: u64,
+    /// Negotiated parameters.
+    pub(crate) cp: wire::ConnParams,
+    pub(crate) last_send_ms: u64,
+    pub(crate) closed_ms: u64,
+    /// connd must disconnect it (closing while connected or connecting).
+    pub(crate) need_disconnect: bool,
+}
+
+#[pin_data]
+pub(crate) struct Conn {
+    pub(crate) ni: Arc<IbNi>,
+    pub(crate) peer: Nid,
+    pub(crate) active: bool,
+    pub(crate) started_ms: u64,
+    #[pin]
+    pub(crate) inner: SpinLock<ConnInner>,
+    /// Held while the QP is created and while it is destroyed, so a CM
+    /// handler cannot build one that teardown misses.
+    #[pin]
+    pub(crate) qp_lock: Mutex<()>,
+    /// On the NI's scheduler list (or about to be).
+    pub(crate) scheduled: AtomicBool,
+    pub(crate) sched_next: AtomicPtr<Conn>,
+    /// The cm_id's context holds a reference.
+    pub(crate) cm_ref: AtomicBool,
+}
+
+impl Conn {
+    pub(crate) fn new(ni: Arc<IbNi>, peer: Nid, active: bool) -> Result<Arc<Conn>> {
+        let cp = wire::ConnParams {
+            queue_depth: ni.tun.peer_credits,
+            max_frags: wire::MAX_RDMA_FRAGS as u16,
+            max_msg_size: wire::MSG_SIZE as u32,
+        };
+        let c = Credits::new(
+            cp.queue_depth,
+            ni.tun.concurrent_sends,
+            ni.tun.peer_credits,
+            ni.tun.peer_credits_hiw,
+        );
+        Arc::pin_init(
+            pin_init!(Conn {
+                ni,
+                peer,
+                active,
+                started_ms: kthread::now_ms(),
+                inner <- new_spinlock!(ConnInner {
+                    state: State::Connecting,
+                    cmid: None,
+                    cq: None,
+                    rx: KVec::new(),
+                    rx_posted: 0,
+                    early: KVec::new(),
+                    credits: c,
+                    txq: KVec::new(),
+                    txq_nocred: KVec::new(),
+                    active: KVec::new(),
+                    next_tx_id: 1,
+                    comms_error: 0,
+                    peer_stamp: 0,
+                    cp,
+                    last_send_ms: 0,
+                    closed_ms: 0,
+                    need_disconnect: false,
+                }, "kiblnd_conn"),
+                qp_lock <- new_mutex!((), "kiblnd_conn_qp"),
+                scheduled: AtomicBool::new(false),
+                sched_next: AtomicPtr::new(core::ptr::null_mut()),
+                cm_ref: AtomicBool::new(false),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The context pointer a cm_id gets: a reference to this connection,
+    /// released by [`teardown`].
+    pub(crate) fn cm_context(self: &Arc<Conn>) -> *mut c_void {
+        self.cm_ref.store(true, Ordering::Release);
+        Arc::into_raw(self.clone()).cast_mut().cast()
+    }
+
+    /// Creates the CQ and QP on `id` for `cp`, and posts every receive
+    /// buffer (before the connection can carry anything). `cp.queue_depth`
+    /// may be lowered to what the device allows.
+    pub(crate) fn setup_qp(
+        self: &Arc<Conn>,
+        id: &crate::kapi::rdma::CmIdRef<'_>,
+        cp: &mut wire::ConnParams,
+    ) -> Result {
+        let _g = self.qp_lock.lock();
+        if self.inner.lock().state == State::Closing {
+            return Err(crate::kapi::errno::ECONNABORTED());
+        }
+        let dev = self.ni.pd.device();
+        let max_wr = dev.max_qp_wr().max(2);
+        let depth = i32::from(cp.queue_depth).min((max_wr - 2) / 2).max(1);
+        cp.queue_depth = depth as u16;
+        let nrx = credits::rx_msgs(cp.queue_depth) as i32;
+        // Sends: one per credited message and as many credit-free ones.
+        let mut send_wr = (depth * 2 + 2).min(max_wr);
+        let ctx = (&**self as *const Conn).cast_mut().cast::<c_void>();
+        // SAFETY: the CQ is destroyed by `teardown` before the cm_id's
+        // reference to this connection is released (module doc).
+        let cq = unsafe { Cq::new(dev, cq_completion, cq_event, ctx, nrx + send_wr)? };
+        // SAFETY: the QP is destroyed by `teardown` before this
+        // connection can go, as the CQ is.
+        unsafe { id.create_qp(&self.ni.pd, &cq, qp_event, ctx, &mut send_wr, nrx)? };
+        let mut bufs = KVec::with_capacity(nrx as usize, GFP_KERNEL)?;
+        for _ in 0..nrx {
+            bufs.push(
+                Some(DmaBuf::new(&self.ni.pd, wire::MSG_SIZE, false)?),
+                GFP_KERNEL,
+            )?;
+        }
+        let mut posted = 0;
+        for (i, b) in bufs.iter().enumerate() {
+            if let Some(b) = b {
+                id.post_recv(RX_TAG | i as u64, b)?;
+                posted += 1;
+            }
+        }
+        // The first completion must call us.
+        cq.arm()?;
+        let mut g = self.inner.lock();
+        g.cq = Some(cq);
+        g.rx = bufs;
+        g.rx_posted = posted;
+        g.cp = *cp;
+        g.credits = Credits::new(
+            cp.queue_depth,
+            self.ni.tun.concurrent_sends.min(cp.queue_depth),
+            self.ni.tun.peer_credits,
+            self.ni.tun.peer_credits_hiw,
+        );
+        Ok(())
+    }
+
+    /// The connection is up: it takes `txs` (the peer's waiting ones) and
+    /// starts sending. Early receives are handled now.
+    pub(crate) fn established(self: &Arc<Conn>, txs: KVec<Tx>) {
+        let early = {
+            let mut g = self.inner.lock();
+            if g.state != State::Connecting {
+                drop(g);
+                for t in txs {
+                    t.done(-errno::ECONNABORTED, Status::LocalError);
+                }
+                return;
+            }
+            g.state = State::Established;
+            g.last_send_ms = kthread::now_ms();
+            for t in txs {
+                queue_locked(&mut g, t, self.ni.lnd_timeout_ms());
+            }
+            core::mem::take(&mut g.early)
+        };
+        for (idx, len) in early {
+            self.handle_rx(idx, len);
+        }
+        self.check_sends();
+    }
+
+    /// Queues a tx for sending.
+    pub(crate) fn queue(self: &Arc<Conn>, tx: Tx) {
+        {
+            let mut g = self.inner.lock();
+            if g.state != State::Closing {
+                queue_locked(&mut g, tx, self.ni.lnd_timeout_ms());
+                drop(g);
+                self.check_sends();
+                return;
+            }
+        }
+        tx.done(-errno::ECONNABORTED, Status::Ok);
+    }
+
+    /// Posts what credits and `concurrent_sends` allow, adding a NOOP when
+    /// owed credits or the keepalive call for one
+    /// (`kiblnd_check_sends_locked`).
+    pub(crate) fn check_sends(self: &Arc<Conn>) {
+        let mut failed = KVec::new();
+        let noop_needed = {
+            let mut g = self.inner.lock();
+            self.post_locked(&mut g, &mut failed);
+            g.state == State::Established && self.need_noop(&g)
+        };
+        if noop_needed {
+            if let Ok(t) = Tx::noop(&self.ni, self.peer) {
+                let mut g = self.inner.lock();
+                if g.state == State::Established && g.txq_nocred.is_empty() {
+                    let _ = g.txq_nocred.push(t, GFP_ATOMIC);
+                }
+                self.post_locked(&mut g, &mut failed);
+            }
+        }
+        let err = failed.iter().find_map(|(_, e)| (*e != 0).then_some(*e));
+        for (t, e) in failed {
+            // A NOOP dropped as redundant, or a failed post (closed below).
+            t.done(e, Status::LocalError);
+        }
+        if let Some(e) = err {
+            self.close(e);
+        }
+    }
+
+    fn need_noop(&self, g: &ConnInner) -> bool {
+        let ka = self.ni.keepalive_ms();
+        let due = ka > 0 && kthread::now_ms() >= g.last_send_ms + ka;
+        g.credits
+            .need_noop(due, !g.txq_nocred.is_empty(), !g.txq.is_empty())
+    }
+
+    fn post_locked(&self, g: &mut ConnInner, failed: &mut KVec<(Tx, i32)>) {
+        if g.state != State::Established {
+            return;
+        }
+        loop {
+            let nocred = !g.txq_nocred.is_empty();
+            let Some(t) = (if nocred {
+                g.txq_nocred.first()
+            } else {
+                g.txq.first()
+            })
+            .map(|t| t.msg_type()) else {
+                return;
+            };
+            let need = t == MsgType::Noop && self.need_noop(g);
+            let decision = g.credits.post(t, need);
+            let q = if nocred {
+                &mut g.txq_nocred
+            } else {
+                &mut g.txq
+            };
+            match decision {
+                Post::Wait => return,
+                Post::Drop => {
+                    if let Some(tx) = crate::kapi::vec::remove(q, 0) {
+                        let _ = failed.push((tx, 0), GFP_ATOMIC);
+                    }
+                }
+                Post::Now { credits } => {
+                    let Some(mut tx) = crate::kapi::vec::remove(q, 0) else {
+                        return;
+                    };
+                    tx.id = g.next_tx_id;
+                    g.next_tx_id += 1;
+                    let head = PackHead {
+                        credits,
+                        src_nid: self.ni.nid,
+                        src_stamp: self.ni.incarnation,
+                        dst_stamp: g.peer_stamp,
+                        cksum: self.ni.cksum(),
+                    };
+                    let rc = tx.pack(&head).and_then(|len| match g.cmid.as_mut() {
+                        Some(id) => id.post_send(tx.id, &tx.buf, len),
+                        None => Err(crate::kapi::errno::ENOTCONN()),
+                    });
+                    match rc {
+                        Ok(()) => {
+                            g.last_send_ms = kthread::now_ms();
+                            let _ = g.active.push(tx, GFP_ATOMIC).map_err(|e| {
+                                pr_err!("{}: lost track of a posted tx: {:?}\n", self.peer, e)
+                            });
+                        }
+                        Err(e) => {
+                            pr_err!("{}: can't post a send: {:?}\n", self.peer, e);
+                            g.credits.unpost(t, credits);
+                            let _ = failed.push((tx, e.to_errno()), GFP_ATOMIC);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Closes the connection with `err` (`kiblnd_close_conn`): queued txs
+    /// end now, posted ones when their flushed completions come; connd
+    /// disconnects and then tears it down.
+    pub(crate) fn close(self: &Arc<Conn>, err: i32) {
+        let queued = {
+            let mut g = self.inner.lock();
+            if g.state == State::Closing {
+                return;
+            }
+            if err != 0 || g.state == State::Established {
+                pr_info!(
+                    "closing connection to {} ({}): {}\n",
+                    self.peer,
+                    self.ni.nid,
+                    err
+                );
+            }
+            g.state = State::Closing;
+            g.comms_error = err;
+            g.closed_ms = kthread::now_ms();
+            g.need_disconnect = true;
+            let mut q = core::mem::take(&mut g.txq);
+            for t in core::mem::take(&mut g.txq_nocred) {
+                let _ = q.push(t, GFP_ATOMIC);
+            }
+            q
+        };
+        self.ni.conn_closed(self);
+        let hs = health::aborted(TxPlace::Queued, err);
+        for t in queued {
+            t.done(-errno::ECONNABORTED, hs);
+        }
+    }
+
+    /// Polls the CQ until it is empty and re-armed (the scheduler).
+    pub(crate) fn poll(self: &Arc<Conn>) {
+        let mut wc = [Wc::default(); 8];
+        loop {
+            let n = {
+                let g = self.inner.lock();
+                let Some(cq) = g.cq.as_ref() else {
+                    return;
+                };
+                match cq.poll(&mut wc) {
+                    Ok(0) => match cq.arm() {
+                        Ok(true) => continue,
+                        _ => return,
+                    },
+                    Ok(n) => n,
+                    Err(_) => return,
+                }
+            };
+            for w in &wc[..n] {
+                self.complete(w);
+            }
+        }
+    }
+
+    fn complete(self: &Arc<Conn>, w: &Wc) {
+        if w.wr_id & RX_TAG != 0 {
+            let idx = (w.wr_id & !RX_TAG) as usize;
+            let early = {
+                let mut g = self.inner.lock();
+                g.rx_posted = g.rx_posted.saturating_sub(1);
+                if !w.ok() {
+                    if w.status != Wc::FLUSH_ERR {
+                        pr_err!("{}: receive failed: {}\n", self.peer, w.status);
+                    }
+                    drop(g);
+                    self.close(-errno::EIO);
+                    self.ni.wake_connd();
+                    return;
+                }
+                if g.state == State::Connecting {
+                    let _ = g.early.push((idx, w.byte_len), GFP_ATOMIC);
+                    true
+                } else {
+                    false
+                }
+            };
+            if !early {
+                self.handle_rx(idx, w.byte_len);
+            }
+            return;
+        }
+        let (tx, closing) = {
+            let mut g = self.inner.lock();
+            let pos = g.active.iter().position(|t| t.id == w.wr_id);
+            let tx = pos.and_then(|i| crate::kapi::vec::remove(&mut g.active, i));
+            if let Some(t) = &tx {
+                g.credits.send_done(t.msg_type());
+            }
+            (tx, g.state == State::Closing)
+        };
+        if let Some(tx) = tx {
+            if w.ok() {
+                tx.done(0, Status::Ok);
+            } else {
+                if w.status != Wc::FLUSH_ERR {
+                    pr_err!(
+                        "{}: send failed: status {} vendor 0x{:x}\n",
+                        self.peer,
+                        w.status,
+                        w.vendor_err
+                    );
+                }
+                tx.done(-errno::EIO, health::send_failed());
+                self.close(-errno::EIO);
+            }
+        }
+        if closing {
+            self.ni.wake_connd();
+        } else {
+            self.check_sends();
+        }
+    }
+
+    /// A message arrived in receive buffer `idx`.
+    fn handle_rx(self: &Arc<Conn>, idx: usize, len: u32) {
+        let Some(buf) = self.inner.lock().rx.get_mut(idx).and_then(Option::take) else {
+            return;
+        };
+        buf.sync_for_cpu();
+        let bytes = buf.as_slice().get(..len as usize).unwrap_or(&[]);
+        let m = match wire::Msg::decode(bytes) {
+            Ok(m) => m,
+            Err(e) => {
+                pr_err!("{}: bad message from {}: {}\n", self.ni.nid, self.peer, e);
+                crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
+                self.close(-errno::EPROTO);
+                return;
+            }
+        };
+        let peer_stamp = self.inner.lock().peer_stamp;
+        if m.src_nid != self.peer
+            || m.dst_nid != self.ni.nid
+            || m.src_stamp != peer_stamp
+            || m.dst_stamp != self.ni.incarnation
+        {
+            pr_err!(
+                "{}: stale {} from {} (for {})\n",
+                self.ni.nid,
+                m.msg_type().name(),
+                m.src_nid,
+                m.dst_nid
+            );
+            self.close(-errno::ESTALE);
+            return;
+        }
+        let t = m.msg_type();
+        if m.credits > 0 {
+            let r = self.inner.lock().credits.returned(m.credits);
+            if let Err(o) = r {
+                pr_err!(
+                    "{}: {} returned {} credits with {} of {}\n",
+                    self.ni.nid,
+                    self.peer,
+                    o.returned,
+                    o.credits,
+                    o.queue_depth
+                );
+                crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
+                self.close(-errno::EPROTO);
+                return;
+            }
+        }
+        match m.body {
+            MsgBody::Noop => self.repost(idx, buf, t),
+            MsgBody::Immediate { payload, .. } => {
+                let off = wire::MSG_HDR_LEN + HDR_NID4_LEN;
+                let plen = payload.len();
+                let mut hdr = [0u8; HDR_NID4_LEN];
+                hdr.copy_from_slice(&buf.as_slice()[wire::MSG_HDR_LEN..off]);
+                let rx = match KBox::new(
+                    RxCtx {
+                        conn: self.clone(),
+                        idx,
+                        buf,
+                        off,
+                        len: plen,
+                    },
+                    GFP_KERNEL,
+                ) {
+                    Ok(rx) => rx,
+                    Err(_) => {
+                        self.close(-errno::ENOMEM);
+                        return;
+                    }
+                };
+                if let Err((rc, rx)) = self.ni.ni.parse(&hdr, &self.peer, rx) {
+                    pr_err!(
+                        "{}: LNet refused a header from {}: {}\n",
+                        self.ni.nid,
+                        self.peer,
+                        rc
+                    );
+                    drop(rx);
+                    self.close(-errno::EPROTO);
+                }
+            }
+            _ => {
+                // RDMA bulk is not built yet; Lustre would close too on a
+                // type it cannot handle.
+                pr_err!(
+                    "{}: {} from {} not supported yet\n",
+                    self.ni.nid,
+                    t.name(),
+                    self.peer
+                );
+                crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
+                self.close(-errno::EPROTO);
+            }
+        }
+        self.check_sends();
+    }
+
+    /// Gives a receive buffer back to the QP and owes the peer its credit.
+    fn repost(self: &Arc<Conn>, idx: usize, buf: DmaBuf, t: MsgType) {
+        let mut g = self.inner.lock();
+        if g.state == State::Closing {
+            return;
+        }
+        let ConnInner {
+            cmid,
+            rx,
+            credits,
+            rx_posted,
+            ..
+        } = &mut *g;
+        let Some(id) = cmid.as_mut() else {
+            return;
+        };
+        let rc = id.post_recv(RX_TAG | idx as u64, &buf);
+        if let Some(slot) = rx.get_mut(idx) {
+            *slot = Some(buf);
+        }
+        match rc {
+            Ok(()) => {
+                *rx_posted += 1;
+                credits.rx_done(t);
+            }
+            Err(e) => {
+                drop(g);
+                pr_err!("{}: can't post a receive: {:?}\n", self.peer, e);
+                self.close(e.to_errno());
+            }
+        }
+    }
+
+    /// Whether connd may tear it down: closed, and its posted work flushed
+    /// (or given up on after a while).
+    pub(crate) fn drained(&self, now_ms: u64) -> bool {
+        let g = self.inner.lock();
+        g.state == State::Closing
+            && !g.need_disconnect
+            && ((g.rx_posted == 0 && g.active.is_empty()) || now_ms > g.closed_ms + 10_000)
+    }
+
+    /// The oldest deadline of its txs has passed (`kiblnd_conn_timed_out`).
+    pub(crate) fn timed_out(&self, now_ms: u64) -> bool {
+        let g = self.inner.lock();
+        g.state == State::Established
+            && Iterator::chain(
+                Iterator::chain(g.txq.iter(), g.txq_nocred.iter()),
+                g.active.iter(),
+            )
+            .any(|t| t.deadline_ms != 0 && now_ms >= t.deadline_ms)
+    }
+}
+
+fn queue_locked(g: &mut ConnInner, mut tx: Tx, timeout_ms: u64) {
+    tx.deadline_ms = kthread::now_ms() + timeout_ms;
+    let q = if credits::takes_credit(tx.msg_type()) {
+        &mut g.txq
+    } else {
+        &mut g.txq_nocred
+    };
+    if let Err(e) = q.push(tx, GFP_ATOMIC) {
+        pr_err!("can't queue a tx: {:?}\n", e);
+    }
+}
+
+/// connd: disconnects a closed connection (may sleep), so that its posted
+/// work flushes.
+pub(crate) fn disconnect(conn: &Arc<Conn>) {
+    let id = {
+        let mut g = conn.inner.lock();
+        if !g.need_disconnect {
+            return;
+        }
+        g.need_disconnect = false;
+        g.cmid.take()
+    };
+    if let Some(mut id) = id {
+        let _ = id.disconnect();
+        {
+            let _g = conn.qp_lock.lock();
+            let _ = id.qp_error();
+        }
+        conn.inner.lock().cmid = Some(id);
+    }
+}
+
+/// connd: frees what the connection holds on the device, in the order
+/// the verbs want (QP, CQ, id), ends any tx whose completion never came,
+/// and releases the cm_id's reference. Never from a CM handler.
+pub(crate) fn teardown(conn: Arc<Conn>) {
+    let (id, cq, rx, active, err) = {
+        let mut g = conn.inner.lock();
+        (
+            g.cmid.take(),
+            g.cq.take(),
+            core::mem::take(&mut g.rx),
+            core::mem::take(&mut g.active),
+            g.comms_error,
+        )
+    };
+    let id = {
+        let _g = conn.qp_lock.lock();
+        id.map(|mut id| {
+            id.destroy_qp();
+            id
+        })
+    };
+    drop(cq);
+    // Waits for a handler running on the id (which may want `qp_lock`,
+    // released above); none comes after.
+    drop(id);
+    drop(rx);
+    let hs = health::aborted(TxPlace::Sending, err);
+    for t in active {
+        t.done(-errno::ECONNABORTED, hs);
+    }
+    if conn.cm_ref.swap(false, Ordering::AcqRel) {
+        // SAFETY: the reference `cm_context` gave the id, whose handlers
+        // can no longer run.
+        drop(unsafe { Arc::from_raw(&*conn as *const Conn) });
+    }
+}
+
+/// A received message lent to LNet (`lnet_parse`'s private).
+pub(crate) struct RxCtx {
+    conn: Arc<Conn>,
+    idx: usize,
+    buf: DmaBuf,
+    off: usize,
+    len: usize,
+}
+
+/// `lnd_recv`: copies the IMMEDIATE payload into LNet's buffer, ends the
+/// message, and reposts the receive buffer.
+pub(crate) fn recv(
+    rx: KBox<RxCtx>,
+    msg: Msg,
+    kiov: &[BioVec],
+    offset: u32,
+    mlen: u32,
+    _rlen: u32,
+) -> core::ffi::c_int {
+    let RxCtx {
+        conn,
+        idx,
+        buf,
+        off,
+        len,
+    } = KBox::into_inner(rx);
+    let mut rc = 0;
+    if !msg.0.is_null() {
+        if mlen as usize > len {
+            pr_err!(
+                "{}: payload of {} bytes from {} is {} long\n",
+                conn.ni.nid,
+                mlen,
+                conn.peer,
+                len
+            );
+            rc = -errno::EPROTO;
+        } else if mlen > 0 {
+            let src = &buf.as_slice()[off..off + mlen as usize];
+            let mut sv = KVec::<BioVec>::new();
+            // SAFETY: our kmalloc'ed buffer, and LNet's fragments, valid
+            // until the message is finalized.
+            let copied = unsafe {
+                match kiov::push_kvaddr_range(&mut sv, src.as_ptr() as usize, src.len()) {
+                    Ok(()) => kiov::copy(kiov, offset, &sv, 0, mlen),
+                    Err(_) => 0,
+                }
+            };
+            if copied != mlen {
+                rc = -errno::EIO;
+            }
+        }
+        msg.finalize(
+            rc,
+            if rc == 0 {
+                Status::Ok
+            } else {
+                Status::RemoteError
+            },
+        );
+    }
+    conn.repost(idx, buf, MsgType::Immediate);
+    conn.check_sends();
+    if rc == -errno::EPROTO {
+        conn.close(rc);
+    }
+    0
+}
+
+/// The CQ's completion handler: queues the connection on its NI's
+/// scheduler. Any context, IRQs included.
+///
+/// # Safety
+///
+/// Called by the verbs core with the context the CQ was made with.
+unsafe extern "C" fn cq_completion(_cq: crate::kapi::rdma::RawCq, ctx: *mut c_void) {
+    // SAFETY: the CQ's context is a connection kept alive by its cm_id's
+    // reference until after the CQ is destroyed (module doc).
+    let conn = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) };
+    if !conn.scheduled.swap(true, Ordering::AcqRel) {
+        conn.ni.schedule(Arc::from(conn));
+    }
+}
+
+/// CQ events are only logged (`kiblnd_cq_event`).
+///
+/// # Safety
+///
+/// Called by the verbs core with the CQ's context.
+unsafe extern "C" fn cq_event(ev: crate::kapi::rdma::RawIbEvent, _ctx: *mut c_void) {
+    // SAFETY: the running handler's event.
+    let t = unsafe { crate::kapi::rdma::ib_event_type(ev) };
+    pr_err!("CQ event {}\n", t);
+}
+
+/// QP events (`kiblnd_qp_event`): COMM_EST tells the CM a message
+/// arrived before ESTABLISHED; the rest are logged here (issue: IB events
+/// drive health later).
+///
+/// # Safety
+///
+/// Called by the verbs core with the QP's context.
+unsafe extern "C" fn qp_event(ev: crate::kapi::rdma::RawIbEvent, ctx: *mut c_void) {
+    // SAFETY: the running handler's event.
+    let t = unsafe { crate::kapi::rdma::ib_event_type(ev) };
+    // SAFETY: the QP's context is its connection, alive while the QP is.
+    let conn = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) };
+    if t == crate::kapi::rdma::IB_EVENT_COMM_EST {
+        let g = conn.inner.lock();
+        if let Some(id) = g.cmid.as_ref() {
+            let _ = id.notify_established();
+        }
+        return;
+    }
+    pr_err!(
+        "{}: QP event {} on connection to {}\n",
+        conn.ni.nid,
+        t,
+        conn.peer
+    );
+}

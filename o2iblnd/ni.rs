@@ -1,0 +1,619 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One o2ib NI (Lustre's `kib_net` on its `kib_dev`): the RDMA device
+//! that owns the interface's address, its protection domain, the listener
+//! on `service`, its peers and connections, the scheduler thread that
+//! handles completions, and connd, which disconnects, tears down, times
+//! out and keeps alive.
+//!
+//! Every peer and connection of an NI sits in its [`Table`], under one
+//! lock, taken before a connection's own lock and never the other way.
+//! Messages are finalized only outside both.
+
+use crate::cm;
+use crate::conn::{self, Conn, State};
+use crate::kapi::kthread::{self, Thread};
+use crate::kapi::rdma::{CmId, Pd};
+use crate::kapi::vec;
+use crate::kapi::waitq::WaitQueue;
+use crate::lnd::LnetNi;
+use crate::lnet_core::health::Status;
+use crate::lnet_core::nid::Nid;
+use crate::lnet_core::o2iblnd_health::{self as health, errno};
+use crate::lnet_core::o2iblnd_params::IbParam;
+use crate::params;
+use crate::tx::Tx;
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use kernel::prelude::*;
+use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::{c_str, new_mutex, new_spinlock};
+
+/// Address and route resolution time limit (`RDMA_RESOLVE_TIMEOUT`).
+pub(crate) const RESOLVE_TIMEOUT_MS: i32 = 5000;
+/// Connection requests the listener queues.
+const LISTEN_BACKLOG: i32 = 256;
+
+/// The NI's connection tunables, as negotiated from.
+pub(crate) struct Tun {
+    pub(crate) peer_credits: u16,
+    pub(crate) peer_credits_hiw: u16,
+    pub(crate) concurrent_sends: u16,
+}
+
+/// One peer NI of this NI (Lustre's `kib_peer_ni`).
+pub(crate) struct IbPeer {
+    pub(crate) nid: Nid,
+    pub(crate) conn: Option<Arc<Conn>>,
+    pub(crate) connecting: Option<Arc<Conn>>,
+    /// Txs waiting for a connection, each with its deadline.
+    waiting: KVec<Tx>,
+}
+
+pub(crate) struct Table {
+    pub(crate) peers: KVec<IbPeer>,
+    /// Every connection not yet torn down.
+    pub(crate) conns: KVec<Arc<Conn>>,
+    /// Set when the NI stops: nothing is added after.
+    pub(crate) closed: bool,
+}
+
+impl Table {
+    fn peer(&mut self, nid: &Nid) -> Option<&mut IbPeer> {
+        self.peers.iter_mut().find(|p| p.nid == *nid)
+    }
+}
+
+#[pin_data]
+pub(crate) struct IbNi {
+    pub(crate) ni: LnetNi,
+    pub(crate) nid: Nid,
+    pub(crate) addr: u32,
+    /// µs of wall-clock time at start-up (`ibn_incarnation`).
+    pub(crate) incarnation: u64,
+    pub(crate) tun: Tun,
+    pub(crate) pd: Arc<Pd>,
+    /// Taken and destroyed by `stop`, after every connection is gone.
+    #[pin]
+    listener: Mutex<Option<CmId>>,
+    #[pin]
+    pub(crate) table: SpinLock<Table>,
+    /// Connections with completions to handle: a lock-free stack of
+    /// `Arc::into_raw` references, pushed from the CQ handler.
+    sched_head: AtomicPtr<Conn>,
+    #[pin]
+    sched_wq: WaitQueue,
+    #[pin]
+    connd_wq: WaitQueue,
+    connd_kick: AtomicBool,
+    #[pin]
+    threads: Mutex<KVec<Thread>>,
+}
+
+impl IbNi {
+    /// Starts the NI on the RDMA device that owns its address.
+    pub(crate) fn start(
+        ni: LnetNi,
+        t: &crate::kapi::bindings::lnet_ni_tunables,
+    ) -> Result<Arc<IbNi>> {
+        let nid = ni.nid()?;
+        let Some(addr) = nid.addr4().filter(|a| *a != 0) else {
+            pr_err!("{} has no IPv4 address\n", nid);
+            return Err(EINVAL);
+        };
+        let net = crate::lnet_core::credits::NetTunables {
+            peer_timeout: t.peer_timeout,
+            peer_credits: t.peer_credits,
+            peer_buffer_credits: t.peer_buffer_credits,
+            credits: t.credits,
+        };
+        let tun = params::ni_tunables(&net).map_err(|e| {
+            pr_err!("{}: {}\n", nid, e);
+            EINVAL
+        })?;
+        let pc = tun.net.peer_credits.clamp(1, 255);
+        let tun = Tun {
+            peer_credits: pc as u16,
+            peer_credits_hiw: tun.lnd.peercredits_hiw.clamp(0, pc) as u16,
+            concurrent_sends: tun.lnd.concurrent_sends.clamp(1, 2 * pc) as u16,
+        };
+        let service = params::get(IbParam::Service) as u16;
+        // SAFETY: no context yet; its handler ignores events until `listen`.
+        let listener = unsafe { CmId::new(cm::cm_handler, core::ptr::null_mut())? };
+        if let Err(e) = listener.bind(addr, service) {
+            pr_err!(
+                "{}: no RDMA device has the address of {}, or port {} is taken: {:?}\n",
+                nid,
+                ni.iface(),
+                service,
+                e
+            );
+            return Err(e);
+        }
+        let Some(dev) = listener.device() else {
+            pr_err!("{}: {} is on no RDMA device\n", nid, ni.iface());
+            return Err(ENODEV);
+        };
+        let pd = Arc::new(Pd::new(dev)?, GFP_KERNEL)?;
+        let n = Arc::pin_init(
+            pin_init!(IbNi {
+                ni,
+                nid,
+                addr,
+                incarnation: now_us(),
+                tun,
+                pd,
+                listener <- new_mutex!(None, "kiblnd_listener"),
+                table <- new_spinlock!(Table {
+                    peers: KVec::new(),
+                    conns: KVec::new(),
+                    closed: false,
+                }, "kiblnd_table"),
+                sched_head: AtomicPtr::new(core::ptr::null_mut()),
+                sched_wq <- WaitQueue::new(),
+                connd_wq <- WaitQueue::new(),
+                connd_kick: AtomicBool::new(false),
+                threads <- new_mutex!(KVec::new(), "kiblnd_threads"),
+            }),
+            GFP_KERNEL,
+        )?;
+        // The listener's context is the NI itself, borrowed: `stop`
+        // destroys the listener before the NI can go.
+        // SAFETY: as just said.
+        unsafe { listener.set_context((&*n as *const IbNi).cast_mut().cast()) };
+        let data = (&*n as *const IbNi).cast_mut().cast::<c_void>();
+        // SAFETY: `stop` stops both threads before the NI can be freed.
+        let threads = unsafe {
+            Thread::spawn(c_str!("kiblnd_sd"), sched_main, data).and_then(|s| {
+                let c = Thread::spawn(c_str!("kiblnd_connd"), connd_main, data)?;
+                let mut t = n.threads.lock();
+                t.push(s, GFP_KERNEL)?;
+                t.push(c, GFP_KERNEL)?;
+                Ok(())
+            })
+        };
+        let r = threads.and_then(|()| listener.listen(LISTEN_BACKLOG));
+        *n.listener.lock() = Some(listener);
+        if let Err(e) = r {
+            n.stop();
+            return Err(e);
+        }
+        pr_info!(
+            "{}: started on {} ({}), peer_credits {}\n",
+            nid,
+            dev.name(),
+            n.ni.iface(),
+            n.tun.peer_credits
+        );
+        Ok(n)
+    }
+
+    /// Stops the NI: fails what waits for connections, closes every
+    /// connection and waits until each is torn down, then stops the
+    /// threads and the listener (`kiblnd_shutdown`).
+    pub(crate) fn stop(&self) {
+        let (peers, conns) = {
+            let mut g = self.table.lock();
+            g.closed = true;
+            let mut conns = KVec::new();
+            for c in g.conns.iter() {
+                let _ = conns.push(c.clone(), GFP_ATOMIC);
+            }
+            (core::mem::take(&mut g.peers), conns)
+        };
+        for p in peers {
+            for t in p.waiting {
+                t.done(-errno::ENETDOWN, health::connect_failed(-errno::ENETDOWN));
+            }
+        }
+        for c in conns {
+            c.close(0);
+        }
+        let mut waited = 0u32;
+        loop {
+            let left = self.table.lock().conns.len();
+            if left == 0 || self.threads.lock().is_empty() {
+                break;
+            }
+            self.wake_connd();
+            kthread::msleep(100);
+            waited += 1;
+            if waited % 50 == 0 {
+                pr_warn!("{}: waiting for {} connections to close\n", self.nid, left);
+            }
+        }
+        drop(core::mem::take(&mut *self.threads.lock()));
+        // Completions queued after the scheduler stopped.
+        for c in self.sched_take() {
+            c.scheduled.store(false, Ordering::Release);
+        }
+        // Waits for a CONNECT_REQUEST handler that is running.
+        drop(self.listener.lock().take());
+    }
+
+    pub(crate) fn lnd_timeout_ms(&self) -> u64 {
+        u64::from(params::timeout_secs()) * 1000
+    }
+
+    pub(crate) fn keepalive_ms(&self) -> u64 {
+        u64::try_from(params::get(IbParam::Keepalive)).unwrap_or(0) * 1000
+    }
+
+    pub(crate) fn cksum(&self) -> bool {
+        params::get(IbParam::Cksum) != 0
+    }
+
+    /// A connect request may take this long (`kiblnd_connreq_timeout`).
+    fn connreq_timeout_ms(&self) -> u64 {
+        (self.lnd_timeout_ms() / 4).max(5000)
+    }
+
+    /// Queues `conn` for the scheduler; any context.
+    pub(crate) fn schedule(&self, conn: Arc<Conn>) {
+        let p = Arc::into_raw(conn).cast_mut();
+        let mut head = self.sched_head.load(Ordering::Acquire);
+        loop {
+            // SAFETY: `p` is a live connection we hold a reference to.
+            unsafe { (*p).sched_next.store(head, Ordering::Relaxed) };
+            match self
+                .sched_head
+                .compare_exchange(head, p, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(h) => head = h,
+            }
+        }
+        self.sched_wq.wake();
+    }
+
+    fn sched_take(&self) -> KVec<Arc<Conn>> {
+        let mut out = KVec::new();
+        let mut p = self
+            .sched_head
+            .swap(core::ptr::null_mut(), Ordering::AcqRel);
+        while !p.is_null() {
+            // SAFETY: every entry is an `Arc::into_raw` reference pushed
+            // by `schedule`, taken back once here.
+            let c = unsafe { Arc::from_raw(p.cast_const()) };
+            p = c.sched_next.load(Ordering::Relaxed);
+            if out.push(c, GFP_KERNEL).is_err() {
+                pr_err!("{}: dropped a completion notice\n", self.nid);
+            }
+        }
+        out
+    }
+
+    pub(crate) fn wake_connd(&self) {
+        self.connd_kick.store(true, Ordering::Release);
+        self.connd_wq.wake();
+    }
+
+    /// A connection came up: it becomes the peer's and takes the txs
+    /// waiting for it.
+    pub(crate) fn conn_established(&self, c: &Arc<Conn>) {
+        let (old, waiting) = {
+            let mut g = self.table.lock();
+            if g.closed {
+                drop(g);
+                c.close(-errno::ENETDOWN);
+                return;
+            }
+            let Some(p) = g.peer(&c.peer) else {
+                drop(g);
+                c.close(-errno::ENETDOWN);
+                return;
+            };
+            if p.connecting.as_ref().is_some_and(|x| Arc::ptr_eq(x, c)) {
+                p.connecting = None;
+            }
+            let old = p.conn.replace(c.clone());
+            (old, core::mem::take(&mut p.waiting))
+        };
+        pr_info!("{}: connected to {}\n", self.nid, c.peer);
+        c.established(waiting);
+        if let Some(o) = old {
+            if !Arc::ptr_eq(&o, c) {
+                o.close(-errno::ESTALE);
+            }
+        }
+    }
+
+    /// A connection closed: the peer forgets it; if it was the attempt
+    /// the peer's waiting txs depended on, they fail as the error says
+    /// (`kiblnd_peer_connect_failed`), unless it lost a connection race
+    /// and the peer's own connection will carry them.
+    pub(crate) fn conn_closed(&self, c: &Arc<Conn>) {
+        let err = c.inner.lock().comms_error;
+        let failed = {
+            let mut g = self.table.lock();
+            match g.peer(&c.peer) {
+                None => KVec::new(),
+                Some(p) => {
+                    if p.conn.as_ref().is_some_and(|x| Arc::ptr_eq(x, c)) {
+                        p.conn = None;
+                    }
+                    let was_connecting = p.connecting.as_ref().is_some_and(|x| Arc::ptr_eq(x, c));
+                    if was_connecting {
+                        p.connecting = None;
+                    }
+                    if was_connecting && p.conn.is_none() && err != -errno_ealready() {
+                        core::mem::take(&mut p.waiting)
+                    } else {
+                        KVec::new()
+                    }
+                }
+            }
+        };
+        let hs = health::connect_failed(err);
+        for t in failed {
+            t.done(err, hs);
+        }
+        self.wake_connd();
+    }
+
+    /// Registers a new connection (refused once the NI stops).
+    pub(crate) fn add_conn(&self, c: &Arc<Conn>) -> Result {
+        let mut g = self.table.lock();
+        if g.closed {
+            return Err(crate::kapi::errno::ENETDOWN());
+        }
+        g.conns.push(c.clone(), GFP_ATOMIC)?;
+        if g.peer(&c.peer).is_none() {
+            g.peers.push(
+                IbPeer {
+                    nid: c.peer,
+                    conn: None,
+                    connecting: None,
+                    waiting: KVec::new(),
+                },
+                GFP_ATOMIC,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Whether we are connecting to `peer` ourselves (a connection race).
+    pub(crate) fn connecting_to(&self, peer: &Nid) -> bool {
+        self.table
+            .lock()
+            .peer(peer)
+            .is_some_and(|p| p.connecting.is_some())
+    }
+
+    /// connd's pass: disconnect closed connections, tear down drained
+    /// ones, close those whose txs ran out of time or whose connect took
+    /// too long, fail txs that waited too long for a connection, and let
+    /// established ones send keepalive NOOPs.
+    fn connd_pass(&self) {
+        let now = kthread::now_ms();
+        let connreq = self.connreq_timeout_ms();
+        let mut all = KVec::new();
+        {
+            let mut g = self.table.lock();
+            for c in g.conns.iter() {
+                let _ = all.push(c.clone(), GFP_ATOMIC);
+            }
+            vec::retain(&mut g.peers, |p| {
+                p.conn.is_some() || p.connecting.is_some() || !p.waiting.is_empty()
+            });
+        }
+        for c in all {
+            conn::disconnect(&c);
+            if c.drained(now) {
+                let gone = {
+                    let mut g = self.table.lock();
+                    let i = g.conns.iter().position(|x| Arc::ptr_eq(x, &c));
+                    i.and_then(|i| vec::remove(&mut g.conns, i))
+                };
+                drop(gone);
+                conn::teardown(c);
+                continue;
+            }
+            let state = c.inner.lock().state;
+            match state {
+                State::Connecting if now > c.started_ms + connreq => {
+                    pr_warn!("{}: connecting to {} timed out\n", self.nid, c.peer);
+                    c.close(-errno::ENETDOWN);
+                }
+                State::Established if c.timed_out(now) => {
+                    pr_err!("{}: timed out tx for {}\n", self.nid, c.peer);
+                    c.close(-errno::ETIMEDOUT);
+                }
+                State::Established => c.check_sends(),
+                _ => {}
+            }
+        }
+    }
+
+    /// Fails the txs that have waited for a connection past their
+    /// deadline (`-ETIMEDOUT`, NETWORK_TIMEOUT).
+    fn expire_waiting(&self) {
+        let now = kthread::now_ms();
+        let mut out = KVec::new();
+        {
+            let mut g = self.table.lock();
+            for p in g.peers.iter_mut() {
+                let mut i = 0;
+                while i < p.waiting.len() {
+                    if p.waiting[i].deadline_ms != 0 && now >= p.waiting[i].deadline_ms {
+                        if let Some(t) = vec::remove(&mut p.waiting, i) {
+                            let _ = out.push(t, GFP_ATOMIC);
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+        }
+        for t in out {
+            t.done(-errno::ETIMEDOUT, health::connect_wait_expired());
+        }
+    }
+}
+
+fn errno_ealready() -> i32 {
+    114
+}
+
+fn now_us() -> u64 {
+    let mut ts = kernel::bindings::timespec64::default();
+    // SAFETY: fills the struct it is given.
+    unsafe { kernel::bindings::ktime_get_real_ts64(&mut ts) };
+    (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1000
+}
+
+/// Sends `tx` to its peer: on the peer's connection, or waiting for one,
+/// which is started if none is (`kiblnd_launch_tx`).
+pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
+    let target = tx.target;
+    {
+        let mut g = ni.table.lock();
+        if g.closed {
+            drop(g);
+            tx.done(-errno::ENETDOWN, Status::LocalDropped);
+            return;
+        }
+        if g.peer(&target).is_none() {
+            let p = IbPeer {
+                nid: target,
+                conn: None,
+                connecting: None,
+                waiting: KVec::new(),
+            };
+            if g.peers.push(p, GFP_ATOMIC).is_err() {
+                drop(g);
+                tx.done(-errno::EHOSTUNREACH, Status::LocalError);
+                return;
+            }
+        }
+        let Some(p) = g.peer(&target) else {
+            return;
+        };
+        if let Some(c) = p.conn.clone() {
+            drop(g);
+            c.queue(tx);
+            return;
+        }
+        tx.deadline_ms = kthread::now_ms() + ni.connreq_timeout_ms() + 10_000;
+        if let Err(e) = p.waiting.push(tx, GFP_ATOMIC) {
+            pr_err!("{}: can't queue for {}: {:?}\n", ni.nid, target, e);
+            return;
+        }
+        if p.connecting.is_some() {
+            return;
+        }
+    }
+    connect(ni, target);
+}
+
+/// Starts an active connection to `peer` (`kiblnd_connect_peer`).
+fn connect(ni: &IbNi, peer: Nid) {
+    // SAFETY: `ni` is the NI LNet keeps alive by the reference startup
+    // gave it while it sends on it, so one more reference may be taken.
+    let ni_arc = unsafe { kernel::sync::ArcBorrow::from_raw(ni as *const IbNi) };
+    let c = match Conn::new(ni_arc.into(), peer, true) {
+        Ok(c) => c,
+        Err(e) => {
+            fail_waiting(ni, &peer, e.to_errno());
+            return;
+        }
+    };
+    {
+        let mut g = ni.table.lock();
+        let Some(p) = g.peer(&peer) else {
+            return;
+        };
+        if p.connecting.is_some() || p.conn.is_some() {
+            return;
+        }
+        p.connecting = Some(c.clone());
+        if g.conns.push(c.clone(), GFP_ATOMIC).is_err() {
+            if let Some(p) = g.peer(&peer) {
+                p.connecting = None;
+            }
+            drop(g);
+            fail_waiting(ni, &peer, -(kernel::bindings::ENOMEM as i32));
+            return;
+        }
+    }
+    let Some(dst) = peer.addr4() else {
+        c.close(-errno::EHOSTUNREACH);
+        return;
+    };
+    let service = params::get(IbParam::Service) as u16;
+    let r = {
+        let _q = c.qp_lock.lock();
+        let ctx = c.cm_context();
+        // SAFETY: a reference the id holds until `conn::teardown`.
+        match unsafe { CmId::new(cm::cm_handler, ctx) } {
+            Ok(id) => {
+                let r = id.resolve_addr(ni.addr, (dst, service), RESOLVE_TIMEOUT_MS);
+                c.inner.lock().cmid = Some(id);
+                r
+            }
+            Err(e) => {
+                c.cm_ref.store(false, Ordering::Release);
+                // SAFETY: the reference `cm_context` made; no id took it.
+                drop(unsafe { Arc::from_raw(ctx.cast_const().cast::<Conn>()) });
+                Err(e)
+            }
+        }
+    };
+    if let Err(e) = r {
+        pr_err!("{}: can't connect to {}: {:?}\n", ni.nid, peer, e);
+        c.close(e.to_errno());
+    }
+}
+
+fn fail_waiting(ni: &IbNi, peer: &Nid, err: i32) {
+    let w = ni
+        .table
+        .lock()
+        .peer(peer)
+        .map(|p| core::mem::take(&mut p.waiting))
+        .unwrap_or_default();
+    for t in w {
+        t.done(err, health::connect_failed(err));
+    }
+}
+
+/// The scheduler (`kiblnd_scheduler`): handles the completions of the
+/// connections the CQ handler queued.
+///
+/// # Safety
+///
+/// `data` is the NI, alive until this thread is stopped.
+unsafe extern "C" fn sched_main(data: *mut c_void) -> c_int {
+    // SAFETY: by this function's contract.
+    let ni = unsafe { &*data.cast::<IbNi>() };
+    while !kthread::should_stop() {
+        ni.sched_wq.wait_timeout(1000, || {
+            kthread::should_stop() || !ni.sched_head.load(Ordering::Acquire).is_null()
+        });
+        for c in ni.sched_take() {
+            c.scheduled.store(false, Ordering::Release);
+            c.poll();
+            kthread::cond_resched();
+        }
+    }
+    0
+}
+
+/// connd (`kiblnd_connd`): wakes every second or when kicked.
+///
+/// # Safety
+///
+/// `data` is the NI, alive until this thread is stopped.
+unsafe extern "C" fn connd_main(data: *mut c_void) -> c_int {
+    // SAFETY: by this function's contract.
+    let ni = unsafe { &*data.cast::<IbNi>() };
+    while !kthread::should_stop() {
+        ni.connd_wq.wait_timeout(1000, || {
+            kthread::should_stop() || ni.connd_kick.load(Ordering::Acquire)
+        });
+        ni.connd_kick.store(false, Ordering::Release);
+        ni.expire_waiting();
+        ni.connd_pass();
+    }
+    0
+}

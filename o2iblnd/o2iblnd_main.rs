@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! ko2iblnd.ko: the o2ib LND over RDMA (verbs and RDMA CM), speaking
+//! Lustre's o2iblnd protocol (wire.md §6): CONNREQ/CONNACK in the RDMA CM
+//! private data, `kib_msg` framing, credits returned in every message and
+//! by NOOPs. One NI per RDMA-capable interface; each NI listens on
+//! `service` at its own address.
+
+#[allow(unused_attributes)]
+#[path = "../rust/lnet-core/src/lib.rs"]
+pub mod lnet_core;
+
+#[path = "../rust/kapi/kapi.rs"]
+pub mod kapi;
+
+mod cm;
+mod conn;
+mod lnd;
+mod ni;
+mod params;
+mod tx;
+
+use core::sync::atomic::AtomicU32;
+use kernel::prelude::*;
+
+module! {
+    type: Ko2iblnd,
+    name: "ko2iblnd",
+    author: "lnet-rs developers",
+    description: "o2ib (RDMA) LND for LNet, wire-compatible with Lustre's o2iblnd",
+    license: "GPL",
+}
+
+/// Connection requests refused and connections closed for a protocol
+/// error by the peer, all NIs (debugfs `ko2iblnd/*`).
+pub(crate) static REJECTED: AtomicU32 = AtomicU32::new(0);
+pub(crate) static PROTOCOL_ERRORS: AtomicU32 = AtomicU32::new(0);
+
+struct Ko2iblnd {
+    _debugfs: Option<kapi::debugfs::Dir>,
+}
+
+impl kernel::Module for Ko2iblnd {
+    fn init(module: &'static ThisModule) -> Result<Self> {
+        lnd::register(module)?;
+        // For administrators and the hostile-peer test; the LND works
+        // without them.
+        let debugfs = kapi::debugfs::Dir::new(kernel::c_str!("ko2iblnd"))
+            .inspect(|d| {
+                d.add_u32(kernel::c_str!("rejected"), 0o444, &REJECTED);
+                d.add_u32(kernel::c_str!("protocol_errors"), 0o444, &PROTOCOL_ERRORS);
+            })
+            .ok();
+        Ok(Ko2iblnd { _debugfs: debugfs })
+    }
+}
+
+impl Drop for Ko2iblnd {
+    fn drop(&mut self) {
+        lnd::unregister();
+    }
+}

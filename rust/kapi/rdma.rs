@@ -1,0 +1,851 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! RDMA CM identifiers and the verbs objects of an RDMA connection: the
+//! protection domain, completion queues, the queue pair a cm_id carries,
+//! posted sends and receives, and DMA-mapped message buffers. The calls go
+//! through rdma_helpers.c; each object here owns its kernel object and
+//! releases it on drop.
+//!
+//! Lifetimes the types cannot show, which the user keeps:
+//! - the RDMA device stays registered while a cm_id is bound to it (the CM
+//!   waits for every such id before it lets the device go), so a [`Pd`],
+//!   [`Cq`] or [`DmaBuf`] made on a device must be dropped before the last
+//!   [`CmId`] bound to it;
+//! - a [`CmId`] must not be dropped from its own event handler (the CM
+//!   would wait for the handler that is running); the handler returns
+//!   [`CmIdRef::DESTROY`] instead.
+
+use core::ffi::{c_char, c_int, c_void};
+use core::ptr::NonNull;
+use kernel::prelude::*;
+use kernel::sync::Arc;
+
+/// `struct rdma_cm_id *`, opaque.
+pub type RawCmId = *mut c_void;
+/// `struct rdma_cm_event *`, opaque.
+pub type RawCmEvent = *mut c_void;
+/// `struct ib_cq *`, opaque.
+pub type RawCq = *mut c_void;
+/// `struct ib_event *`, opaque.
+pub type RawIbEvent = *mut c_void;
+type RawDev = *mut c_void;
+type RawPd = *mut c_void;
+
+/// A CM event handler: `int (*)(struct rdma_cm_id *, struct rdma_cm_event *)`.
+pub type CmHandler = unsafe extern "C" fn(RawCmId, RawCmEvent) -> c_int;
+/// A completion handler: `void (*)(struct ib_cq *, void *ctx)`.
+pub type CqCompHandler = unsafe extern "C" fn(RawCq, *mut c_void);
+/// A CQ or QP event handler: `void (*)(struct ib_event *, void *ctx)`.
+pub type IbEventHandler = unsafe extern "C" fn(RawIbEvent, *mut c_void);
+
+extern "C" {
+    fn kapi_rdma_create_id(handler: CmHandler, ctx: *mut c_void) -> RawCmId;
+    fn kapi_rdma_destroy_id(id: RawCmId);
+    fn kapi_rdma_id_context(id: RawCmId) -> *mut c_void;
+    fn kapi_rdma_id_set_context(id: RawCmId, ctx: *mut c_void);
+    fn kapi_rdma_id_device(id: RawCmId) -> RawDev;
+    fn kapi_rdma_id_port(id: RawCmId) -> u32;
+    fn kapi_rdma_bind4(id: RawCmId, addr: u32, port: u16) -> c_int;
+    fn kapi_rdma_listen(id: RawCmId, backlog: c_int) -> c_int;
+    fn kapi_rdma_resolve_addr4(
+        id: RawCmId,
+        src: u32,
+        dst: u32,
+        port: u16,
+        timeout_ms: c_int,
+    ) -> c_int;
+    fn kapi_rdma_resolve_route(id: RawCmId, timeout_ms: c_int) -> c_int;
+    fn kapi_rdma_set_tos(id: RawCmId, tos: c_int);
+    fn kapi_rdma_peer4(id: RawCmId, addr: *mut u32, port: *mut u16) -> c_int;
+    fn kapi_rdma_connect(
+        id: RawCmId,
+        p: *const c_void,
+        len: u8,
+        retry: c_int,
+        rnr_retry: c_int,
+    ) -> c_int;
+    fn kapi_rdma_accept(id: RawCmId, p: *const c_void, len: u8, rnr_retry: c_int) -> c_int;
+    fn kapi_rdma_reject(id: RawCmId, p: *const c_void, len: u8) -> c_int;
+    fn kapi_rdma_disconnect(id: RawCmId) -> c_int;
+    fn kapi_rdma_notify_established(id: RawCmId) -> c_int;
+    fn kapi_cm_event_type(ev: RawCmEvent) -> c_int;
+    fn kapi_cm_event_status(ev: RawCmEvent) -> c_int;
+    fn kapi_cm_event_private(ev: RawCmEvent, len: *mut u8) -> *const c_void;
+    fn kapi_cm_reject_data(id: RawCmId, ev: RawCmEvent, len: *mut u8) -> *const c_void;
+    fn kapi_ib_device_name(dev: RawDev) -> *const c_char;
+    fn kapi_ib_device_max_qp_wr(dev: RawDev) -> c_int;
+    fn kapi_ib_alloc_pd(dev: RawDev) -> RawPd;
+    fn kapi_ib_dealloc_pd(pd: RawPd);
+    fn kapi_ib_pd_lkey(pd: RawPd) -> u32;
+    fn kapi_ib_create_cq(
+        dev: RawDev,
+        comp: CqCompHandler,
+        event: IbEventHandler,
+        ctx: *mut c_void,
+        cqe: c_int,
+        vector: c_int,
+    ) -> RawCq;
+    fn kapi_ib_destroy_cq(cq: RawCq);
+    fn kapi_ib_req_notify_cq(cq: RawCq) -> c_int;
+    fn kapi_ib_poll_cq(cq: RawCq, wc: *mut Wc, n: c_int) -> c_int;
+    fn kapi_rdma_create_qp(
+        id: RawCmId,
+        pd: RawPd,
+        cq: RawCq,
+        event: IbEventHandler,
+        ctx: *mut c_void,
+        send_wr: *mut c_int,
+        recv_wr: c_int,
+        send_sge: c_int,
+    ) -> c_int;
+    fn kapi_rdma_destroy_qp(id: RawCmId);
+    fn kapi_ib_qp_error(id: RawCmId) -> c_int;
+    fn kapi_ib_post_recv(id: RawCmId, wr_id: u64, sge: *const Sge) -> c_int;
+    fn kapi_ib_post_send(id: RawCmId, wr_id: u64, sge: *const Sge, nsge: c_int) -> c_int;
+    fn kapi_ib_event_type(ev: RawIbEvent) -> c_int;
+    fn kapi_ib_dma_map(
+        dev: RawDev,
+        va: *mut c_void,
+        len: usize,
+        to_dev: c_int,
+        err: *mut c_int,
+    ) -> u64;
+    fn kapi_ib_dma_unmap(dev: RawDev, addr: u64, len: usize, to_dev: c_int);
+    fn kapi_ib_dma_sync(dev: RawDev, addr: u64, len: usize, for_dev: c_int, to_dev: c_int);
+}
+
+fn check(rc: c_int) -> Result {
+    if rc < 0 {
+        Err(Error::from_errno(rc))
+    } else {
+        Ok(())
+    }
+}
+
+fn from_err_ptr(p: *mut c_void) -> Result<NonNull<c_void>> {
+    let p = kernel::error::from_err_ptr(p)?;
+    NonNull::new(p).ok_or(ENOMEM)
+}
+
+/// `enum rdma_cm_event_type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmEventType {
+    /// Address resolution finished.
+    AddrResolved,
+    /// Address resolution failed.
+    AddrError,
+    /// Route resolution finished.
+    RouteResolved,
+    /// Route resolution failed.
+    RouteError,
+    /// A peer asks to connect (on a new id).
+    ConnectRequest,
+    /// Only for ids without a QP.
+    ConnectResponse,
+    /// The connection could not be made.
+    ConnectError,
+    /// The peer did not answer.
+    Unreachable,
+    /// The peer or its CM refused.
+    Rejected,
+    /// The connection is up.
+    Established,
+    /// The connection went down.
+    Disconnected,
+    /// The RDMA device is going away.
+    DeviceRemoval,
+    /// Multicast (not used by LNet).
+    MulticastJoin,
+    /// Multicast (not used by LNet).
+    MulticastError,
+    /// The id's address moved to another device.
+    AddrChange,
+    /// The connection's time-wait ended.
+    TimewaitExit,
+    /// A value this kernel does not define.
+    Unknown(i32),
+}
+
+impl CmEventType {
+    fn from_raw(v: c_int) -> CmEventType {
+        use CmEventType::*;
+        const ALL: [CmEventType; 16] = [
+            AddrResolved,
+            AddrError,
+            RouteResolved,
+            RouteError,
+            ConnectRequest,
+            ConnectResponse,
+            ConnectError,
+            Unreachable,
+            Rejected,
+            Established,
+            Disconnected,
+            DeviceRemoval,
+            MulticastJoin,
+            MulticastError,
+            AddrChange,
+            TimewaitExit,
+        ];
+        usize::try_from(v)
+            .ok()
+            .and_then(|i| ALL.get(i).copied())
+            .unwrap_or(Unknown(v))
+    }
+}
+
+/// An event passed to a CM handler, valid for that call.
+pub struct CmEvent<'a> {
+    ev: RawCmEvent,
+    _p: core::marker::PhantomData<&'a ()>,
+}
+
+impl<'a> CmEvent<'a> {
+    /// # Safety
+    ///
+    /// `ev` is the event the CM passed to the running handler.
+    pub unsafe fn from_raw(ev: RawCmEvent) -> CmEvent<'a> {
+        CmEvent {
+            ev,
+            _p: core::marker::PhantomData,
+        }
+    }
+
+    /// What happened.
+    pub fn event(&self) -> CmEventType {
+        // SAFETY: a live event (type invariant).
+        CmEventType::from_raw(unsafe { kapi_cm_event_type(self.ev) })
+    }
+
+    /// The event's status (an errno or a CM reject reason).
+    pub fn status(&self) -> i32 {
+        // SAFETY: a live event.
+        unsafe { kapi_cm_event_status(self.ev) }
+    }
+
+    /// The peer's private data of a CONNECT_REQUEST or ESTABLISHED.
+    pub fn private_data(&self) -> &'a [u8] {
+        let mut len = 0u8;
+        // SAFETY: a live event; the data lives as long as the event.
+        let p = unsafe { kapi_cm_event_private(self.ev, &mut len) };
+        if p.is_null() {
+            return &[];
+        }
+        // SAFETY: the CM gives `len` readable bytes at `p` for the call.
+        unsafe { core::slice::from_raw_parts(p.cast(), len.into()) }
+    }
+
+    /// The peer's consumer reject data of a REJECTED event, if any.
+    pub fn reject_data(&self, id: &CmIdRef<'a>) -> &'a [u8] {
+        let mut len = 0u8;
+        // SAFETY: the id and event of the running handler.
+        let p = unsafe { kapi_cm_reject_data(id.id, self.ev, &mut len) };
+        if p.is_null() {
+            return &[];
+        }
+        // SAFETY: `len` bytes at `p`, valid for the call.
+        unsafe { core::slice::from_raw_parts(p.cast(), len.into()) }
+    }
+}
+
+/// Connection parameters of `rdma_connect`.
+#[derive(Clone, Copy)]
+pub struct ConnectParams {
+    /// Transport retries (3 bits).
+    pub retry_count: u8,
+    /// Receiver-not-ready retries (3 bits, 7 is infinite).
+    pub rnr_retry_count: u8,
+}
+
+/// The id passed to a running CM handler.
+pub struct CmIdRef<'a> {
+    id: RawCmId,
+    _p: core::marker::PhantomData<&'a ()>,
+}
+
+/// An IPv4 address and port, host order.
+pub type Addr4 = (u32, u16);
+
+impl<'a> CmIdRef<'a> {
+    /// What a handler returns to have the CM destroy the id it was called
+    /// for (a refused connection request).
+    pub const DESTROY: c_int = -(kernel::bindings::ECONNREFUSED as c_int);
+
+    /// # Safety
+    ///
+    /// `id` is the id the CM passed to the running handler.
+    pub unsafe fn from_raw(id: RawCmId) -> CmIdRef<'a> {
+        CmIdRef {
+            id,
+            _p: core::marker::PhantomData,
+        }
+    }
+
+    /// The id's context pointer.
+    pub fn context(&self) -> *mut c_void {
+        // SAFETY: a live id (type invariant).
+        unsafe { kapi_rdma_id_context(self.id) }
+    }
+
+    /// Sets the context the next events of this id see.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must stay valid for the handlers it is given to until the
+    /// id (or QP) is destroyed or given another context.
+    pub unsafe fn set_context(&self, ctx: *mut c_void) {
+        // SAFETY: a live id; the context is only stored.
+        unsafe { kapi_rdma_id_set_context(self.id, ctx) }
+    }
+
+    /// The peer's address.
+    pub fn peer(&self) -> Result<Addr4> {
+        peer4(self.id)
+    }
+
+    /// Starts route resolution (after ADDR_RESOLVED).
+    pub fn resolve_route(&self, timeout_ms: i32) -> Result {
+        // SAFETY: a live id.
+        check(unsafe { kapi_rdma_resolve_route(self.id, timeout_ms) })
+    }
+
+    /// Sets the IP type of service of the connection.
+    pub fn set_tos(&self, tos: u8) {
+        // SAFETY: a live id.
+        unsafe { kapi_rdma_set_tos(self.id, tos.into()) }
+    }
+
+    /// Sends a connection request carrying `private` (from the handler
+    /// of ROUTE_RESOLVED, with a QP created on the id).
+    pub fn connect(&self, private: &[u8], p: ConnectParams) -> Result {
+        let len = u8::try_from(private.len()).map_err(|_| EINVAL)?;
+        // SAFETY: a live id; the CM copies the private data.
+        check(unsafe {
+            kapi_rdma_connect(
+                self.id,
+                private.as_ptr().cast(),
+                len,
+                p.retry_count.into(),
+                p.rnr_retry_count.into(),
+            )
+        })
+    }
+
+    /// Accepts the connection request this id came with.
+    pub fn accept(&self, private: &[u8], rnr_retry_count: u8) -> Result {
+        let len = u8::try_from(private.len()).map_err(|_| EINVAL)?;
+        // SAFETY: a live id; the CM copies the private data.
+        check(unsafe {
+            kapi_rdma_accept(
+                self.id,
+                private.as_ptr().cast(),
+                len,
+                rnr_retry_count.into(),
+            )
+        })
+    }
+
+    /// Creates the id's RC queue pair (as [`CmId::create_qp`]), from the
+    /// handler of an id whose owner has not yet taken it.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must stay valid for the handlers it is given to until the
+    /// id (or QP) is destroyed or given another context.
+    pub unsafe fn create_qp(
+        &self,
+        pd: &Pd,
+        cq: &Cq,
+        event: IbEventHandler,
+        ctx: *mut c_void,
+        send_wr: &mut i32,
+        recv_wr: i32,
+    ) -> Result {
+        // SAFETY: a live id, PD and CQ; the QP lives until `destroy_qp` or
+        // the id goes.
+        check(unsafe {
+            kapi_rdma_create_qp(self.id, pd.raw(), cq.raw(), event, ctx, send_wr, recv_wr, 4)
+        })
+    }
+
+    /// Posts a receive into `buf` before the connection is up.
+    pub fn post_recv(&self, wr_id: u64, buf: &DmaBuf) -> Result {
+        let sge = buf.sge(buf.len());
+        // SAFETY: a live id whose QP only this handler uses yet; the
+        // buffer stays mapped until its completion (the caller keeps it).
+        check(unsafe { kapi_ib_post_recv(self.id, wr_id, &sge) })
+    }
+
+    /// Takes ownership of the id a CONNECT_REQUEST came with; the handler
+    /// must then return 0, and the owner destroys it.
+    pub fn adopt(&self) -> CmId {
+        // INVARIANT: a live id the CM hands over when the handler returns
+        // 0 for its CONNECT_REQUEST.
+        CmId {
+            // SAFETY: the CM never passes a null id.
+            id: unsafe { NonNull::new_unchecked(self.id) },
+        }
+    }
+
+    /// Refuses the connection request with `private` as the reason.
+    pub fn reject(&self, private: &[u8]) -> Result {
+        let len = u8::try_from(private.len()).map_err(|_| EINVAL)?;
+        // SAFETY: a live id; the CM copies the private data.
+        check(unsafe { kapi_rdma_reject(self.id, private.as_ptr().cast(), len) })
+    }
+}
+
+fn peer4(id: RawCmId) -> Result<Addr4> {
+    let (mut a, mut p) = (0u32, 0u16);
+    // SAFETY: a live id and two out-parameters.
+    check(unsafe { kapi_rdma_peer4(id, &mut a, &mut p) })?;
+    Ok((a, p))
+}
+
+/// An RDMA CM identifier we own (RDMA_PS_TCP, RC).
+///
+/// INVARIANT: `id` is a live cm_id, destroyed only by `drop`.
+pub struct CmId {
+    id: NonNull<c_void>,
+}
+
+// SAFETY: the CM serialises operations on an id internally; posting and
+// destroying the QP are `&mut self` so they do not race each other.
+unsafe impl Send for CmId {}
+// SAFETY: as above: the `&self` methods are the CM's thread-safe calls.
+unsafe impl Sync for CmId {}
+
+impl CmId {
+    /// A new id whose events go to `handler` with `ctx` as the context.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must stay valid for the handlers it is given to until the
+    /// id (or QP) is destroyed or given another context.
+    pub unsafe fn new(handler: CmHandler, ctx: *mut c_void) -> Result<CmId> {
+        // SAFETY: the handler has the CM's signature; `ctx` is only stored.
+        let id = from_err_ptr(unsafe { kapi_rdma_create_id(handler, ctx) })?;
+        Ok(CmId { id })
+    }
+
+    fn raw(&self) -> RawCmId {
+        self.id.as_ptr()
+    }
+
+    /// Binds to a local IPv4 address (and port, 0 for any); this finds the
+    /// RDMA device that owns the address.
+    pub fn bind(&self, addr: u32, port: u16) -> Result {
+        // SAFETY: a live id.
+        check(unsafe { kapi_rdma_bind4(self.raw(), addr, port) })
+    }
+
+    /// Listens for connection requests (after `bind`).
+    pub fn listen(&self, backlog: i32) -> Result {
+        // SAFETY: a live id.
+        check(unsafe { kapi_rdma_listen(self.raw(), backlog) })
+    }
+
+    /// Starts resolving `dst` from the source address `src`.
+    pub fn resolve_addr(&self, src: u32, dst: Addr4, timeout_ms: i32) -> Result {
+        // SAFETY: a live id.
+        check(unsafe { kapi_rdma_resolve_addr4(self.raw(), src, dst.0, dst.1, timeout_ms) })
+    }
+
+    /// The context pointer the handler sees.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must stay valid for the handlers it is given to until the
+    /// id (or QP) is destroyed or given another context.
+    pub unsafe fn set_context(&self, ctx: *mut c_void) {
+        // SAFETY: a live id; the context is only stored.
+        unsafe { kapi_rdma_id_set_context(self.raw(), ctx) }
+    }
+
+    /// The RDMA device the id is bound to, once bound or resolved.
+    pub fn device(&self) -> Option<Device> {
+        // SAFETY: a live id.
+        NonNull::new(unsafe { kapi_rdma_id_device(self.raw()) }).map(|d| Device { dev: d })
+    }
+
+    /// The device port the id uses.
+    pub fn port_num(&self) -> u32 {
+        // SAFETY: a live id.
+        unsafe { kapi_rdma_id_port(self.raw()) }
+    }
+
+    /// The peer's address.
+    pub fn peer(&self) -> Result<Addr4> {
+        peer4(self.raw())
+    }
+
+    /// Creates the id's RC queue pair on `pd`, both queues completing on
+    /// `cq`, with QP events to `event(ctx)`. `send_wr` is lowered to what
+    /// the device gave.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must stay valid for the handlers it is given to until the
+    /// id (or QP) is destroyed or given another context.
+    pub unsafe fn create_qp(
+        &mut self,
+        pd: &Pd,
+        cq: &Cq,
+        event: IbEventHandler,
+        ctx: *mut c_void,
+        send_wr: &mut i32,
+        recv_wr: i32,
+    ) -> Result {
+        // SAFETY: a live id, PD and CQ; the QP lives until `destroy_qp` or
+        // the id goes.
+        check(unsafe {
+            kapi_rdma_create_qp(
+                self.raw(),
+                pd.raw(),
+                cq.raw(),
+                event,
+                ctx,
+                send_wr,
+                recv_wr,
+                4,
+            )
+        })
+    }
+
+    /// Destroys the id's QP, if any; nothing is posted on it afterwards.
+    pub fn destroy_qp(&mut self) {
+        // SAFETY: a live id; `&mut self` excludes a concurrent post.
+        unsafe { kapi_rdma_destroy_qp(self.raw()) }
+    }
+
+    /// Moves the QP to the error state so every posted request completes
+    /// (flushed).
+    pub fn qp_error(&mut self) -> Result {
+        // SAFETY: a live id.
+        check(unsafe { kapi_ib_qp_error(self.raw()) })
+    }
+
+    /// Starts a disconnect (the QP goes to the error state).
+    pub fn disconnect(&self) -> Result {
+        // SAFETY: a live id.
+        check(unsafe { kapi_rdma_disconnect(self.raw()) })
+    }
+
+    /// Tells the CM a receive arrived before ESTABLISHED (QP COMM_EST).
+    pub fn notify_established(&self) -> Result {
+        // SAFETY: a live id.
+        check(unsafe { kapi_rdma_notify_established(self.raw()) })
+    }
+
+    /// Posts a receive into `buf`, reported with `wr_id`.
+    pub fn post_recv(&mut self, wr_id: u64, buf: &DmaBuf) -> Result {
+        let sge = buf.sge(buf.len());
+        // SAFETY: a live id; the buffer stays mapped until its completion
+        // (the caller keeps it).
+        check(unsafe { kapi_ib_post_recv(self.raw(), wr_id, &sge) })
+    }
+
+    /// Posts a signalled SEND of the first `len` bytes of `buf`.
+    pub fn post_send(&mut self, wr_id: u64, buf: &DmaBuf, len: usize) -> Result {
+        let sge = buf.sge(len.min(buf.len()));
+        // SAFETY: a live id; the buffer stays mapped until its completion.
+        check(unsafe { kapi_ib_post_send(self.raw(), wr_id, &sge, 1) })
+    }
+}
+
+impl Drop for CmId {
+    fn drop(&mut self) {
+        // SAFETY: live by the type invariant and not used after; not from
+        // its own handler (module doc).
+        unsafe { kapi_rdma_destroy_id(self.raw()) }
+    }
+}
+
+/// An RDMA device, as a bound cm_id found it. Valid while that id lives
+/// (module doc).
+#[derive(Clone, Copy)]
+pub struct Device {
+    dev: NonNull<c_void>,
+}
+
+// SAFETY: verbs may be called on a device from any thread.
+unsafe impl Send for Device {}
+// SAFETY: as above.
+unsafe impl Sync for Device {}
+
+impl Device {
+    /// The device's name ("rxe0").
+    pub fn name(&self) -> &CStr {
+        // SAFETY: the device's name lives as long as the device.
+        unsafe { CStr::from_char_ptr(kapi_ib_device_name(self.dev.as_ptr()).cast()) }
+    }
+
+    /// The most work requests one queue of a QP may hold.
+    pub fn max_qp_wr(&self) -> i32 {
+        // SAFETY: a registered device.
+        unsafe { kapi_ib_device_max_qp_wr(self.dev.as_ptr()) }
+    }
+}
+
+/// A protection domain.
+///
+/// INVARIANT: `pd` is live until drop; `dev` is its device.
+pub struct Pd {
+    pd: NonNull<c_void>,
+    dev: Device,
+}
+
+// SAFETY: a PD is used read-only after allocation.
+unsafe impl Send for Pd {}
+// SAFETY: as above.
+unsafe impl Sync for Pd {}
+
+impl Pd {
+    /// A new PD on `dev`.
+    pub fn new(dev: Device) -> Result<Pd> {
+        // SAFETY: a registered device.
+        let pd = from_err_ptr(unsafe { kapi_ib_alloc_pd(dev.dev.as_ptr()) })?;
+        Ok(Pd { pd, dev })
+    }
+
+    fn raw(&self) -> RawPd {
+        self.pd.as_ptr()
+    }
+
+    /// The device the PD is on.
+    pub fn device(&self) -> Device {
+        self.dev
+    }
+
+    /// The key for local DMA through this PD.
+    pub fn local_dma_lkey(&self) -> u32 {
+        // SAFETY: a live PD.
+        unsafe { kapi_ib_pd_lkey(self.raw()) }
+    }
+}
+
+impl Drop for Pd {
+    fn drop(&mut self) {
+        // SAFETY: live by the type invariant; everything made on it (QPs,
+        // MRs) was dropped first, as Arc<Pd> users.
+        unsafe { kapi_ib_dealloc_pd(self.raw()) }
+    }
+}
+
+/// A work completion (`struct kapi_wc`).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct Wc {
+    /// The id the request was posted with.
+    pub wr_id: u64,
+    /// `enum ib_wc_status`: 0 success, 5 flushed, others errors.
+    pub status: u32,
+    /// `enum ib_wc_opcode`.
+    pub opcode: u32,
+    /// Bytes received (receives only).
+    pub byte_len: u32,
+    /// The device's own error code.
+    pub vendor_err: u32,
+}
+
+impl Wc {
+    /// `IB_WC_WR_FLUSH_ERR`: flushed when the QP went to the error state.
+    pub const FLUSH_ERR: u32 = 5;
+
+    /// The request succeeded.
+    pub fn ok(&self) -> bool {
+        self.status == 0
+    }
+}
+
+#[repr(C)]
+struct Sge {
+    addr: u64,
+    length: u32,
+    lkey: u32,
+}
+
+/// A completion queue.
+///
+/// INVARIANT: `cq` is live until drop.
+pub struct Cq {
+    cq: NonNull<c_void>,
+}
+
+// SAFETY: polling and re-arming are thread-safe verbs; the user polls one
+// CQ from one thread at a time.
+unsafe impl Send for Cq {}
+// SAFETY: as above.
+unsafe impl Sync for Cq {}
+
+impl Cq {
+    /// A CQ of `cqe` entries on `dev` whose completions call `comp(ctx)`
+    /// and whose errors call `event(ctx)`, until it is dropped.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must be valid for both handlers until the CQ is dropped.
+    pub unsafe fn new(
+        dev: Device,
+        comp: CqCompHandler,
+        event: IbEventHandler,
+        ctx: *mut c_void,
+        cqe: i32,
+    ) -> Result<Cq> {
+        // SAFETY: a registered device; the handlers' context is the
+        // caller's to keep valid.
+        let cq =
+            from_err_ptr(unsafe { kapi_ib_create_cq(dev.dev.as_ptr(), comp, event, ctx, cqe, 0) })?;
+        Ok(Cq { cq })
+    }
+
+    fn raw(&self) -> RawCq {
+        self.cq.as_ptr()
+    }
+
+    /// Takes up to `out.len()` completions; returns how many.
+    pub fn poll(&self, out: &mut [Wc]) -> Result<usize> {
+        let n = c_int::try_from(out.len()).unwrap_or(c_int::MAX);
+        // SAFETY: a live CQ and room for `n` entries.
+        let rc = unsafe { kapi_ib_poll_cq(self.raw(), out.as_mut_ptr(), n) };
+        check(rc)?;
+        Ok(usize::try_from(rc).unwrap_or(0))
+    }
+
+    /// Asks for the next completion's call; true when completions may have
+    /// arrived since the last poll (poll again).
+    pub fn arm(&self) -> Result<bool> {
+        // SAFETY: a live CQ.
+        let rc = unsafe { kapi_ib_req_notify_cq(self.raw()) };
+        check(rc)?;
+        Ok(rc > 0)
+    }
+}
+
+impl Drop for Cq {
+    fn drop(&mut self) {
+        // SAFETY: live by the type invariant; its QP was destroyed first.
+        unsafe { kapi_ib_destroy_cq(self.raw()) }
+    }
+}
+
+/// The type of an IB asynchronous event (`enum ib_event_type`).
+///
+/// # Safety
+///
+/// `ev` is the event passed to the running handler.
+pub unsafe fn ib_event_type(ev: RawIbEvent) -> i32 {
+    // SAFETY: by the caller.
+    unsafe { kapi_ib_event_type(ev) }
+}
+
+/// `IB_EVENT_COMM_EST`.
+pub const IB_EVENT_COMM_EST: i32 = 4;
+
+/// A kmalloc'ed buffer mapped for DMA by one device, in one direction.
+///
+/// INVARIANT: `buf` is mapped at `addr` for `dir_to_dev` until drop.
+pub struct DmaBuf {
+    buf: KVec<u8>,
+    addr: u64,
+    pd: Arc<Pd>,
+    to_dev: bool,
+}
+
+impl DmaBuf {
+    /// A zeroed buffer of `len` bytes mapped for sends (`to_dev`) or
+    /// receives.
+    pub fn new(pd: &Arc<Pd>, len: usize, to_dev: bool) -> Result<DmaBuf> {
+        let mut buf = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+        let mut err = 0;
+        // SAFETY: a registered device and a kmalloc'ed buffer of `len`
+        // bytes that stays put while mapped.
+        let addr = unsafe {
+            kapi_ib_dma_map(
+                pd.dev.dev.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                len,
+                to_dev.into(),
+                &mut err,
+            )
+        };
+        check(err)?;
+        Ok(DmaBuf {
+            buf,
+            addr,
+            pd: pd.clone(),
+            to_dev,
+        })
+    }
+
+    /// The buffer's size.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether the buffer has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    fn sge(&self, len: usize) -> Sge {
+        Sge {
+            addr: self.addr,
+            length: u32::try_from(len).unwrap_or(u32::MAX),
+            lkey: self.pd.local_dma_lkey(),
+        }
+    }
+
+    /// The bytes, for the CPU (after [`DmaBuf::sync_for_cpu`] on receives).
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The bytes to fill before a send ([`DmaBuf::sync_for_device`] after).
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut self.buf
+    }
+
+    /// Makes what the device wrote visible to the CPU.
+    pub fn sync_for_cpu(&self) {
+        // SAFETY: a live mapping (type invariant).
+        unsafe {
+            kapi_ib_dma_sync(
+                self.pd.dev.dev.as_ptr(),
+                self.addr,
+                self.buf.len(),
+                0,
+                self.to_dev.into(),
+            )
+        }
+    }
+
+    /// Makes what the CPU wrote visible to the device.
+    pub fn sync_for_device(&self) {
+        // SAFETY: a live mapping.
+        unsafe {
+            kapi_ib_dma_sync(
+                self.pd.dev.dev.as_ptr(),
+                self.addr,
+                self.buf.len(),
+                1,
+                self.to_dev.into(),
+            )
+        }
+    }
+}
+
+impl Drop for DmaBuf {
+    fn drop(&mut self) {
+        // SAFETY: mapped by `new` with these arguments; the device is still
+        // registered (module doc).
+        unsafe {
+            kapi_ib_dma_unmap(
+                self.pd.dev.dev.as_ptr(),
+                self.addr,
+                self.buf.len(),
+                self.to_dev.into(),
+            )
+        }
+    }
+}

@@ -1,0 +1,55 @@
+# lab: vms=2 nics=2 timeout=240
+# ko2iblnd between two VMs over Soft-RoCE (rxe0 on eth0, rxe1 on eth1),
+# nets o2ib and o2ib1, configured as an administrator would: each VM
+# pings both NIDs of the other, so both sides connect actively and
+# passively over RDMA CM (CONNREQ/CONNACK) and carry IMMEDIATE messages
+# with credits. Then each unloads with no leak and no splat.
+for nic in 0 1; do
+	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
+done
+peer=$(lab_peer)
+me0=$(lab_addr "$LAB_VM" 0)@o2ib
+me1=$(lab_addr "$LAB_VM" 1)@o2ib1
+p0=$(lab_addr "$peer" 0)@o2ib
+p1=$(lab_addr "$peer" 1)@o2ib1
+dmesg -c >/dev/null
+modprobe lnet || lab_fail "lnet did not load"
+modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
+lnetctl lnet configure || lab_fail "configure"
+lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
+lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
+lnetctl net show | grep -q "nid: $me1" || { lnetctl net show; lab_fail "no $me1"; }
+dmesg | grep ko2iblnd | sed 's/^/  /'
+
+nc -ll -p 7000 -e /bin/true &
+ready=$!
+lab_wait_server "$(lab_addr "$peer" 0)"
+for n in "$p0" "$p1"; do
+	i=0
+	until lnetctl ping "$n" --timeout 10 >/tmp/ping 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 5 ] || { cat /tmp/ping; dmesg | tail -n 30; lab_fail "no ping reply from $n"; }
+		sleep 2
+	done
+	grep -q "nid: $p0" /tmp/ping && grep -q "nid: $p1" /tmp/ping ||
+		{ cat /tmp/ping; lab_fail "ping reply from $n lacks the peer's NIDs"; }
+done
+for n in "$p0" "$p1" "$p0" "$p1" "$p0" "$p1" "$p0" "$p1" "$p0" "$p1"; do
+	lnetctl ping "$n" --timeout 10 >/dev/null || lab_fail "ping of $n"
+done
+lab_log "pinged $p0 and $p1 over RDMA"
+dmesg | grep ko2iblnd | sed 's/^/  /'
+lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors"
+
+# Both stay up until both are done.
+nc -l -p 7001 </dev/null >/dev/null &
+done_wait=$!
+lab_tell "$(lab_addr "$peer" 0)" 7001
+wait $done_wait
+kill $ready
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ko2iblnd
+lab_rmmod lnet
+for nic in 0 1; do
+	rdma link delete "rxe$nic"
+done
