@@ -694,9 +694,10 @@ impl Cq {
     ) -> Result<Cq> {
         // SAFETY: a registered device; the handlers' context is the
         // caller's to keep valid.
-        let cq =
-            from_err_ptr(unsafe { kapi_ib_create_cq(dev.dev.as_ptr(), comp, event, ctx, cqe, 0) })?;
-        Ok(Cq { cq })
+        let raw = unsafe { kapi_ib_create_cq(dev.dev.as_ptr(), comp, event, ctx, cqe, 0) };
+        Ok(Cq {
+            cq: from_err_ptr(raw)?,
+        })
     }
 
     fn raw(&self) -> RawCq {
