@@ -22,7 +22,7 @@ use crate::lnet_core::o2iblnd::{self as wire, MsgBody, MsgType};
 use crate::lnet_core::o2iblnd_credits::{self as credits, Credits, Post};
 use crate::lnet_core::o2iblnd_health::{self as health, errno, TxPlace};
 use crate::ni::IbNi;
-use crate::tx::{PackHead, Tx};
+use crate::tx::{Kiov, PackHead, Tx};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use kernel::prelude::*;
@@ -161,8 +161,11 @@ impl Conn {
         let depth = i32::from(cp.queue_depth).min((max_wr - 2) / 2).max(1);
         cp.queue_depth = depth as u16;
         let nrx = credits::rx_msgs(cp.queue_depth) as i32;
-        // Sends: one per credited message and as many credit-free ones.
-        let mut send_wr = (depth * 2 + 2).min(max_wr);
+        // Sends: each posted tx may chain a registration, its RDMA
+        // writes and the message, and `concurrent_sends` may be posted.
+        let per_tx = (crate::tx::MAX_WRITES + 2) as i32;
+        let mut send_wr =
+            (per_tx * depth.max(i32::from(self.ni.tun.concurrent_sends)) + 2).min(max_wr);
         let ctx = (&**self as *const Conn).cast_mut().cast::<c_void>();
         // SAFETY: the CQ is destroyed by `teardown` before the cm_id's
         // reference to this connection is released (module doc).
@@ -317,7 +320,7 @@ impl Conn {
                         cksum: self.ni.cksum(),
                     };
                     let rc = tx.pack(&head).and_then(|len| match g.cmid.as_mut() {
-                        Some(id) => id.post_send(tx.id, &tx.buf, len),
+                        Some(id) => tx.post(id, len),
                         None => Err(crate::kapi::errno::ENOTCONN()),
                     });
                     match rc {
@@ -426,12 +429,27 @@ impl Conn {
         }
         let (tx, closing) = {
             let mut g = self.inner.lock();
-            let pos = g.active.iter().position(|t| t.id == w.wr_id);
-            let tx = pos.and_then(|i| crate::kapi::vec::remove(&mut g.active, i));
-            if let Some(t) = &tx {
-                g.credits.send_done(t.msg_type());
+            let closing = g.state == State::Closing;
+            let pos = g.active.iter().position(|t| t.id == w.wr_id && !t.waiting);
+            let Some(i) = pos else {
+                // A PUT_REQ or PUT_ACK the peer already answered, or a
+                // flushed work request of a tx that ended.
+                drop(g);
+                if !closing {
+                    self.check_sends();
+                }
+                return;
+            };
+            let t = g.active[i].msg_type();
+            g.credits.send_done(t);
+            if w.ok() && g.active[i].waits_for_peer() {
+                // Sent; it ends when the peer answers (or times out).
+                g.active[i].waiting = true;
+                drop(g);
+                self.check_sends();
+                return;
             }
-            (tx, g.state == State::Closing)
+            (crate::kapi::vec::remove(&mut g.active, i), closing)
         };
         if let Some(tx) = tx {
             if w.ok() {
@@ -508,42 +526,49 @@ impl Conn {
         match m.body {
             MsgBody::Noop => self.repost(idx, buf, t),
             MsgBody::Immediate { payload, .. } => {
+                let len = payload.len();
                 let off = wire::MSG_HDR_LEN + HDR_NID4_LEN;
-                let plen = payload.len();
-                let mut hdr = [0u8; HDR_NID4_LEN];
-                hdr.copy_from_slice(&buf.as_slice()[wire::MSG_HDR_LEN..off]);
-                let rx = match KBox::new(
-                    RxCtx {
-                        conn: self.clone(),
-                        idx,
-                        buf,
-                        off,
-                        len: plen,
-                    },
-                    GFP_KERNEL,
-                ) {
-                    Ok(rx) => rx,
-                    Err(_) => {
-                        self.close(-errno::ENOMEM);
-                        return;
-                    }
-                };
-                if let Err((rc, rx)) = self.ni.ni.parse(&hdr, &self.peer, rx) {
-                    pr_err!(
-                        "{}: LNet refused a header from {}: {}\n",
-                        self.ni.nid,
-                        self.peer,
-                        rc
-                    );
-                    drop(rx);
+                self.lend(idx, buf, RxKind::Immediate { off, len });
+            }
+            MsgBody::PutReq { cookie, .. } => self.lend(idx, buf, RxKind::PutReq { cookie }),
+            MsgBody::PutAck {
+                src_cookie,
+                dst_cookie,
+                rd,
+            } => {
+                let ok = self.put_acked(src_cookie, dst_cookie, &rd);
+                self.repost(idx, buf, t);
+                if !ok {
                     self.close(-errno::EPROTO);
                 }
             }
-            _ => {
-                // RDMA bulk is not built yet; Lustre would close too on a
-                // type it cannot handle.
+            MsgBody::PutNak(c) | MsgBody::PutDone(c) => {
+                let waited = if t == MsgType::PutNak {
+                    MsgType::PutReq
+                } else {
+                    MsgType::PutAck
+                };
+                let ok = self.peer_completed(waited, &c);
+                self.repost(idx, buf, t);
+                if !ok {
+                    self.close(-errno::EPROTO);
+                }
+            }
+            MsgBody::GetReq { cookie, .. } => {
+                // The target's side of an RDMA GET needs LNet to hand the
+                // REPLY to lnd_recv (rdma_req), which it does not yet: the
+                // initiator gets the GET failed rather than nothing.
+                pr_warn!(
+                    "{}: GET_REQ from {} refused: RDMA GETs are not served yet\n",
+                    self.ni.nid,
+                    self.peer
+                );
+                self.repost(idx, buf, t);
+                self.answer(MsgType::GetDone, cookie, -errno::EOPNOTSUPP);
+            }
+            MsgBody::GetDone(_) | MsgBody::ConnReq(_) | MsgBody::ConnAck(_) => {
                 pr_err!(
-                    "{}: {} from {} not supported yet\n",
+                    "{}: unexpected {} from {}\n",
                     self.ni.nid,
                     t.name(),
                     self.peer
@@ -553,6 +578,105 @@ impl Conn {
             }
         }
         self.check_sends();
+    }
+
+    /// Lends a received LNet header and its buffer to LNet.
+    fn lend(self: &Arc<Conn>, idx: usize, buf: DmaBuf, kind: RxKind) {
+        let mut hdr = [0u8; HDR_NID4_LEN];
+        hdr.copy_from_slice(&buf.as_slice()[wire::MSG_HDR_LEN..wire::MSG_HDR_LEN + HDR_NID4_LEN]);
+        let rx = RxCtx {
+            conn: self.clone(),
+            idx,
+            buf,
+            kind,
+        };
+        let Ok(rx) = KBox::new(rx, GFP_KERNEL) else {
+            self.close(-errno::ENOMEM);
+            return;
+        };
+        if let Err((rc, rx)) = self.ni.ni.parse(&hdr, &self.peer, rx) {
+            pr_err!(
+                "{}: LNet refused a header from {}: {}\n",
+                self.ni.nid,
+                self.peer,
+                rc
+            );
+            drop(rx);
+            self.close(-errno::EPROTO);
+        }
+    }
+
+    /// Takes the tx the peer's message answers out of the active list:
+    /// the one with `cookie` whose body is of type `t`. A tx whose send
+    /// completion has not come yet gives its send slot back now.
+    fn take_answered(&self, t: MsgType, cookie: u64) -> Option<Tx> {
+        let mut g = self.inner.lock();
+        let i = g
+            .active
+            .iter()
+            .position(|x| x.id == cookie && x.msg_type() == t)?;
+        let tx = crate::kapi::vec::remove(&mut g.active, i)?;
+        if !tx.waiting {
+            g.credits.send_done(t);
+        }
+        Some(tx)
+    }
+
+    /// The sink's PUT_ACK: RDMA the payload into its buffer, then
+    /// PUT_DONE (`kiblnd_handle_rx`). False if it answers nothing of ours.
+    fn put_acked(
+        self: &Arc<Conn>,
+        src_cookie: u64,
+        dst_cookie: u64,
+        rd: &wire::RdmaDesc<'_>,
+    ) -> bool {
+        let Some(mut tx) = self.take_answered(MsgType::PutReq, src_cookie) else {
+            pr_err!(
+                "{}: PUT_ACK from {} for no PUT of ours (cookie {:#x})\n",
+                self.ni.nid,
+                self.peer,
+                src_cookie
+            );
+            return false;
+        };
+        match tx.start_rdma(&self.ni, dst_cookie, rd) {
+            Ok(()) => self.queue(tx),
+            Err(e) => {
+                // The sink learns it from a failed PUT_DONE.
+                tx.done(e.to_errno(), Status::LocalError);
+                self.answer(MsgType::PutDone, dst_cookie, e.to_errno());
+            }
+        }
+        true
+    }
+
+    /// The peer ended a tx of ours: PUT_NAK for a PUT_REQ, PUT_DONE for
+    /// a PUT_ACK. False if it answers nothing of ours.
+    fn peer_completed(&self, t: MsgType, c: &wire::Completion) -> bool {
+        let Some(tx) = self.take_answered(t, c.cookie) else {
+            pr_err!(
+                "{}: completion from {} for nothing of ours (cookie {:#x})\n",
+                self.ni.nid,
+                self.peer,
+                c.cookie
+            );
+            return false;
+        };
+        if c.status < 0 {
+            tx.done(c.status, health::peer_failed());
+        } else {
+            tx.done(0, Status::Ok);
+        }
+        true
+    }
+
+    /// Sends a completion (PUT_NAK, PUT_DONE, GET_DONE) that ends nothing
+    /// of ours.
+    fn answer(self: &Arc<Conn>, t: MsgType, cookie: u64, status: i32) {
+        match Tx::completion(&self.ni, self.peer, t, cookie, status) {
+            Ok(tx) => self.queue(tx),
+            Err(_) => self.close(-errno::ENOMEM),
+        }
     }
 
     /// Gives a receive buffer back to the QP and owes the peer its credit.
@@ -679,17 +803,26 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
     }
 }
 
+/// What a lent receive carries.
+enum RxKind {
+    /// The payload, inline at `off`.
+    Immediate { off: usize, len: usize },
+    /// The payload waits at the source for our PUT_ACK.
+    PutReq { cookie: u64 },
+}
+
 /// A received message lent to LNet (`lnet_parse`'s private).
 pub(crate) struct RxCtx {
     conn: Arc<Conn>,
     idx: usize,
     buf: DmaBuf,
-    off: usize,
-    len: usize,
+    kind: RxKind,
 }
 
-/// `lnd_recv`: copies the IMMEDIATE payload into LNet's buffer, ends the
-/// message, and reposts the receive buffer.
+/// `lnd_recv`: an IMMEDIATE's payload is copied into LNet's buffer and
+/// the message ends; a PUT_REQ's sink buffer is registered and offered to
+/// the source by PUT_ACK (or refused by PUT_NAK). The receive buffer goes
+/// back to the QP either way.
 pub(crate) fn recv(
     rx: KBox<RxCtx>,
     msg: Msg,
@@ -702,50 +835,95 @@ pub(crate) fn recv(
         conn,
         idx,
         buf,
-        off,
-        len,
+        kind,
     } = KBox::into_inner(rx);
-    let mut rc = 0;
-    if !msg.0.is_null() {
-        if mlen as usize > len {
-            pr_err!(
-                "{}: payload of {} bytes from {} is {} long\n",
-                conn.ni.nid,
-                mlen,
-                conn.peer,
-                len
+    match kind {
+        RxKind::Immediate { off, len } => {
+            let rc = copy_immediate(&conn, &buf, off, len, &msg, kiov, offset, mlen);
+            msg.finalize(
+                rc,
+                if rc == 0 {
+                    Status::Ok
+                } else {
+                    Status::RemoteError
+                },
             );
-            rc = -errno::EPROTO;
-        } else if mlen > 0 {
-            let src = &buf.as_slice()[off..off + mlen as usize];
-            let mut sv = KVec::<BioVec>::new();
-            // SAFETY: our kmalloc'ed buffer, and LNet's fragments, valid
-            // until the message is finalized.
-            let copied = unsafe {
-                match kiov::push_kvaddr_range(&mut sv, src.as_ptr() as usize, src.len()) {
-                    Ok(()) => kiov::copy(kiov, offset, &sv, 0, mlen),
-                    Err(_) => 0,
-                }
-            };
-            if copied != mlen {
-                rc = -errno::EIO;
+            conn.repost(idx, buf, MsgType::Immediate);
+            if rc == -errno::EPROTO {
+                conn.close(rc);
             }
         }
-        msg.finalize(
-            rc,
-            if rc == 0 {
-                Status::Ok
+        RxKind::PutReq { cookie } => {
+            conn.repost(idx, buf, MsgType::PutReq);
+            if msg.0.is_null() || mlen == 0 {
+                // Dropped, or nothing to move (`kiblnd_recv`).
+                msg.finalize(0, Status::Ok);
+                conn.answer(MsgType::PutNak, cookie, 0);
             } else {
-                Status::RemoteError
-            },
-        );
+                // SAFETY: LNet's fragments, valid until `msg` is finalized,
+                // which the PUT_ACK tx holding them does.
+                let dst = unsafe { Kiov::new(kiov.as_ptr(), kiov.len() as u32, offset, mlen) };
+                match Tx::put_ack(&conn.ni, msg, conn.peer, cookie, dst) {
+                    Ok(tx) => conn.queue(tx),
+                    Err((msg, e)) => {
+                        pr_err!(
+                            "{}: can't register {} bytes for a PUT from {}: {:?}\n",
+                            conn.ni.nid,
+                            mlen,
+                            conn.peer,
+                            e
+                        );
+                        msg.finalize(-errno::EIO, Status::LocalError);
+                        conn.answer(MsgType::PutNak, cookie, e.to_errno());
+                    }
+                }
+            }
+        }
     }
-    conn.repost(idx, buf, MsgType::Immediate);
     conn.check_sends();
-    if rc == -errno::EPROTO {
-        conn.close(rc);
-    }
     0
+}
+
+/// Copies an IMMEDIATE's payload into LNet's fragments: 0 or an errno.
+#[allow(clippy::too_many_arguments)]
+fn copy_immediate(
+    conn: &Conn,
+    buf: &DmaBuf,
+    off: usize,
+    len: usize,
+    msg: &Msg,
+    kiov: &[BioVec],
+    offset: u32,
+    mlen: u32,
+) -> i32 {
+    if msg.0.is_null() || mlen == 0 {
+        return 0;
+    }
+    if mlen as usize > len {
+        pr_err!(
+            "{}: payload of {} bytes from {} is {} long\n",
+            conn.ni.nid,
+            mlen,
+            conn.peer,
+            len
+        );
+        return -errno::EPROTO;
+    }
+    let src = &buf.as_slice()[off..off + mlen as usize];
+    let mut sv = KVec::<BioVec>::new();
+    // SAFETY: our kmalloc'ed buffer, and LNet's fragments, valid until the
+    // message is finalized.
+    let copied = unsafe {
+        match kiov::push_kvaddr_range(&mut sv, src.as_ptr() as usize, src.len()) {
+            Ok(()) => kiov::copy(kiov, offset, &sv, 0, mlen),
+            Err(_) => 0,
+        }
+    };
+    if copied == mlen {
+        0
+    } else {
+        -errno::EIO
+    }
 }
 
 /// The CQ's completion handler: queues the connection on its NI's

@@ -1,34 +1,103 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A tx: one o2iblnd message on its way out (an LNet message as an
-//! IMMEDIATE, or a NOOP), its 4 KiB send buffer, and the one place where a
-//! tx ends ([`Tx::done`]).
+//! A tx: one o2iblnd message on its way out and what it waits for (an
+//! LNet message as an IMMEDIATE; a PUT or REPLY too big for one as
+//! PUT_REQ, then the RDMA WRITE and PUT_DONE once the sink's PUT_ACK
+//! names its buffer; the sink's PUT_ACK over registered pages, waiting
+//! for PUT_DONE; completions and NOOPs), its 4 KiB send buffer, and the
+//! one place where a tx ends ([`Tx::done`]).
 
 use crate::kapi::bindings::lnet_tx_desc;
 use crate::kapi::kiov::{self, BioVec};
 use crate::kapi::kthread;
-use crate::kapi::rdma::DmaBuf;
+use crate::kapi::rdma::{CmId, DmaBuf, RdmaMap, RdmaSeg};
 use crate::lnd::Msg;
 use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
-use crate::lnet_core::o2iblnd::{self as wire, MsgType};
+use crate::lnet_core::o2iblnd::{self as wire, Completion, Frag, MsgType, RdmaDesc};
 use crate::ni::IbNi;
 use kernel::prelude::*;
 
-/// What the tx carries.
+/// Writes one PUT_DONE may take: the sink's descriptor fragments.
+pub(crate) const MAX_WRITES: usize = 16;
+
+/// LNet's fragments of a message: valid until the message is finalized.
+#[derive(Clone, Copy)]
+pub(crate) struct Kiov {
+    ptr: *const BioVec,
+    niov: u32,
+    pub(crate) offset: u32,
+    pub(crate) len: u32,
+}
+
+// SAFETY: LNet's pages may be used from any thread until the message ends.
+unsafe impl Send for Kiov {}
+
+impl Kiov {
+    /// # Safety
+    ///
+    /// `ptr` names `niov` fragments valid until the message is finalized.
+    pub(crate) unsafe fn new(ptr: *const BioVec, niov: u32, offset: u32, len: u32) -> Kiov {
+        Kiov {
+            ptr,
+            niov,
+            offset,
+            len,
+        }
+    }
+
+    fn slice(&self) -> &[BioVec] {
+        // SAFETY: valid while the tx holds its message (type contract).
+        unsafe { kiov::slice(self.ptr, self.niov) }
+    }
+
+    /// Registers the bytes for RDMA (the peer writes into them when
+    /// `remote_write`).
+    pub(crate) fn register(&self, ni: &IbNi, remote_write: bool) -> Result<RdmaMap> {
+        let mut m = RdmaMap::new(&ni.pd, wire::MAX_RDMA_FRAGS)?;
+        // SAFETY: the pages stay valid until the message ends, which the
+        // tx holding the map outlives only after dropping it.
+        unsafe { m.map(self.slice(), self.offset, self.len, remote_write)? };
+        Ok(m)
+    }
+}
+
+/// What the tx carries, or waits for.
 pub(crate) enum Body {
-    /// An LNet header (NID4, little-endian) and its payload.
+    /// An LNet header (NID4, little-endian) and its payload, copied in.
     Immediate {
         hdr: [u8; HDR_NID4_LEN],
         payload_len: usize,
     },
     /// Credits and keepalive.
     Noop,
+    /// A PUT or REPLY whose payload goes by RDMA once the sink answers.
+    PutReq { hdr: [u8; HDR_NID4_LEN], src: Kiov },
+    /// The source's RDMA of the payload into the sink's buffer, then
+    /// PUT_DONE.
+    PutDone {
+        dst_cookie: u64,
+        len: u32,
+        segs: KVec<RdmaSeg>,
+        map: RdmaMap,
+    },
+    /// The sink's buffer for a PUT, registered, waiting for PUT_DONE.
+    PutAck {
+        src_cookie: u64,
+        mlen: u32,
+        map: RdmaMap,
+    },
+    /// A PUT_NAK or GET_DONE that ends nothing of ours.
+    Completion {
+        msg_type: MsgType,
+        cookie: u64,
+        status: i32,
+    },
 }
 
 pub(crate) struct Tx {
-    /// The LNet message (null for a NOOP).
+    /// The LNet message (null for NOOPs and completions).
     msg: Msg,
     pub(crate) body: Body,
     /// The peer NI it goes to.
@@ -38,100 +107,251 @@ pub(crate) struct Tx {
     pub(crate) buf: DmaBuf,
     /// When it must have ended (ms), set when queued on a connection.
     pub(crate) deadline_ms: u64,
-    /// Names the posted send in its completion.
+    /// Names its posted work requests and, for PUT_REQ and PUT_ACK, the
+    /// cookie the peer echoes.
     pub(crate) id: u64,
+    /// Its send completed; it waits for the peer (PUT_ACK or PUT_DONE).
+    pub(crate) waiting: bool,
 }
 
 impl Tx {
+    fn new(msg: Msg, body: Body, target: Nid, buf: DmaBuf) -> Tx {
+        Tx {
+            msg,
+            body,
+            target,
+            buf,
+            deadline_ms: 0,
+            id: 0,
+            waiting: false,
+        }
+    }
+
     /// A tx for an LNet message, or the error LNet finalizes it with.
     pub(crate) fn from_lnet(
         ni: &IbNi,
         msg: Msg,
         d: &lnet_tx_desc,
     ) -> core::result::Result<Tx, (Error, Status)> {
-        let target = crate::kapi::lnet_abi::nid_from_c(&d.target.nid)
-            .map_err(|e| (e, Status::LocalError))?;
+        let local = |e| (e, Status::LocalError);
+        let target = crate::kapi::lnet_abi::nid_from_c(&d.target.nid).map_err(local)?;
         if d.hdr_len as usize != HDR_NID4_LEN {
             // o2iblnd carries NID4 headers only (wire.md §7).
-            return Err((crate::kapi::errno::EPROTO(), Status::LocalError));
-        }
-        let len = d.len as usize;
-        if len > wire::IMMEDIATE_MAX_PAYLOAD {
-            // RDMA bulk (PUT_REQ/GET_REQ) is not built yet.
-            pr_warn!(
-                "{}: {} byte payload for {} needs RDMA, which ko2iblnd does not do yet\n",
-                ni.nid,
-                len,
-                target
-            );
-            return Err((crate::kapi::errno::EMSGSIZE(), Status::LocalError));
+            return Err(local(crate::kapi::errno::EPROTO()));
         }
         let mut hdr = [0u8; HDR_NID4_LEN];
         hdr.copy_from_slice(&d.hdr[..HDR_NID4_LEN]);
-        let mut buf =
-            DmaBuf::new(&ni.pd, wire::MSG_SIZE, true).map_err(|e| (e, Status::LocalError))?;
-        if len > 0 {
-            let at = wire::MSG_HDR_LEN + HDR_NID4_LEN;
-            let dst = &mut buf.as_mut_slice()[at..at + len];
-            let mut dv = KVec::<BioVec>::new();
-            // SAFETY: a kmalloc'ed buffer we own, and LNet's fragments,
-            // valid until the message is finalized.
-            let copied = unsafe {
-                kiov::push_kvaddr_range(&mut dv, dst.as_mut_ptr() as usize, len)
-                    .map_err(|e| (e, Status::LocalError))?;
-                let src = kiov::slice(d.kiov.cast_const().cast(), d.niov);
-                kiov::copy(&dv, 0, src, d.offset, d.len)
-            };
-            if copied != d.len {
-                return Err((EINVAL, Status::LocalError));
-            }
+        let len = d.len as usize;
+        let buf = DmaBuf::new(&ni.pd, wire::MSG_SIZE, true).map_err(local)?;
+        // SAFETY: LNet's fragments, valid until the message is finalized.
+        let src = unsafe { Kiov::new(d.kiov.cast_const().cast(), d.niov, d.offset, d.len) };
+        if len > wire::IMMEDIATE_MAX_PAYLOAD {
+            // A GET's sink is never this: GETs go as IMMEDIATE (header
+            // only) and the target's REPLY comes as a PUT_REQ.
+            return Ok(Tx::new(msg, Body::PutReq { hdr, src }, target, buf));
         }
-        Ok(Tx {
+        let mut tx = Tx::new(
             msg,
-            body: Body::Immediate {
+            Body::Immediate {
                 hdr,
                 payload_len: len,
             },
             target,
             buf,
-            deadline_ms: 0,
-            id: 0,
-        })
+        );
+        if len > 0 {
+            let at = wire::MSG_HDR_LEN + HDR_NID4_LEN;
+            let dst = &mut tx.buf.as_mut_slice()[at..at + len];
+            let mut dv = KVec::<BioVec>::new();
+            // SAFETY: a kmalloc'ed buffer we own, and LNet's fragments.
+            let copied = unsafe {
+                kiov::push_kvaddr_range(&mut dv, dst.as_mut_ptr() as usize, len).map_err(local)?;
+                kiov::copy(&dv, 0, src.slice(), d.offset, d.len)
+            };
+            if copied != d.len {
+                return Err(local(EINVAL));
+            }
+        }
+        Ok(tx)
     }
 
     /// A NOOP to `target`.
     pub(crate) fn noop(ni: &IbNi, target: Nid) -> Result<Tx> {
-        Ok(Tx {
-            msg: Msg(core::ptr::null_mut()),
-            body: Body::Noop,
+        let mut t = Tx::new(
+            Msg(core::ptr::null_mut()),
+            Body::Noop,
             target,
-            buf: DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN, true)?,
-            deadline_ms: kthread::now_ms(),
-            id: 0,
-        })
+            DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN, true)?,
+        );
+        t.deadline_ms = kthread::now_ms();
+        Ok(t)
+    }
+
+    /// A PUT_NAK or GET_DONE answering the peer's `cookie`.
+    pub(crate) fn completion(
+        ni: &IbNi,
+        target: Nid,
+        msg_type: MsgType,
+        cookie: u64,
+        status: i32,
+    ) -> Result<Tx> {
+        let buf = DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN + wire::COMPLETION_LEN, true)?;
+        let body = Body::Completion {
+            msg_type,
+            cookie,
+            status,
+        };
+        Ok(Tx::new(Msg(core::ptr::null_mut()), body, target, buf))
+    }
+
+    /// The sink's PUT_ACK for a PUT_REQ whose payload LNet wants in `dst`
+    /// (`kiblnd_recv`): the pages are registered for the peer to write.
+    pub(crate) fn put_ack(
+        ni: &IbNi,
+        msg: Msg,
+        target: Nid,
+        src_cookie: u64,
+        dst: Kiov,
+    ) -> core::result::Result<Tx, (Msg, Error)> {
+        let r = dst
+            .register(ni, true)
+            .and_then(|map| Ok((map, DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN + 40, true)?)));
+        match r {
+            Ok((map, buf)) => Ok(Tx::new(
+                msg,
+                Body::PutAck {
+                    src_cookie,
+                    mlen: dst.len,
+                    map,
+                },
+                target,
+                buf,
+            )),
+            Err(e) => Err((msg, e)),
+        }
+    }
+
+    /// The sink's PUT_ACK arrived for this PUT_REQ: register the payload
+    /// and plan the writes into the sink's fragments (`kiblnd_init_rdma`).
+    pub(crate) fn start_rdma(&mut self, ni: &IbNi, dst_cookie: u64, rd: &RdmaDesc<'_>) -> Result {
+        let Body::PutReq { src, .. } = &self.body else {
+            return Err(EINVAL);
+        };
+        let src = *src;
+        if rd.nfrags() > MAX_WRITES || rd.total_nob() > u64::from(src.len) {
+            pr_err!(
+                "{}: sink buffer of {} fragments, {} bytes, for {} bytes\n",
+                self.target,
+                rd.nfrags(),
+                rd.total_nob(),
+                src.len
+            );
+            return Err(crate::kapi::errno::EMSGSIZE());
+        }
+        let mut segs = KVec::with_capacity(rd.nfrags(), GFP_KERNEL)?;
+        let mut loff = 0u32;
+        for f in rd.frags() {
+            segs.push(RdmaSeg::new(f.addr, rd.key, loff, f.nob), GFP_KERNEL)?;
+            loff += f.nob;
+        }
+        let map = src.register(ni, false)?;
+        self.body = Body::PutDone {
+            dst_cookie,
+            len: loff,
+            segs,
+            map,
+        };
+        self.waiting = false;
+        Ok(())
     }
 
     pub(crate) fn msg_type(&self) -> MsgType {
-        match self.body {
+        match &self.body {
             Body::Immediate { .. } => MsgType::Immediate,
             Body::Noop => MsgType::Noop,
+            Body::PutReq { .. } => MsgType::PutReq,
+            Body::PutDone { .. } => MsgType::PutDone,
+            Body::PutAck { .. } => MsgType::PutAck,
+            Body::Completion { msg_type, .. } => *msg_type,
         }
+    }
+
+    /// Whether, once sent, it waits for the peer.
+    pub(crate) fn waits_for_peer(&self) -> bool {
+        matches!(self.body, Body::PutReq { .. } | Body::PutAck { .. })
     }
 
     /// Builds the message in the send buffer for a connection: returns its
     /// length.
     pub(crate) fn pack(&mut self, h: &PackHead) -> Result<usize> {
-        let (hdr, payload_len) = match &self.body {
-            Body::Immediate { hdr, payload_len } => (Some(*hdr), *payload_len),
-            Body::Noop => (None, 0),
+        let eproto = crate::kapi::errno::EPROTO;
+        let decode = |hdr: &[u8; HDR_NID4_LEN]| {
+            crate::lnet_core::hdr::Hdr::decode_nid4(hdr).map_err(|_| eproto())
         };
-        let body = match hdr {
-            Some(hdr) => wire::MsgBody::Immediate {
-                hdr: crate::lnet_core::hdr::Hdr::decode_nid4(&hdr)
-                    .map_err(|_| crate::kapi::errno::EPROTO())?,
-                payload: &[],
-            },
-            None => wire::MsgBody::Noop,
+        let frag;
+        let (body, raw_hdr, payload_len) = match &self.body {
+            Body::Immediate { hdr, payload_len } => (
+                wire::MsgBody::Immediate {
+                    hdr: decode(hdr)?,
+                    payload: &[],
+                },
+                Some(*hdr),
+                *payload_len,
+            ),
+            Body::Noop => (wire::MsgBody::Noop, None, 0),
+            Body::PutReq { hdr, .. } => (
+                wire::MsgBody::PutReq {
+                    hdr: decode(hdr)?,
+                    cookie: self.id,
+                },
+                Some(*hdr),
+                0,
+            ),
+            Body::PutDone {
+                dst_cookie, len, ..
+            } => (
+                wire::MsgBody::PutDone(Completion {
+                    cookie: *dst_cookie,
+                    status: i32::try_from(*len).unwrap_or(i32::MAX),
+                }),
+                None,
+                0,
+            ),
+            Body::PutAck {
+                src_cookie,
+                mlen,
+                map,
+            } => {
+                frag = [Frag {
+                    nob: *mlen,
+                    addr: map.iova(),
+                }];
+                (
+                    wire::MsgBody::PutAck {
+                        src_cookie: *src_cookie,
+                        dst_cookie: self.id,
+                        rd: RdmaDesc::new(map.rkey(), &frag),
+                    },
+                    None,
+                    0,
+                )
+            }
+            Body::Completion {
+                msg_type,
+                cookie,
+                status,
+            } => {
+                let c = Completion {
+                    cookie: *cookie,
+                    status: *status,
+                };
+                let b = match msg_type {
+                    MsgType::GetDone => wire::MsgBody::GetDone(c),
+                    MsgType::PutDone => wire::MsgBody::PutDone(c),
+                    _ => wire::MsgBody::PutNak(c),
+                };
+                (b, None, 0)
+            }
         };
         let m = wire::Msg {
             version: wire::VERSION,
@@ -144,14 +364,14 @@ impl Tx {
             body,
         };
         let out = self.buf.as_mut_slice();
-        let n = m.encode(out).ok_or(crate::kapi::errno::EPROTO())?;
-        // The payload was copied in already: grow ibm_nob over it.
+        let n = m.encode(out).ok_or(eproto())?;
+        // An IMMEDIATE's payload was copied in already: grow ibm_nob over it.
         let nob = n + payload_len;
-        if let Some(hdr) = hdr {
+        out[8..12].copy_from_slice(&(nob as u32).to_le_bytes());
+        if let Some(hdr) = raw_hdr {
             // LNet's own bytes, not our re-encoding of them.
             out[wire::MSG_HDR_LEN..wire::MSG_HDR_LEN + HDR_NID4_LEN].copy_from_slice(&hdr);
         }
-        out[8..12].copy_from_slice(&(nob as u32).to_le_bytes());
         if h.cksum {
             let sum = wire::cksum(&out[..nob]);
             out[12..16].copy_from_slice(&sum.to_le_bytes());
@@ -160,10 +380,25 @@ impl Tx {
         Ok(nob)
     }
 
+    /// Posts the packed message of `len` bytes with the work requests its
+    /// body needs (a registration, RDMA writes).
+    pub(crate) fn post(&mut self, id: &mut CmId, len: usize) -> Result {
+        let Tx {
+            body, buf, id: wr, ..
+        } = self;
+        match body {
+            Body::PutAck { map, .. } => id.post_reg_send(*wr, map, buf, len),
+            Body::PutDone { map, segs, .. } => id.post_reg_write_send(*wr, map, segs, buf, len),
+            _ => id.post_send(*wr, buf, len),
+        }
+    }
+
     /// Ends the tx: LNet gets its message back with `status` and
-    /// `hstatus`. Called with no lock held.
+    /// `hstatus`; registrations are dropped first. Called with no lock
+    /// held.
     pub(crate) fn done(self, status: i32, hstatus: Status) {
-        let Tx { msg, .. } = self;
+        let Tx { msg, body, .. } = self;
+        drop(body);
         msg.finalize(status, hstatus);
     }
 }

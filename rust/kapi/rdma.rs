@@ -15,6 +15,7 @@
 //!   would wait for the handler that is running); the handler returns
 //!   [`CmIdRef::DESTROY`] instead.
 
+use super::kiov::BioVec;
 use core::ffi::{c_char, c_int, c_void};
 use core::ptr::NonNull;
 use kernel::prelude::*;
@@ -103,6 +104,28 @@ extern "C" {
     fn kapi_ib_post_recv(id: RawCmId, wr_id: u64, sge: *const Sge) -> c_int;
     fn kapi_ib_post_send(id: RawCmId, wr_id: u64, sge: *const Sge, nsge: c_int) -> c_int;
     fn kapi_ib_event_type(ev: RawIbEvent) -> c_int;
+    fn kapi_rdma_map_alloc(pd: RawPd, max_frags: c_int) -> *mut c_void;
+    fn kapi_rdma_map_kiov(
+        m: *mut c_void,
+        kiov: *const c_void,
+        niov: c_int,
+        offset: u32,
+        len: u32,
+        remote_write: c_int,
+    ) -> c_int;
+    fn kapi_rdma_map_unmap(m: *mut c_void);
+    fn kapi_rdma_map_free(m: *mut c_void);
+    fn kapi_rdma_map_rkey(m: *const c_void) -> u32;
+    fn kapi_rdma_map_iova(m: *const c_void) -> u64;
+    fn kapi_ib_post_reg_send(id: RawCmId, wr_id: u64, m: *mut c_void, send: *const Sge) -> c_int;
+    fn kapi_ib_post_reg_write_send(
+        id: RawCmId,
+        wr_id: u64,
+        m: *mut c_void,
+        seg: *const RdmaSeg,
+        nseg: c_int,
+        send: *const Sge,
+    ) -> c_int;
     fn kapi_ib_dma_map(
         dev: RawDev,
         va: *mut c_void,
@@ -545,6 +568,39 @@ impl CmId {
         check(unsafe { kapi_ib_post_recv(self.raw(), wr_id, &sge) })
     }
 
+    /// Registers `map` for the peer to write into, then sends the first
+    /// `len` bytes of `buf` (a PUT_ACK naming it), in that order.
+    pub fn post_reg_send(
+        &mut self,
+        wr_id: u64,
+        map: &mut RdmaMap,
+        buf: &DmaBuf,
+        len: usize,
+    ) -> Result {
+        let sge = buf.sge(len.min(buf.len()));
+        // SAFETY: a live id and mapped registration and buffer, kept by the
+        // caller until the send's completion.
+        check(unsafe { kapi_ib_post_reg_send(self.raw(), wr_id, map.m.as_ptr(), &sge) })
+    }
+
+    /// Registers `map`, RDMA-writes `segs` of it to the peer, then sends
+    /// the first `len` bytes of `buf` (a PUT_DONE), in that order.
+    pub fn post_reg_write_send(
+        &mut self,
+        wr_id: u64,
+        map: &mut RdmaMap,
+        segs: &[RdmaSeg],
+        buf: &DmaBuf,
+        len: usize,
+    ) -> Result {
+        let sge = buf.sge(len.min(buf.len()));
+        let n = c_int::try_from(segs.len()).map_err(|_| EINVAL)?;
+        // SAFETY: as `post_reg_send`; the segments are read during the call.
+        check(unsafe {
+            kapi_ib_post_reg_write_send(self.raw(), wr_id, map.m.as_ptr(), segs.as_ptr(), n, &sge)
+        })
+    }
+
     /// Posts a signalled SEND of the first `len` bytes of `buf`.
     pub fn post_send(&mut self, wr_id: u64, buf: &DmaBuf, len: usize) -> Result {
         let sge = buf.sge(len.min(buf.len()));
@@ -847,6 +903,107 @@ impl Drop for DmaBuf {
                 self.buf.len(),
                 self.to_dev.into(),
             )
+        }
+    }
+}
+
+/// One RDMA WRITE of a registration (`struct kapi_rdma_seg`).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct RdmaSeg {
+    /// The peer's address.
+    pub raddr: u64,
+    /// The peer's key.
+    pub rkey: u32,
+    /// Offset in the local registration.
+    pub loff: u32,
+    /// Bytes.
+    pub len: u32,
+    pad: u32,
+}
+
+impl RdmaSeg {
+    /// A write of `len` bytes from `loff` to `raddr` under `rkey`.
+    pub fn new(raddr: u64, rkey: u32, loff: u32, len: u32) -> RdmaSeg {
+        RdmaSeg {
+            raddr,
+            rkey,
+            loff,
+            len,
+            pad: 0,
+        }
+    }
+}
+
+/// Pages registered for RDMA through a fast-registration MR: one
+/// virtually contiguous region under one key. The registration itself is
+/// a work request ([`CmId::post_reg_send`], [`CmId::post_reg_write_send`]).
+///
+/// INVARIANT: `m` is a live `kapi_rdma_map` until drop; `pd` is its PD.
+pub struct RdmaMap {
+    m: NonNull<c_void>,
+    _pd: Arc<Pd>,
+}
+
+// SAFETY: used by one owner at a time; the verbs calls are thread-safe.
+unsafe impl Send for RdmaMap {}
+
+impl RdmaMap {
+    /// An MR on `pd` for up to `max_frags` pages.
+    pub fn new(pd: &Arc<Pd>, max_frags: u32) -> Result<RdmaMap> {
+        let max = c_int::try_from(max_frags).map_err(|_| EINVAL)?;
+        // SAFETY: a live PD.
+        let m = from_err_ptr(unsafe { kapi_rdma_map_alloc(pd.raw(), max) })?;
+        Ok(RdmaMap { m, _pd: pd.clone() })
+    }
+
+    /// Maps bytes `[offset, offset + len)` of `kiov` (for the peer to
+    /// write into when `remote_write`) under a new key.
+    ///
+    /// # Safety
+    ///
+    /// The pages must stay valid until the map is dropped.
+    pub unsafe fn map(
+        &mut self,
+        kiov: &[BioVec],
+        offset: u32,
+        len: u32,
+        remote_write: bool,
+    ) -> Result {
+        let n = c_int::try_from(kiov.len()).map_err(|_| EINVAL)?;
+        // SAFETY: a live map; the pages are the caller's to keep.
+        check(unsafe {
+            kapi_rdma_map_kiov(
+                self.m.as_ptr(),
+                kiov.as_ptr().cast(),
+                n,
+                offset,
+                len,
+                remote_write.into(),
+            )
+        })
+    }
+
+    /// The key the peer names the region with.
+    pub fn rkey(&self) -> u32 {
+        // SAFETY: a live map.
+        unsafe { kapi_rdma_map_rkey(self.m.as_ptr()) }
+    }
+
+    /// The region's address for the peer.
+    pub fn iova(&self) -> u64 {
+        // SAFETY: a live map.
+        unsafe { kapi_rdma_map_iova(self.m.as_ptr()) }
+    }
+}
+
+impl Drop for RdmaMap {
+    fn drop(&mut self) {
+        // SAFETY: live by the type invariant; its work requests completed
+        // or were flushed, or its QP is gone.
+        unsafe {
+            kapi_rdma_map_unmap(self.m.as_ptr());
+            kapi_rdma_map_free(self.m.as_ptr());
         }
     }
 }

@@ -3,7 +3,10 @@
  * kapi RDMA helpers (see rdma_helpers.h). Each wraps one RDMA CM or verbs
  * call that Rust cannot reach directly; none keeps state.
  */
+#include <linux/bvec.h>
 #include <linux/in.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
@@ -311,6 +314,187 @@ int kapi_ib_post_send(struct rdma_cm_id *id, __u64 wr_id,
 		sge[i].lkey = s[i].lkey;
 	}
 	return ib_post_send(id->qp, &wr, NULL);
+}
+
+struct kapi_rdma_map {
+	struct ib_device *dev;
+	struct ib_mr *mr;
+	int max;
+	int nents;	/* entries DMA-mapped, 0 when not mapped */
+	int sg_nents;
+	int remote_write;
+	struct scatterlist sg[];
+};
+
+struct kapi_rdma_map *kapi_rdma_map_alloc(struct ib_pd *pd, int max_frags)
+{
+	struct kapi_rdma_map *m;
+
+	m = kzalloc(struct_size(m, sg, max_frags), GFP_KERNEL);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
+	m->mr = ib_alloc_mr(pd, IB_MR_TYPE_MEM_REG, max_frags);
+	if (IS_ERR(m->mr)) {
+		void *err = m->mr;
+
+		kfree(m);
+		return err;
+	}
+	m->dev = pd->device;
+	m->max = max_frags;
+	return m;
+}
+
+/*
+ * Maps bytes [offset, offset + len) of kiov for DMA and lays them out in
+ * the MR as one virtually contiguous region under a new key. Fast
+ * registration needs every fragment but the first to start on a page and
+ * every one but the last to end on one: -EINVAL otherwise.
+ */
+int kapi_rdma_map_kiov(struct kapi_rdma_map *m, const struct bio_vec *kiov,
+		       int niov, __u32 offset, __u32 len, int remote_write)
+{
+	enum dma_data_direction dir = remote_write ? DMA_FROM_DEVICE :
+						     DMA_TO_DEVICE;
+	int i, n = 0, mapped, rc;
+
+	if (m->nents || !len)
+		return -EINVAL;
+	sg_init_table(m->sg, m->max);
+	for (i = 0; i < niov && len; i++) {
+		__u32 take;
+
+		if (offset >= kiov[i].bv_len) {
+			offset -= kiov[i].bv_len;
+			continue;
+		}
+		if (n == m->max)
+			return -E2BIG;
+		take = min(len, kiov[i].bv_len - offset);
+		sg_set_page(&m->sg[n++], kiov[i].bv_page, take,
+			    kiov[i].bv_offset + offset);
+		len -= take;
+		offset = 0;
+	}
+	if (len || !n)
+		return -EINVAL;
+	sg_mark_end(&m->sg[n - 1]);
+	mapped = ib_dma_map_sg(m->dev, m->sg, n, dir);
+	if (!mapped)
+		return -EIO;
+	rc = ib_map_mr_sg(m->mr, m->sg, mapped, NULL, PAGE_SIZE);
+	if (rc != mapped) {
+		ib_dma_unmap_sg(m->dev, m->sg, n, dir);
+		return rc < 0 ? rc : -EINVAL;
+	}
+	ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey) & 0xff);
+	m->nents = n;
+	m->sg_nents = n;
+	m->remote_write = remote_write;
+	return 0;
+}
+
+void kapi_rdma_map_unmap(struct kapi_rdma_map *m)
+{
+	if (!m->nents)
+		return;
+	ib_dma_unmap_sg(m->dev, m->sg, m->sg_nents,
+			m->remote_write ? DMA_FROM_DEVICE : DMA_TO_DEVICE);
+	m->nents = 0;
+}
+
+void kapi_rdma_map_free(struct kapi_rdma_map *m)
+{
+	kapi_rdma_map_unmap(m);
+	ib_dereg_mr(m->mr);
+	kfree(m);
+}
+
+__u32 kapi_rdma_map_rkey(const struct kapi_rdma_map *m)
+{
+	return m->mr->rkey;
+}
+
+__u64 kapi_rdma_map_iova(const struct kapi_rdma_map *m)
+{
+	return m->mr->iova;
+}
+
+static void kapi_reg_wr(struct ib_reg_wr *r, struct kapi_rdma_map *m,
+			__u64 wr_id)
+{
+	r->wr.wr_id = wr_id;
+	r->wr.opcode = IB_WR_REG_MR;
+	r->mr = m->mr;
+	r->key = m->mr->rkey;
+	r->access = IB_ACCESS_LOCAL_WRITE |
+		    (m->remote_write ? IB_ACCESS_REMOTE_WRITE : 0);
+}
+
+static void kapi_send_wr(struct ib_send_wr *wr, struct ib_sge *sge,
+			 const struct kapi_sge *s, __u64 wr_id)
+{
+	sge->addr = s->addr;
+	sge->length = s->length;
+	sge->lkey = s->lkey;
+	wr->wr_id = wr_id;
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->opcode = IB_WR_SEND;
+	wr->send_flags = IB_SEND_SIGNALED;
+}
+
+/* Registers m (for the peer to write into) and sends, in order. */
+int kapi_ib_post_reg_send(struct rdma_cm_id *id, __u64 wr_id,
+			  struct kapi_rdma_map *m, const struct kapi_sge *send)
+{
+	struct ib_reg_wr reg = {};
+	struct ib_send_wr wr = {};
+	struct ib_sge sge;
+
+	if (!id->qp || !m->nents)
+		return -EINVAL;
+	kapi_reg_wr(&reg, m, wr_id);
+	kapi_send_wr(&wr, &sge, send, wr_id);
+	reg.wr.next = &wr;
+	return ib_post_send(id->qp, &reg.wr, NULL);
+}
+
+#define KAPI_MAX_WRITES 16
+
+/* Registers m, RDMA-writes its segments to the peer, then sends: the send
+ * arrives after the data. Only the send is signalled; a failed write
+ * completes in error with the same wr_id. */
+int kapi_ib_post_reg_write_send(struct rdma_cm_id *id, __u64 wr_id,
+				struct kapi_rdma_map *m,
+				const struct kapi_rdma_seg *seg, int nseg,
+				const struct kapi_sge *send)
+{
+	struct ib_reg_wr reg = {};
+	struct ib_rdma_wr wr[KAPI_MAX_WRITES] = {};
+	struct ib_sge sge[KAPI_MAX_WRITES];
+	struct ib_send_wr swr = {};
+	struct ib_sge ssge;
+	int i;
+
+	if (!id->qp || !m->nents || nseg < 1 || nseg > KAPI_MAX_WRITES)
+		return -EINVAL;
+	kapi_reg_wr(&reg, m, wr_id);
+	reg.wr.next = &wr[0].wr;
+	for (i = 0; i < nseg; i++) {
+		sge[i].addr = m->mr->iova + seg[i].loff;
+		sge[i].length = seg[i].len;
+		sge[i].lkey = m->mr->lkey;
+		wr[i].wr.wr_id = wr_id;
+		wr[i].wr.sg_list = &sge[i];
+		wr[i].wr.num_sge = 1;
+		wr[i].wr.opcode = IB_WR_RDMA_WRITE;
+		wr[i].remote_addr = seg[i].raddr;
+		wr[i].rkey = seg[i].rkey;
+		wr[i].wr.next = i + 1 < nseg ? &wr[i + 1].wr : &swr;
+	}
+	kapi_send_wr(&swr, &ssge, send, wr_id);
+	return ib_post_send(id->qp, &reg.wr, NULL);
 }
 
 int kapi_ib_event_type(const struct ib_event *ev)

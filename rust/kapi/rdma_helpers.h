@@ -88,6 +88,34 @@ int kapi_ib_post_recv(struct rdma_cm_id *id, __u64 wr_id,
 int kapi_ib_post_send(struct rdma_cm_id *id, __u64 wr_id,
 		      const struct kapi_sge *sge, int nsge);
 
+/* A registration of pages for RDMA (a fast-registration MR). */
+struct kapi_rdma_map;
+struct bio_vec;
+
+/* One RDMA WRITE: bytes [loff, loff + len) of the local registration to
+ * raddr under rkey (mirrored by RdmaSeg in rdma.rs). */
+struct kapi_rdma_seg {
+	__u64 raddr;
+	__u32 rkey;
+	__u32 loff;
+	__u32 len;
+	__u32 pad;
+};
+
+struct kapi_rdma_map *kapi_rdma_map_alloc(struct ib_pd *pd, int max_frags);
+int kapi_rdma_map_kiov(struct kapi_rdma_map *m, const struct bio_vec *kiov,
+		       int niov, __u32 offset, __u32 len, int remote_write);
+void kapi_rdma_map_unmap(struct kapi_rdma_map *m);
+void kapi_rdma_map_free(struct kapi_rdma_map *m);
+__u32 kapi_rdma_map_rkey(const struct kapi_rdma_map *m);
+__u64 kapi_rdma_map_iova(const struct kapi_rdma_map *m);
+int kapi_ib_post_reg_send(struct rdma_cm_id *id, __u64 wr_id,
+			  struct kapi_rdma_map *m, const struct kapi_sge *send);
+int kapi_ib_post_reg_write_send(struct rdma_cm_id *id, __u64 wr_id,
+				struct kapi_rdma_map *m,
+				const struct kapi_rdma_seg *seg, int nseg,
+				const struct kapi_sge *send);
+
 int kapi_ib_event_type(const struct ib_event *ev);
 
 __u64 kapi_ib_dma_map(struct ib_device *dev, void *va, size_t len, int to_dev,

@@ -13,6 +13,8 @@ pub mod errno {
     pub const ENOMEM: i32 = 12;
     /// `EPROTO`
     pub const EPROTO: i32 = 71;
+    /// `EOPNOTSUPP`
+    pub const EOPNOTSUPP: i32 = 95;
     /// `EMSGSIZE`
     pub const EMSGSIZE: i32 = 90;
     /// `ENETDOWN`
