@@ -1,0 +1,83 @@
+# lab: vms=2 nics=2 timeout=600
+# ko2iblnd under load, two VMs over rxe0/rxe1 with o2ib and o2ib1,
+# ko2iblnd loaded with peer_credits=4:
+# - 32 concurrent 1 MiB PUTs to VM 1's o2ib NID: every one gets its ACK,
+#   and every LNet peer credit is back afterwards;
+# - VM 1 added as a Multi-Rail peer (o2ib + o2ib1): lnet_ulp's client
+#   checks and 24 more PUTs use both rails;
+# - a flood to o2ib1 while `lnetctl net del` takes that NI away: every
+#   PUT gets exactly one final event (OK or failed), and the node unloads
+#   with no leak and no splat.
+for nic in 0 1; do
+	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
+done
+peer=$(lab_peer)
+me0=$(lab_addr "$LAB_VM" 0)@o2ib
+me1=$(lab_addr "$LAB_VM" 1)@o2ib1
+p0=$(lab_addr "$peer" 0)@o2ib
+p1=$(lab_addr "$peer" 1)@o2ib1
+dmesg -c >/dev/null
+modprobe lnet || lab_fail "lnet did not load"
+modprobe ko2iblnd peer_credits=4 || lab_fail "ko2iblnd did not load"
+lnetctl lnet configure || lab_fail "configure"
+lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
+lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
+
+if [ "$LAB_VM" = 1 ]; then
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	nc -ll -p 7000 -e /bin/true &
+	up=$!
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
+	kill $up
+	lab_rmmod lnet_ulp
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ko2iblnd
+	lab_rmmod lnet
+	for nic in 0 1; do rdma link delete "rxe$nic"; done
+	exit 0
+fi
+
+lab_wait_server "$(lab_addr "$peer" 0)"
+credit() { # nid key
+	lnetctl peer show -v >/tmp/peer || lab_fail "peer show -v"
+	awk -v nid="$1" -v k="$2:" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == k && cur == nid { print $2; exit }' /tmp/peer
+}
+
+t0=$(date +%s)
+modprobe lnet_ulp mode=flood peer="$p0" repeat=32 op_timeout=300 || lab_fail "flood did not run"
+lab_rmmod lnet_ulp
+line=$(dmesg | grep 'lnet_ulp: flood' | tail -n 1)
+lab_log "$line ($(($(date +%s) - t0))s)"
+case "$line" in
+*": 32 ok, 0 failed, 0 without a final event") ;;
+*) lab_fail "flood on o2ib: $line" ;;
+esac
+max=$(credit "$p0" max_ni_tx_credits)
+lab_expect_eq "$(credit "$p0" available_tx_credits)" "$max" "o2ib credits after the flood"
+lab_expect_eq "$(credit "$p0" tx_q_num_of_buf)" 0 "o2ib bytes queued after the flood"
+
+lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
+lab_client_rails "$p0" 24
+lab_log "Multi-Rail over o2ib: sends on $me0: $d0, on $me1: $d1"
+[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used ($d0, $d1)"
+
+dmesg -c >/dev/null
+modprobe lnet_ulp mode=flood peer="$p1" repeat=32 op_timeout=120 &
+flooding=$!
+sleep 3
+lnetctl net del --net o2ib1 --if eth1 || lab_fail "net del o2ib1"
+wait $flooding || lab_fail "flood on o2ib1 did not run"
+line=$(dmesg | grep 'lnet_ulp: flood' | tail -n 1)
+lab_log "net del under a flood: $line"
+case "$line" in
+*", 0 without a final event") ;;
+*) lab_fail "flood on o2ib1: $line" ;;
+esac
+lab_rmmod lnet_ulp
+lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors"
+
+lab_tell "$(lab_addr "$peer" 0)" 7001
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ko2iblnd
+lab_rmmod lnet
+for nic in 0 1; do rdma link delete "rxe$nic"; done
