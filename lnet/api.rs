@@ -965,6 +965,18 @@ pub(crate) unsafe extern "C" fn lnet_ni_default_tunables(
     own.conns_per_peer.store(t.conns_per_peer, Relaxed);
     own.lnd_timeout.store(t.timeout, Relaxed);
     own.tos.store(t.tos, Relaxed);
+    let o2ib = [
+        t.peercredits_hiw,
+        t.map_on_demand,
+        t.concurrent_sends,
+        t.fmr_pool_size,
+        t.fmr_flush_trigger,
+        t.fmr_cache,
+        t.ntx,
+    ];
+    for (cell, v) in own.o2ib.iter().zip(o2ib) {
+        cell.store(v, Relaxed);
+    }
     t.peer_timeout = r.peer_timeout;
     t.peer_credits = r.peer_credits;
     t.peer_buffer_credits = r.peer_buffer_credits;

@@ -446,7 +446,8 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     n.ni_peer_credits = t.peer_credits.max(0) as u32;
     n.ni_peer_buffer_credits = t.peer_buffer_credits.max(0) as u32;
     n.ni_credits = t.credits.max(0) as u32;
-    for x in [
+    let own = &ni.tunables;
+    for (x, v) in [
         &mut n.ni_lnd_peercredits_hiw,
         &mut n.ni_lnd_map_on_demand,
         &mut n.ni_lnd_concurrent_sends,
@@ -454,10 +455,12 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
         &mut n.ni_lnd_fmr_flush_trigger,
         &mut n.ni_lnd_fmr_cache,
         &mut n.ni_lnd_ntx,
-    ] {
-        *x = TUNABLE_DEFAULT;
+    ]
+    .into_iter()
+    .zip(own.o2ib.iter())
+    {
+        *x = shown(v.load(Relaxed));
     }
-    let own = &ni.tunables;
     n.ni_lnd_conns_per_peer = shown(own.conns_per_peer.load(Relaxed));
     n.ni_lnd_timeout = shown(own.lnd_timeout.load(Relaxed));
     // TOS -1 ("system default") and "not applicable" share the marker,

@@ -23,6 +23,7 @@ unsafe extern "C" fn lolnd_startup(ni: *mut lnet_ni) -> c_int {
         conns_per_peer: -1,
         timeout: -1,
         tos: -1,
+        ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
     };
     // SAFETY: the NI LNet is starting, and a live struct.
     unsafe { crate::api::lnet_ni_default_tunables(ni, &mut t) };

@@ -23,6 +23,8 @@ pub(crate) struct Tunables {
     pub(crate) conns_per_peer: AtomicI32,
     pub(crate) lnd_timeout: AtomicI32,
     pub(crate) tos: AtomicI32,
+    /// o2ib's own, in `lnet_ni_tunables` order from `peercredits_hiw`.
+    pub(crate) o2ib: [AtomicI32; 7],
 }
 
 impl Tunables {
@@ -35,6 +37,7 @@ impl Tunables {
             conns_per_peer: AtomicI32::new(UNSET),
             lnd_timeout: AtomicI32::new(UNSET),
             tos: AtomicI32::new(UNSET),
+            o2ib: [const { AtomicI32::new(UNSET) }; 7],
         }
     }
 }

@@ -161,11 +161,15 @@ unsafe extern "C" fn o2iblnd_startup(ni: *mut lnet_ni) -> c_int {
         conns_per_peer: params::get(IbParam::ConnsPerPeer),
         timeout: i32::try_from(params::timeout_secs()).unwrap_or(i32::MAX),
         tos: params::get(IbParam::Tos),
+        ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
     };
     // SAFETY: an NI being started, and a live struct.
     unsafe { lnet_ni_default_tunables(ni, &mut t) };
-    match IbNi::start(LnetNi(ni), &t) {
+    match IbNi::start(LnetNi(ni), &mut t) {
         Ok(n) => {
+            // Our own tunables follow the net's: shown as derived.
+            // SAFETY: as above.
+            unsafe { lnet_ni_default_tunables(ni, &mut t) };
             // SAFETY: a started NI; the reference is taken back at shutdown.
             unsafe { lnet_ni_set_data(ni, Arc::into_raw(n).cast_mut().cast()) };
             0

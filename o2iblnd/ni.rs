@@ -94,7 +94,7 @@ impl IbNi {
     /// Starts the NI on the RDMA device that owns its address.
     pub(crate) fn start(
         ni: LnetNi,
-        t: &crate::kapi::bindings::lnet_ni_tunables,
+        t: &mut crate::kapi::bindings::lnet_ni_tunables,
     ) -> Result<Arc<IbNi>> {
         let nid = ni.nid()?;
         let Some(addr) = nid.addr4().filter(|a| *a != 0) else {
@@ -111,6 +111,16 @@ impl IbNi {
             pr_err!("{}: {}\n", nid, e);
             EINVAL
         })?;
+        let l = &tun.lnd;
+        t.peercredits_hiw = l.peercredits_hiw;
+        t.map_on_demand = l.map_on_demand;
+        t.concurrent_sends = l.concurrent_sends;
+        t.fmr_pool_size = l.fmr_pool_size;
+        t.fmr_flush_trigger = l.fmr_flush_trigger;
+        t.fmr_cache = l.fmr_cache;
+        t.ntx = l.ntx;
+        t.conns_per_peer = l.conns_per_peer;
+        t.tos = l.tos;
         let pc = tun.net.peer_credits.clamp(1, 255);
         let tun = Tun {
             peer_credits: pc as u16,

@@ -154,6 +154,7 @@ unsafe extern "C" fn socklnd_startup(ni: *mut lnet_ni) -> c_int {
         conns_per_peer: 1,
         timeout: i32::try_from(params::timeout_secs()).unwrap_or(i32::MAX),
         tos: params::get(SockParam::Tos),
+        ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
     };
     // SAFETY: an NI being started, and a live struct.
     unsafe { lnet_ni_default_tunables(ni, &mut t) };

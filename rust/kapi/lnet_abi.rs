@@ -45,3 +45,23 @@ pub fn nid_to_c(n: &Nid) -> lnet_nid {
         nid_addr: [w(4), w(8), w(12), w(16)],
     }
 }
+
+/// NI tunables none of which is set (`lnet_ni_tunables`, -1 each): an LND
+/// fills in its own.
+pub const NI_TUNABLES_UNSET: super::bindings::lnet_ni_tunables =
+    super::bindings::lnet_ni_tunables {
+        peer_timeout: -1,
+        peer_credits: -1,
+        peer_buffer_credits: -1,
+        credits: -1,
+        conns_per_peer: -1,
+        timeout: -1,
+        tos: -1,
+        peercredits_hiw: -1,
+        map_on_demand: -1,
+        concurrent_sends: -1,
+        fmr_pool_size: -1,
+        fmr_flush_trigger: -1,
+        fmr_cache: -1,
+        ntx: -1,
+    };

@@ -24,6 +24,14 @@ lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
 lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
 lnetctl net show | grep -q "nid: $me1" || { lnetctl net show; lab_fail "no $me1"; }
 dmesg | grep ko2iblnd | sed 's/^/  /'
+# The o2ib block of net show -v, with Lustre's keys and defaults.
+lnetctl net show -v >/tmp/net || lab_fail "net show -v"
+sed -n '/lnd tunables:/,/dev cpt:/p' /tmp/net | head -n 12
+for kv in peercredits_hiw=4 map_on_demand=1 concurrent_sends=8 fmr_pool_size=512 \
+	fmr_flush_trigger=384 fmr_cache=1 ntx=512 conns_per_peer=1 timeout=50 tos=-1; do
+	v=$(awk -v k="${kv%%=*}:" '$1 == k { print $2; exit }' /tmp/net)
+	lab_expect_eq "$v" "${kv#*=}" "o2ib lnd tunable ${kv%%=*}"
+done
 
 nc -ll -p 7000 -e /bin/true &
 ready=$!

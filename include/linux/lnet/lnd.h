@@ -96,7 +96,7 @@ const char *lnet_ni_iface(struct lnet_ni *ni);
 /*
  * An NI's tunables: LNet's (credits, peer timeout; "tunables" in
  * "lnetctl net show -v") and the LND's own that net show prints under
- * "lnd tunables". -1: not set.
+ * "lnd tunables". -1: not set, or not the LND's.
  */
 struct lnet_ni_tunables {
 	int peer_timeout;
@@ -106,13 +106,24 @@ struct lnet_ni_tunables {
 	int conns_per_peer;
 	int timeout;
 	int tos;
+	/* o2ib only */
+	int peercredits_hiw;
+	int map_on_demand;
+	int concurrent_sends;
+	int fmr_pool_size;
+	int fmr_flush_trigger;
+	int fmr_cache;
+	int ntx;
 };
 
 /*
  * Called by lnd_startup(): the values the administrator did not give
  * ("lnetctl net add --credits ..."), -1 in the NI, take the LND's defaults
  * from *t; peer_credits is clamped to credits. *t gets the values the NI
- * runs with, LNet sends within its credits from then on.
+ * runs with, LNet sends within its credits from then on. The LND's own
+ * tunables in *t are stored as given, for net show; an LND whose own
+ * follow the net's (ko2iblnd: peercredits_hiw and concurrent_sends from
+ * peer_credits) calls it again with them once derived.
  */
 void lnet_ni_default_tunables(struct lnet_ni *ni, struct lnet_ni_tunables *t);
 
