@@ -11,6 +11,7 @@ use crate::kapi::rdma::{CmEvent, CmEventType, CmIdRef, ConnectParams, RawCmEvent
 use crate::lnet_core::o2iblnd::{self as wire, MsgBody, Rej, RejParams, RejectReason};
 use crate::lnet_core::o2iblnd_health::errno;
 use crate::lnet_core::o2iblnd_params::IbParam;
+use crate::lnet_core::o2iblnd_reject::{after_reject, AfterReject};
 use crate::ni::{IbNi, RESOLVE_TIMEOUT_MS};
 use crate::params;
 use core::ffi::c_int;
@@ -184,26 +185,35 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         conn.close(-errno::ECONNRESET);
         return;
     }
-    // IB_CM_REJ_INVALID_SERVICE_ID: nobody listens there.
-    if ev.status() == 8 {
-        pr_warn!("{}: {} has no o2ib listener\n", conn.ni.nid, conn.peer);
-        conn.close(-errno::EHOSTUNREACH);
-        return;
-    }
-    let why = Rej::decode(ev.reject_data(id))
-        .map(|r| r.effective_why(wire::VERSION))
-        .unwrap_or(RejectReason::Fatal);
+    let rej = Rej::decode(ev.reject_data(id)).ok();
+    let (sent, stamp) = {
+        let g = conn.inner.lock();
+        (g.cp, g.peer_stamp)
+    };
+    let tries = crate::ni::reconnects(&conn.ni, &conn.peer);
+    let what = after_reject(ev.status(), rej.as_ref(), &sent, stamp, tries);
     pr_warn!(
-        "{}: {} rejected the connection: {:?}\n",
+        "{}: {} rejected the connection (CM status {}, {:?}): {:?}\n",
         conn.ni.nid,
         conn.peer,
-        why
+        ev.status(),
+        rej.map(|r| r.why),
+        what
     );
-    conn.close(if why == RejectReason::ConnRace {
-        -114 // EALREADY: the peer's own connection will carry the txs
-    } else {
-        -errno::ECONNREFUSED
-    });
+    match what {
+        // -EALREADY: the txs keep waiting, for the peer's connection or
+        // our next one.
+        AfterReject::LostRace => conn.close(-errno::EALREADY),
+        AfterReject::Reconnect {
+            queue_depth,
+            max_frags,
+            dst_stamp,
+        } => {
+            conn.close(-errno::EALREADY);
+            crate::ni::reconnect(&conn.ni, conn.peer, queue_depth, max_frags, dst_stamp);
+        }
+        AfterReject::GiveUp(e) => conn.close(e),
+    }
 }
 
 /// A connection request (`kiblnd_passive_connect`): checked in Lustre's

@@ -48,6 +48,28 @@ pub(crate) struct IbPeer {
     pub(crate) connecting: Option<Arc<Conn>>,
     /// Txs waiting for a connection, each with its deadline.
     waiting: KVec<Tx>,
+    /// What its rejects asked the next request for: a smaller queue
+    /// depth or fewer fragments (0: ours), its incarnation.
+    depth: u16,
+    frags: u16,
+    stamp: u64,
+    /// Reconnects after rejects since its last connection came up.
+    reconnects: u32,
+}
+
+impl IbPeer {
+    fn new(nid: Nid) -> IbPeer {
+        IbPeer {
+            nid,
+            conn: None,
+            connecting: None,
+            waiting: KVec::new(),
+            depth: 0,
+            frags: 0,
+            stamp: 0,
+            reconnects: 0,
+        }
+    }
 }
 
 pub(crate) struct Table {
@@ -316,6 +338,7 @@ impl IbNi {
             if p.connecting.as_ref().is_some_and(|x| Arc::ptr_eq(x, c)) {
                 p.connecting = None;
             }
+            p.reconnects = 0;
             let old = p.conn.replace(c.clone());
             (old, core::mem::take(&mut p.waiting))
         };
@@ -346,7 +369,7 @@ impl IbNi {
                     if was_connecting {
                         p.connecting = None;
                     }
-                    if was_connecting && p.conn.is_none() && err != -errno_ealready() {
+                    if was_connecting && p.conn.is_none() && err != -errno::EALREADY {
                         core::mem::take(&mut p.waiting)
                     } else {
                         KVec::new()
@@ -369,15 +392,7 @@ impl IbNi {
         }
         g.conns.push(c.clone(), GFP_ATOMIC)?;
         if g.peer(&c.peer).is_none() {
-            g.peers.push(
-                IbPeer {
-                    nid: c.peer,
-                    conn: None,
-                    connecting: None,
-                    waiting: KVec::new(),
-                },
-                GFP_ATOMIC,
-            )?;
+            g.peers.push(IbPeer::new(c.peer), GFP_ATOMIC)?;
         }
         Ok(())
     }
@@ -461,10 +476,6 @@ impl IbNi {
     }
 }
 
-fn errno_ealready() -> i32 {
-    114
-}
-
 fn now_us() -> u64 {
     let mut ts = kernel::bindings::timespec64::default();
     // SAFETY: fills the struct it is given.
@@ -484,13 +495,7 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
             return;
         }
         if g.peer(&target).is_none() {
-            let p = IbPeer {
-                nid: target,
-                conn: None,
-                connecting: None,
-                waiting: KVec::new(),
-            };
-            if g.peers.push(p, GFP_ATOMIC).is_err() {
+            if g.peers.push(IbPeer::new(target), GFP_ATOMIC).is_err() {
                 drop(g);
                 tx.done(-errno::EHOSTUNREACH, Status::LocalError);
                 return;
@@ -516,6 +521,33 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
     connect(ni, target);
 }
 
+/// The peer rejected a connection and asked for `depth`, `frags` and
+/// `stamp` next time: connect again if txs still wait
+/// (`kiblnd_reconnect_peer`). Returns the reconnects made so far.
+pub(crate) fn reconnect(ni: &IbNi, peer: Nid, depth: u16, frags: u16, stamp: u64) {
+    let go = {
+        let mut g = ni.table.lock();
+        match g.peer(&peer) {
+            Some(p) => {
+                p.depth = depth;
+                p.frags = frags;
+                p.stamp = stamp;
+                p.reconnects += 1;
+                !p.waiting.is_empty() && p.conn.is_none() && p.connecting.is_none()
+            }
+            None => false,
+        }
+    };
+    if go {
+        connect(ni, peer);
+    }
+}
+
+/// Reconnects to `peer` after rejects since its last connection.
+pub(crate) fn reconnects(ni: &IbNi, peer: &Nid) -> u32 {
+    ni.table.lock().peer(peer).map_or(0, |p| p.reconnects)
+}
+
 /// Starts an active connection to `peer` (`kiblnd_connect_peer`).
 fn connect(ni: &IbNi, peer: Nid) {
     // SAFETY: `ni` is the NI LNet keeps alive by the reference startup
@@ -537,6 +569,17 @@ fn connect(ni: &IbNi, peer: Nid) {
             return;
         }
         p.connecting = Some(c.clone());
+        {
+            // What the peer's rejects asked for.
+            let mut ci = c.inner.lock();
+            if p.depth > 0 {
+                ci.cp.queue_depth = ci.cp.queue_depth.min(p.depth);
+            }
+            if p.frags > 0 {
+                ci.cp.max_frags = ci.cp.max_frags.min(p.frags);
+            }
+            ci.peer_stamp = p.stamp;
+        }
         if g.conns.push(c.clone(), GFP_ATOMIC).is_err() {
             if let Some(p) = g.peer(&peer) {
                 p.connecting = None;

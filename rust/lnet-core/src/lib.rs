@@ -21,6 +21,7 @@ pub mod o2iblnd;
 pub mod o2iblnd_credits;
 pub mod o2iblnd_health;
 pub mod o2iblnd_params;
+pub mod o2iblnd_reject;
 pub mod params;
 pub mod ping;
 pub mod select;

@@ -29,6 +29,8 @@ pub mod errno {
     pub const ESTALE: i32 = 116;
     /// `ETIMEDOUT`
     pub const ETIMEDOUT: i32 = 110;
+    /// `EALREADY`: a connection closed so that another may carry its txs.
+    pub const EALREADY: i32 = 114;
     /// `ECONNREFUSED`
     pub const ECONNREFUSED: i32 = 111;
     /// `EHOSTUNREACH`
