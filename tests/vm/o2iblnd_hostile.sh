@@ -1,0 +1,58 @@
+# lab: vms=2 nics=2 timeout=300
+# A hostile o2ib peer (tests/kmod/o2ib_hostile.ko, an RDMA CM client in
+# VM 0) against VM 1's ko2iblnd on o2ib over rxe0: six connection
+# requests with malformed private data (short, bad magic, bad version,
+# queue depth 1000, a NID VM 1 does not have, 300 fragments) are each
+# rejected, and four malformed messages on a connection made with a good
+# request (credits beyond the queue, an unknown type, a PUT_ACK of 300
+# fragments, a GET_DONE for nothing) each close it; VM 1 says why on its
+# console and counts them. Then VM 0 loads LNet and pings VM 1: a good
+# peer is served as before.
+rdma link add rxe0 type rxe netdev eth0 || lab_fail "rxe0"
+peer=$(lab_peer)
+p0=$(lab_addr "$peer" 0)@o2ib
+dmesg -c >/dev/null
+if [ "$LAB_VM" = 1 ]; then
+	modprobe lnet || lab_fail "lnet did not load"
+	modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
+	lnetctl lnet configure || lab_fail "configure"
+	lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
+	nc -ll -p 7000 -e /bin/true &
+	up=$!
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the hostile peer"
+	kill $up
+	dmesg | grep ko2iblnd | sed 's/^/  /'
+	d=/sys/kernel/debug/ko2iblnd
+	lab_log "rejected $(cat $d/rejected), protocol errors $(cat $d/protocol_errors)"
+	lab_expect_eq "$(cat $d/rejected)" 6 "connection requests rejected"
+	lab_expect_eq "$(cat $d/protocol_errors)" 4 "connections closed for a protocol error"
+	for why in "bad connection request" "queue depth 1000 too large" "connection request from .* for" \
+		"max frags 300 too large" "returned 200 credits" "unknown message type 0xe7" \
+		"bad nfrags 300" "unexpected GET_DONE"; do
+		dmesg | grep -q "ko2iblnd: .*$why" || lab_fail "no console line saying \"$why\""
+	done
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ko2iblnd
+	lab_rmmod lnet
+	rdma link delete rxe0
+	exit 0
+fi
+
+lab_wait_server "$(lab_addr "$peer" 0)"
+if ! modprobe o2ib_hostile peer="$(lab_addr "$peer" 0)"; then
+	dmesg | grep o2ib_hostile
+	lab_fail "a hostile case was not answered as it must be"
+fi
+dmesg | grep o2ib_hostile | sed 's/^/  /'
+lab_rmmod o2ib_hostile
+modprobe lnet || lab_fail "lnet did not load"
+modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
+lnetctl lnet configure || lab_fail "configure"
+lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
+lnetctl ping "$p0" --timeout 10 >/tmp/ping 2>&1 || { cat /tmp/ping; lab_fail "a good peer is not served"; }
+lab_log "pinged $p0 after the hostile cases"
+lab_tell "$(lab_addr "$peer" 0)" 7001
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ko2iblnd
+lab_rmmod lnet
+rdma link delete rxe0
