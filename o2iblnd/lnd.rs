@@ -4,37 +4,20 @@
 //! (include/linux/lnet/lnd.h) as this module calls it.
 
 use crate::conn::RxCtx;
-use crate::kapi::bindings::{
-    bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid, lnet_tx_desc,
-};
-use crate::lnet_core::health::Status;
-use crate::lnet_core::nid::{lnd, Nid};
+use crate::kapi::bindings::{bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_tx_desc};
+use crate::lnet_core::nid::lnd;
 use crate::lnet_core::o2iblnd_params::IbParam;
 use crate::ni::IbNi;
 use crate::params;
-use core::ffi::{c_char, c_int, c_uint, c_void};
+use core::ffi::{c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
+use kernel::types::ForeignOwnable;
+
+pub(crate) use crate::kapi::lnd::{LnetNi, Msg};
 
 extern "C" {
-    fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int;
-    fn lnet_unregister_lnd(lnd: *const lnet_lnd);
-    fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid);
-    fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void);
-    fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void;
-    fn lnet_ni_iface(ni: *mut lnet_ni) -> *const c_char;
-    fn lnet_ni_default_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables);
-    fn lnet_parse(
-        ni: *mut lnet_ni,
-        hdr: *const c_void,
-        hdr_len: c_uint,
-        from: *const lnet_nid,
-        private: *mut c_void,
-        rdma_req: c_int,
-    ) -> c_int;
-    fn lnet_finalize(msg: *mut lnet_msg, status: c_int, hstatus: c_uint);
-    fn lnet_msg_set_hstatus(msg: *mut lnet_msg, hstatus: c_uint);
     fn try_module_get(module: *mut kernel::bindings::module) -> bool;
     fn module_put(module: *mut kernel::bindings::module);
 }
@@ -58,89 +41,18 @@ extern "C" fn o2iblnd_get_timeout() -> c_uint {
 
 pub(crate) fn register(module: &'static ThisModule) -> Result {
     THIS.store(module.as_ptr(), Ordering::Relaxed);
-    // SAFETY: a static table, unregistered before the module goes.
-    kernel::error::to_result(unsafe { lnet_register_lnd(&O2IBLND) })
+    crate::kapi::lnd::register(&O2IBLND)
 }
 
 pub(crate) fn unregister() {
-    // SAFETY: registered by `register`.
-    unsafe { lnet_unregister_lnd(&O2IBLND) };
-}
-
-/// An NI as LNet knows it.
-#[derive(Clone, Copy)]
-pub(crate) struct LnetNi(pub(crate) *mut lnet_ni);
-
-// SAFETY: LNet's NI may be used from any thread while it runs.
-unsafe impl Send for LnetNi {}
-// SAFETY: as above.
-unsafe impl Sync for LnetNi {}
-
-impl LnetNi {
-    pub(crate) fn nid(&self) -> Result<Nid> {
-        let mut c = lnet_nid::default();
-        // SAFETY: a started NI and an out-parameter.
-        unsafe { lnet_ni_nid(self.0, &mut c) };
-        crate::kapi::lnet_abi::nid_from_c(&c)
-    }
-
-    pub(crate) fn iface(&self) -> &CStr {
-        // SAFETY: LNet returns a NUL-terminated name that lives with the NI.
-        unsafe { CStr::from_char_ptr(lnet_ni_iface(self.0).cast()) }
-    }
-
-    /// Hands a received header to LNet with `rx` as its receive context.
-    /// On success LNet gives `rx` back through exactly one `o2iblnd_recv`;
-    /// on error it never took it and it is returned.
-    pub(crate) fn parse(
-        &self,
-        hdr: &[u8],
-        from: &Nid,
-        rx: KBox<RxCtx>,
-    ) -> core::result::Result<(), (c_int, KBox<RxCtx>)> {
-        let from = crate::kapi::lnet_abi::nid_to_c(from);
-        let private = KBox::into_raw(rx);
-        // SAFETY: a started NI; the header and NID outlive the call.
-        let rc = unsafe {
-            lnet_parse(
-                self.0,
-                hdr.as_ptr().cast(),
-                hdr.len() as c_uint,
-                &from,
-                private.cast(),
-                0,
-            )
-        };
-        if rc < 0 {
-            // SAFETY: from `KBox::into_raw` above, and LNet refused the
-            // header without calling `o2iblnd_recv`: the box is ours.
-            return Err((rc, unsafe { KBox::from_raw(private) }));
-        }
-        Ok(())
-    }
-}
-
-/// A message LNet gave us (or null for a NOOP); it goes back through
-/// [`Msg::finalize`] once.
-pub(crate) struct Msg(pub(crate) *mut lnet_msg);
-
-// SAFETY: LNet's messages may be finalized from any thread.
-unsafe impl Send for Msg {}
-
-impl Msg {
-    pub(crate) fn finalize(self, status: i32, hstatus: Status) {
-        if !self.0.is_null() {
-            // SAFETY: LNet gave us the message and it is finalized only here.
-            unsafe { lnet_finalize(self.0, status, hstatus as c_uint) };
-        }
-    }
+    crate::kapi::lnd::unregister(&O2IBLND);
 }
 
 fn ib_ni<'a>(ni: *mut lnet_ni) -> Option<ArcBorrow<'a, IbNi>> {
-    // SAFETY: set by startup to `Arc::into_raw` of the NI, which holds it
-    // until shutdown clears it.
-    let p = unsafe { lnet_ni_data(ni) }.cast::<IbNi>().cast_const();
-    // SAFETY: as above: the reference is live while LNet runs the NI.
+    // Set by startup to `Arc::into_raw` of the NI, which holds it until
+    // shutdown clears it.
+    let p = LnetNi(ni).data().cast::<IbNi>().cast_const();
+    // SAFETY: as just said: the reference is live while LNet runs the NI.
     (!p.is_null()).then(|| unsafe { ArcBorrow::from_raw(p) })
 }
 
@@ -163,15 +75,13 @@ unsafe extern "C" fn o2iblnd_startup(ni: *mut lnet_ni) -> c_int {
         tos: params::get(IbParam::Tos),
         ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
     };
-    // SAFETY: an NI being started, and a live struct.
-    unsafe { lnet_ni_default_tunables(ni, &mut t) };
+    LnetNi(ni).default_tunables(&mut t);
     match IbNi::start(LnetNi(ni), &mut t) {
         Ok(n) => {
             // Our own tunables follow the net's: shown as derived.
-            // SAFETY: as above.
-            unsafe { lnet_ni_default_tunables(ni, &mut t) };
-            // SAFETY: a started NI; the reference is taken back at shutdown.
-            unsafe { lnet_ni_set_data(ni, Arc::into_raw(n).cast_mut().cast()) };
+            LnetNi(ni).default_tunables(&mut t);
+            // SAFETY: the reference is taken back at shutdown.
+            unsafe { LnetNi(ni).set_data(Arc::into_raw(n).cast_mut().cast()) };
             0
         }
         Err(e) => {
@@ -186,8 +96,7 @@ unsafe extern "C" fn o2iblnd_startup(ni: *mut lnet_ni) -> c_int {
 ///
 /// Called by LNet only, once per started NI.
 unsafe extern "C" fn o2iblnd_shutdown(ni: *mut lnet_ni) {
-    // SAFETY: a started NI.
-    let p = unsafe { lnet_ni_data(ni) }.cast::<IbNi>().cast_const();
+    let p = LnetNi(ni).data().cast::<IbNi>().cast_const();
     if p.is_null() {
         return;
     }
@@ -196,11 +105,10 @@ unsafe extern "C" fn o2iblnd_shutdown(ni: *mut lnet_ni) {
     let n = unsafe { Arc::from_raw(p) };
     n.stop();
     drop(n);
-    // SAFETY: a started NI; then the module reference startup took.
-    unsafe {
-        lnet_ni_set_data(ni, core::ptr::null_mut());
-        module_put(THIS.load(Ordering::Relaxed));
-    }
+    // SAFETY: clearing it.
+    unsafe { LnetNi(ni).set_data(core::ptr::null_mut()) };
+    // SAFETY: the module reference startup took.
+    unsafe { module_put(THIS.load(Ordering::Relaxed)) };
 }
 
 /// # Safety
@@ -223,8 +131,7 @@ unsafe extern "C" fn o2iblnd_send(
             0
         }
         Err((e, hstatus)) => {
-            // SAFETY: from lnd_send, before refusing the message.
-            unsafe { lnet_msg_set_hstatus(msg, hstatus as c_uint) };
+            Msg(msg).set_hstatus(hstatus);
             e.to_errno()
         }
     }
@@ -248,7 +155,7 @@ unsafe extern "C" fn o2iblnd_recv(
     // `private` is the box `LnetNi::parse` gave LNet; LNet calls this
     // exactly once per parsed header (include/linux/lnet/lnd.h).
     // SAFETY: so it is taken back exactly once, here.
-    let rx = unsafe { KBox::from_raw(private.cast::<RxCtx>()) };
+    let rx = unsafe { <KBox<RxCtx> as ForeignOwnable>::from_foreign(private.cast_const()) };
     // SAFETY: LNet's fragments, valid until the message is finalized.
     let kiov = unsafe { crate::kapi::kiov::slice(kiov.cast_const().cast(), niov) };
     crate::conn::recv(rx, Msg(msg), kiov, offset, mlen, rlen)

@@ -586,8 +586,8 @@ fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
     // LNet gets a reference of its own: a request it parks on a lazy
     // portal or under a delay rule keeps the connection alive until its
     // lnd_recv, however long after the connection died.
-    let rc = conn.sni().ni.parse(rest, &conn.peer, conn.into());
-    if rc < 0 {
+    let mine: Arc<Conn> = conn.into();
+    if conn.sni().ni.parse(rest, &conn.peer, mine).is_err() {
         return Err(RxError::Proto("LNet refused the header"));
     }
     // LNet answers with lnd_recv, usually before lnet_parse returns; on a

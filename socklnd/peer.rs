@@ -28,10 +28,6 @@ use crate::params;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-extern "C" {
-    fn lnet_msg_set_hstatus(msg: *mut lnet_msg, hstatus: core::ffi::c_uint);
-}
-
 /// Live connections of one type a peer may open to us; Lustre's own limit
 /// is its `conns_per_peer` (at most 127), which we do not know.
 const MAX_CONNS_PER_TYPE: usize = 127;
@@ -315,8 +311,8 @@ pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc
         }
         Placed::Waiting => Ok(()),
         Placed::NoRoute => {
-            // SAFETY: LNet's message, handed to us in this lnd_send.
-            unsafe { lnet_msg_set_hstatus(msg, Status::RemoteError as u32) };
+            // LNet's message, handed to us in this lnd_send.
+            Msg(msg).set_hstatus(Status::RemoteError);
             Err(errno::EHOSTUNREACH())
         }
     }

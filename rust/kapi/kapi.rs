@@ -11,6 +11,9 @@ pub mod debugfs;
 pub mod errno;
 pub mod kiov;
 pub mod kthread;
+// The LNDs' side of lnet.ko's LND interface; lnet.ko defines it.
+#[cfg(kapi_lnd)]
+pub mod lnd;
 pub mod lnet_abi;
 pub mod param;
 // Only ko2iblnd links the RDMA helpers (its Kbuild sets the cfg): lnet.ko

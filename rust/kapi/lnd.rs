@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! lnet.ko's LND interface (include/linux/lnet/lnd.h) as an LND module
+//! calls it: registration, its NIs, handing received headers to LNet and
+//! ending messages. Built into the LNDs only (cfg `kapi_lnd`): lnet.ko
+//! defines these functions.
+
+use super::bindings::{lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid};
+use crate::lnet_core::health::Status;
+use crate::lnet_core::nid::Nid;
+use core::ffi::{c_char, c_int, c_uint, c_void};
+use kernel::prelude::*;
+use kernel::types::ForeignOwnable;
+
+extern "C" {
+    fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int;
+    fn lnet_unregister_lnd(lnd: *const lnet_lnd);
+    fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid);
+    fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void);
+    fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void;
+    fn lnet_ni_iface(ni: *mut lnet_ni) -> *const c_char;
+    fn lnet_ni_default_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables);
+    fn lnet_parse(
+        ni: *mut lnet_ni,
+        hdr: *const c_void,
+        hdr_len: c_uint,
+        from: *const lnet_nid,
+        private: *mut c_void,
+        rdma_req: c_int,
+    ) -> c_int;
+    fn lnet_finalize(msg: *mut lnet_msg, status: c_int, hstatus: c_uint);
+    fn lnet_msg_set_hstatus(msg: *mut lnet_msg, hstatus: c_uint);
+}
+
+/// Registers a static LND table.
+pub fn register(lnd: &'static lnet_lnd) -> Result {
+    // SAFETY: a static table, unregistered before the module goes.
+    kernel::error::to_result(unsafe { lnet_register_lnd(lnd) })
+}
+
+/// Unregisters a table `register` registered.
+pub fn unregister(lnd: &'static lnet_lnd) {
+    // SAFETY: registered by `register`.
+    unsafe { lnet_unregister_lnd(lnd) };
+}
+
+/// An NI as LNet knows it.
+#[derive(Clone, Copy)]
+pub struct LnetNi(pub *mut lnet_ni);
+
+// SAFETY: LNet's NI may be used from any thread while it runs.
+unsafe impl Send for LnetNi {}
+// SAFETY: as above.
+unsafe impl Sync for LnetNi {}
+
+impl LnetNi {
+    /// The NI's NID.
+    pub fn nid(&self) -> Result<Nid> {
+        let mut c = lnet_nid::default();
+        // SAFETY: a started NI and an out-parameter.
+        unsafe { lnet_ni_nid(self.0, &mut c) };
+        super::lnet_abi::nid_from_c(&c)
+    }
+
+    /// The NI's interface name, "" for none.
+    pub fn iface(&self) -> &CStr {
+        // SAFETY: LNet returns a NUL-terminated name that lives with the NI.
+        unsafe { CStr::from_char_ptr(lnet_ni_iface(self.0).cast()) }
+    }
+
+    /// The LND's data for the NI (null until set).
+    pub fn data(&self) -> *mut c_void {
+        // SAFETY: a started NI.
+        unsafe { lnet_ni_data(self.0) }
+    }
+
+    /// Sets the LND's data for the NI.
+    ///
+    /// # Safety
+    ///
+    /// `data` must stay valid until it is cleared: the LND's callbacks
+    /// read it back through [`LnetNi::data`].
+    pub unsafe fn set_data(&self, data: *mut c_void) {
+        // SAFETY: a started NI; the pointer is only stored.
+        unsafe { lnet_ni_set_data(self.0, data) }
+    }
+
+    /// `lnet_ni_default_tunables`: completes `t` from the NI's and stores
+    /// the LND's own.
+    pub fn default_tunables(&self, t: &mut lnet_ni_tunables) {
+        // SAFETY: an NI being started, and a live struct.
+        unsafe { lnet_ni_default_tunables(self.0, t) }
+    }
+
+    /// Hands a received header from `from` to LNet with `private` as its
+    /// receive context. On success LNet owns `private` and gives it back
+    /// through exactly one `lnd_recv` (include/linux/lnet/lnd.h), where
+    /// the LND takes it back with `P::from_foreign`; on error LNet never
+    /// took it and it is returned with the errno.
+    pub fn parse<P: ForeignOwnable>(
+        &self,
+        hdr: &[u8],
+        from: &Nid,
+        private: P,
+    ) -> core::result::Result<(), (c_int, P)> {
+        let from = super::lnet_abi::nid_to_c(from);
+        let p = private.into_foreign();
+        // SAFETY: a started NI; the header and NID outlive the call.
+        let rc = unsafe {
+            lnet_parse(
+                self.0,
+                hdr.as_ptr().cast(),
+                hdr.len() as c_uint,
+                &from,
+                p.cast_mut(),
+                0,
+            )
+        };
+        if rc < 0 {
+            // SAFETY: from `into_foreign` above, and LNet refused the
+            // header without calling `lnd_recv`: it is ours again.
+            return Err((rc, unsafe { P::from_foreign(p) }));
+        }
+        Ok(())
+    }
+}
+
+/// A message LNet gave the LND (or null, for the LND's own); it goes back
+/// through [`Msg::finalize`] once.
+pub struct Msg(pub *mut lnet_msg);
+
+// SAFETY: LNet's messages may be finalized from any thread.
+unsafe impl Send for Msg {}
+
+impl Msg {
+    /// Ends the message with `status` and the health status that says
+    /// what went wrong.
+    pub fn finalize(self, status: i32, hstatus: Status) {
+        if !self.0.is_null() {
+            // SAFETY: LNet gave us the message and it is finalized only here.
+            unsafe { lnet_finalize(self.0, status, hstatus as c_uint) };
+        }
+    }
+
+    /// From `lnd_send`, before refusing the message: the health status
+    /// LNet finalizes it with.
+    pub fn set_hstatus(&self, hstatus: Status) {
+        if !self.0.is_null() {
+            // SAFETY: a message being sent, not finalized yet.
+            unsafe { lnet_msg_set_hstatus(self.0, hstatus as c_uint) };
+        }
+    }
+}
