@@ -1,7 +1,9 @@
 //! The checks each fuzz target runs on one input. A panic is a finding:
 //! either a decoder panicked (never allowed) or a round trip broke.
 
-use lnet_core::{hdr, ip2nets, networks, nid, o2iblnd, params, ping, socklnd};
+use lnet_core::{
+    hdr, ip2nets, networks, nid, o2iblnd, o2iblnd_credits, o2iblnd_reject, params, ping, socklnd,
+};
 
 /// NIDs and nets: parsing never panics; what parses prints back to itself;
 /// the wire form round-trips.
@@ -139,5 +141,68 @@ pub fn o2iblnd(data: &[u8]) {
         if let Some(n) = r.encode(&mut out) {
             assert!(o2iblnd::Rej::decode(&out[..n]).is_ok());
         }
+    }
+    o2iblnd_after_reject(data);
+    o2iblnd_credit_ops(data);
+}
+
+/// A reject, however malformed, never has the active side reconnect
+/// asking for more than it asked before, or past the reconnect limit.
+fn o2iblnd_after_reject(data: &[u8]) {
+    let byte = |i: usize| data.get(i).copied().unwrap_or(0);
+    let sent = o2iblnd::ConnParams {
+        queue_depth: u16::from(byte(0)),
+        max_frags: u16::from_le_bytes([byte(1), byte(2)]),
+        max_msg_size: 4096,
+    };
+    let cm_status = i32::from(byte(3));
+    let tries = u32::from(byte(4) % 16);
+    let rej = o2iblnd::Rej::decode(data.get(5..).unwrap_or(&[])).ok();
+    match o2iblnd_reject::after_reject(cm_status, rej.as_ref(), &sent, 7, tries) {
+        o2iblnd_reject::AfterReject::Reconnect {
+            queue_depth,
+            max_frags,
+            ..
+        } => {
+            assert!(tries < o2iblnd_reject::MAX_RECONNECTS);
+            assert!(queue_depth <= sent.queue_depth && max_frags <= sent.max_frags);
+        }
+        o2iblnd_reject::AfterReject::GiveUp(e) => assert!(e < 0),
+        o2iblnd_reject::AfterReject::LostRace => {}
+    }
+}
+
+/// Any sequence of credit operations keeps the counts within the queue
+/// depth and the posted sends within `concurrent_sends`.
+fn o2iblnd_credit_ops(data: &[u8]) {
+    use o2iblnd::MsgType;
+    let (Some(&d), Some(&cs)) = (data.first(), data.get(1)) else {
+        return;
+    };
+    let depth = u16::from(d);
+    let mut c = o2iblnd_credits::Credits::new(depth, u16::from(cs), 8, 7);
+    let types = MsgType::ALL;
+    for &op in data.iter().skip(2) {
+        let t = types[usize::from(op >> 4) % types.len()];
+        match op & 7 {
+            0 | 1 => {
+                if let o2iblnd_credits::Post::Now { credits } = c.post(t, op & 8 != 0) {
+                    if op & 1 != 0 {
+                        c.unpost(t, credits);
+                    }
+                }
+            }
+            2 => c.send_done(t),
+            3 => {
+                let _ = c.returned(op >> 3);
+            }
+            4 => c.rx_done(t),
+            _ => {
+                let _ = c.need_noop(op & 8 != 0, op & 16 != 0, op & 32 != 0);
+            }
+        }
+        assert!(c.credits <= c.queue_depth, "{c:?}");
+        assert!(c.outstanding <= c.queue_depth, "{c:?}");
+        assert!(c.posted <= c.concurrent_sends, "{c:?}");
     }
 }

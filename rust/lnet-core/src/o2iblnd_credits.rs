@@ -126,9 +126,9 @@ impl Credits {
         }
         let credits = u8::try_from(self.outstanding).unwrap_or(u8::MAX);
         self.outstanding -= u16::from(credits);
-        self.posted += 1;
+        self.posted = self.posted.saturating_add(1);
         if t == MsgType::Noop {
-            self.noops_posted += 1;
+            self.noops_posted = self.noops_posted.saturating_add(1);
         }
         Post::Now { credits }
     }
@@ -146,7 +146,7 @@ impl Credits {
     pub fn unpost(&mut self, t: MsgType, credits: u8) {
         self.send_done(t);
         if takes_credit(t) {
-            self.credits = (self.credits + 1).min(self.queue_depth);
+            self.credits = self.credits.saturating_add(1).min(self.queue_depth);
         }
         self.outstanding = self.outstanding.saturating_add(credits.into());
     }
@@ -169,7 +169,7 @@ impl Credits {
     /// reposted: a credited one owes the peer a credit.
     pub fn rx_done(&mut self, t: MsgType) {
         if takes_credit(t) {
-            self.outstanding = (self.outstanding + 1).min(self.queue_depth);
+            self.outstanding = self.outstanding.saturating_add(1).min(self.queue_depth);
         }
     }
 }
