@@ -376,22 +376,35 @@ impl Conn {
         }
     }
 
-    /// Polls the CQ until it is empty and re-armed (the scheduler).
+    /// Polls the CQ until it is empty and re-armed (a scheduler thread
+    /// that took the connection off the NI's list). `scheduled` stays set
+    /// while it polls, so one thread at a time handles a connection's
+    /// completions, in order.
     pub(crate) fn poll(self: &Arc<Conn>) {
         let mut wc = [Wc::default(); 8];
         loop {
             let n = {
                 let g = self.inner.lock();
                 let Some(cq) = g.cq.as_ref() else {
+                    self.scheduled.store(false, Ordering::Release);
                     return;
                 };
                 match cq.poll(&mut wc) {
-                    Ok(0) => match cq.arm() {
-                        Ok(true) => continue,
-                        _ => return,
-                    },
+                    Ok(0) => {
+                        // Let the CQ handler queue us again from here on;
+                        // a completion that slipped in before the re-arm
+                        // is ours only if no one queued us meanwhile.
+                        self.scheduled.store(false, Ordering::Release);
+                        match cq.arm() {
+                            Ok(true) if !self.scheduled.swap(true, Ordering::AcqRel) => continue,
+                            _ => return,
+                        }
+                    }
                     Ok(n) => n,
-                    Err(_) => return,
+                    Err(_) => {
+                        self.scheduled.store(false, Ordering::Release);
+                        return;
+                    }
                 }
             };
             for w in &wc[..n] {

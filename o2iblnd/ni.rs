@@ -20,7 +20,7 @@ use crate::lnd::LnetNi;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::o2iblnd_health::{self as health, errno};
-use crate::lnet_core::o2iblnd_params::IbParam;
+use crate::lnet_core::o2iblnd_params::{sched_threads, IbParam};
 use crate::params;
 use crate::tx::Tx;
 use core::ffi::{c_int, c_void};
@@ -194,13 +194,21 @@ impl IbNi {
         // SAFETY: as just said.
         unsafe { listener.set_context((&*n as *const IbNi).cast_mut().cast()) };
         let data = (&*n as *const IbNi).cast_mut().cast::<c_void>();
-        // SAFETY: `stop` stops both threads before the NI can be freed.
+        // Schedulers as Lustre sizes them per CPT (`nscheds`, else from
+        // the CPUs), here per NI.
+        // SAFETY: a plain read of a boot-time constant.
+        let cpus = unsafe { kernel::bindings::nr_cpu_ids };
+        let nsched = sched_threads(params::get(IbParam::Nscheds), cpus)
+            .first
+            .max(1);
+        // SAFETY: `stop` stops every thread before the NI can be freed.
         let threads = unsafe {
-            Thread::spawn(c_str!("kiblnd_sd"), sched_main, data).and_then(|s| {
-                let c = Thread::spawn(c_str!("kiblnd_connd"), connd_main, data)?;
-                let mut t = n.threads.lock();
-                t.push(s, GFP_KERNEL)?;
-                t.push(c, GFP_KERNEL)?;
+            Thread::spawn(c_str!("kiblnd_connd"), connd_main, data).and_then(|c| {
+                n.threads.lock().push(c, GFP_KERNEL)?;
+                for _ in 0..nsched {
+                    let s = Thread::spawn(c_str!("kiblnd_sd"), sched_main, data)?;
+                    n.threads.lock().push(s, GFP_KERNEL)?;
+                }
                 Ok(())
             })
         };
@@ -211,11 +219,12 @@ impl IbNi {
             return Err(e);
         }
         pr_info!(
-            "{}: started on {} ({}), peer_credits {}\n",
+            "{}: started on {} ({}), peer_credits {}, scheduler threads {}\n",
             nid,
             dev.name(),
             n.ni.iface(),
-            n.tun.peer_credits
+            n.tun.peer_credits,
+            nsched
         );
         Ok(n)
     }
@@ -644,7 +653,6 @@ unsafe extern "C" fn sched_main(data: *mut c_void) -> c_int {
             kthread::should_stop() || !ni.sched_head.load(Ordering::Acquire).is_null()
         });
         for c in ni.sched_take() {
-            c.scheduled.store(false, Ordering::Release);
             c.poll();
             kthread::cond_resched();
         }
