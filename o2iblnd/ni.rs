@@ -13,7 +13,7 @@
 use crate::cm;
 use crate::conn::{self, Conn, State};
 use crate::kapi::kthread::{self, Thread};
-use crate::kapi::rdma::{CmId, Pd};
+use crate::kapi::rdma::{self, AsyncEvents, CmId, Pd};
 use crate::kapi::vec;
 use crate::kapi::waitq::WaitQueue;
 use crate::lnd::LnetNi;
@@ -95,6 +95,12 @@ pub(crate) struct IbNi {
     pub(crate) incarnation: u64,
     pub(crate) tun: Tun,
     pub(crate) pd: Arc<Pd>,
+    /// The device port under the NI's address.
+    port: u32,
+    /// The device's async events (port error and active, device fatal),
+    /// until `stop` takes them.
+    #[pin]
+    events: Mutex<Option<AsyncEvents>>,
     /// Taken and destroyed by `stop`, after every connection is gone.
     #[pin]
     listener: Mutex<Option<CmId>>,
@@ -167,6 +173,7 @@ impl IbNi {
             return Err(ENODEV);
         };
         let pd = Arc::new(Pd::new(dev)?, GFP_KERNEL)?;
+        let port = listener.port_num();
         let n = Arc::pin_init(
             pin_init!(IbNi {
                 ni,
@@ -175,6 +182,8 @@ impl IbNi {
                 incarnation: now_us(),
                 tun,
                 pd,
+                port,
+                events <- new_mutex!(None, "kiblnd_events"),
                 listener <- new_mutex!(None, "kiblnd_listener"),
                 table <- new_spinlock!(Table {
                     peers: KVec::new(),
@@ -194,6 +203,17 @@ impl IbNi {
         // SAFETY: as just said.
         unsafe { listener.set_context((&*n as *const IbNi).cast_mut().cast()) };
         let data = (&*n as *const IbNi).cast_mut().cast::<c_void>();
+        // A port already down starts the NI fatal (`kiblnd_startup`); its
+        // events keep the state from then on.
+        if !dev.port_active(n.port).unwrap_or(true) {
+            pr_warn!("{}: port {} of {} is down\n", nid, n.port, dev.name());
+            n.ni.set_link_fatal(true);
+        }
+        // SAFETY: `stop` drops the handler before the NI can be freed.
+        match unsafe { AsyncEvents::new(dev, ib_async_event, data) } {
+            Ok(e) => *n.events.lock() = Some(e),
+            Err(e) => pr_warn!("{}: no IB async events: {:?}\n", nid, e),
+        }
         // Schedulers as Lustre sizes them per CPT (`nscheds`, else from
         // the CPUs), here per NI.
         // SAFETY: a plain read of a boot-time constant.
@@ -268,7 +288,8 @@ impl IbNi {
         for c in self.sched_take() {
             c.scheduled.store(false, Ordering::Release);
         }
-        // Waits for a CONNECT_REQUEST handler that is running.
+        // Each waits for a handler call that is running.
+        drop(self.events.lock().take());
         drop(self.listener.lock().take());
     }
 
@@ -636,6 +657,33 @@ fn fail_waiting(ni: &IbNi, peer: &Nid, err: i32) {
         .unwrap_or_default();
     for t in w {
         t.done(err, health::connect_failed(err));
+    }
+}
+
+/// The device's asynchronous events (`kiblnd_event_handler`): the NI's
+/// port going down or up, or the device failing, sets or clears its fatal
+/// state at once; connections fail by their own errors and timeouts.
+///
+/// # Safety
+///
+/// `ctx` is the NI, alive until its handler is unregistered.
+unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
+    // SAFETY: by this function's contract.
+    let ni = unsafe { &*ctx.cast::<IbNi>() };
+    match event {
+        rdma::IB_EVENT_PORT_ERR if port == ni.port => {
+            pr_warn!("{}: port {} down: NI marked fatal\n", ni.nid, port);
+            ni.ni.set_link_fatal(true);
+        }
+        rdma::IB_EVENT_PORT_ACTIVE if port == ni.port => {
+            pr_info!("{}: port {} active again\n", ni.nid, port);
+            ni.ni.set_link_fatal(false);
+        }
+        rdma::IB_EVENT_DEVICE_FATAL => {
+            pr_err!("{}: RDMA device failed: NI marked fatal\n", ni.nid);
+            ni.ni.set_link_fatal(true);
+        }
+        _ => {}
     }
 }
 

@@ -30,6 +30,7 @@ extern "C" {
     ) -> c_int;
     fn lnet_finalize(msg: *mut lnet_msg, status: c_int, hstatus: c_uint);
     fn lnet_msg_set_hstatus(msg: *mut lnet_msg, hstatus: c_uint);
+    fn lnet_set_link_fatal_state(ni: *mut lnet_ni, fatal: c_uint);
 }
 
 /// Registers a static LND table.
@@ -83,6 +84,13 @@ impl LnetNi {
     pub unsafe fn set_data(&self, data: *mut c_void) {
         // SAFETY: a started NI; the pointer is only stored.
         unsafe { lnet_ni_set_data(self.0, data) }
+    }
+
+    /// The link under the NI went down (`fatal`) or came back: selection
+    /// avoids it meanwhile and pings report it down. Any context.
+    pub fn set_link_fatal(&self, fatal: bool) {
+        // SAFETY: a started NI; only a flag is set.
+        unsafe { lnet_set_link_fatal_state(self.0, fatal.into()) }
     }
 
     /// `lnet_ni_default_tunables`: completes `t` from the NI's and stores

@@ -105,6 +105,13 @@ extern "C" {
     fn kapi_ib_post_send(id: RawCmId, wr_id: u64, sge: *const Sge, nsge: c_int) -> c_int;
     fn kapi_ib_event_type(ev: RawIbEvent) -> c_int;
     fn kapi_rdma_map_alloc(pd: RawPd, max_frags: c_int) -> *mut c_void;
+    fn kapi_ib_register_event_handler(
+        dev: RawDev,
+        f: unsafe extern "C" fn(*mut c_void, c_int, u32),
+        ctx: *mut c_void,
+    ) -> *mut c_void;
+    fn kapi_ib_unregister_event_handler(e: *mut c_void);
+    fn kapi_ib_port_active(dev: RawDev, port: u32) -> c_int;
     fn kapi_rdma_map_kiov(
         m: *mut c_void,
         kiov: *const c_void,
@@ -636,6 +643,14 @@ impl Device {
         unsafe { CStr::from_char_ptr(kapi_ib_device_name(self.dev.as_ptr()).cast()) }
     }
 
+    /// Whether `port` is ACTIVE.
+    pub fn port_active(&self, port: u32) -> Result<bool> {
+        // SAFETY: a registered device.
+        let rc = unsafe { kapi_ib_port_active(self.dev.as_ptr(), port) };
+        check(rc)?;
+        Ok(rc > 0)
+    }
+
     /// The most work requests one queue of a QP may hold.
     pub fn max_qp_wr(&self) -> i32 {
         // SAFETY: a registered device.
@@ -1005,5 +1020,49 @@ impl Drop for RdmaMap {
             kapi_rdma_map_unmap(self.m.as_ptr());
             kapi_rdma_map_free(self.m.as_ptr());
         }
+    }
+}
+
+/// `IB_EVENT_DEVICE_FATAL`.
+pub const IB_EVENT_DEVICE_FATAL: i32 = 8;
+/// `IB_EVENT_PORT_ACTIVE`.
+pub const IB_EVENT_PORT_ACTIVE: i32 = 9;
+/// `IB_EVENT_PORT_ERR`.
+pub const IB_EVENT_PORT_ERR: i32 = 10;
+
+/// A device's asynchronous events (`ib_register_event_handler`) going to
+/// `f(ctx, event, port)` in process context until dropped.
+///
+/// INVARIANT: `e` is a registered handler until drop.
+pub struct AsyncEvents {
+    e: NonNull<c_void>,
+}
+
+// SAFETY: unregistering may happen from any thread.
+unsafe impl Send for AsyncEvents {}
+// SAFETY: no method uses `&self`.
+unsafe impl Sync for AsyncEvents {}
+
+impl AsyncEvents {
+    /// Registers `f` for `dev`'s events.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must stay valid for `f` until the handler is dropped.
+    pub unsafe fn new(
+        dev: Device,
+        f: unsafe extern "C" fn(*mut c_void, c_int, u32),
+        ctx: *mut c_void,
+    ) -> Result<AsyncEvents> {
+        // SAFETY: a registered device; `ctx` by the caller.
+        let e = from_err_ptr(unsafe { kapi_ib_register_event_handler(dev.dev.as_ptr(), f, ctx) })?;
+        Ok(AsyncEvents { e })
+    }
+}
+
+impl Drop for AsyncEvents {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant); waits for a running call.
+        unsafe { kapi_ib_unregister_event_handler(self.e.as_ptr()) }
     }
 }

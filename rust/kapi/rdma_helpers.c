@@ -497,6 +497,63 @@ int kapi_ib_post_reg_write_send(struct rdma_cm_id *id, __u64 wr_id,
 	return ib_post_send(id->qp, &reg.wr, NULL);
 }
 
+struct kapi_ib_evh {
+	struct ib_event_handler h;
+	kapi_ib_async_t fn;
+	void *ctx;
+};
+
+static void kapi_ib_evh_call(struct ib_event_handler *h, struct ib_event *ev)
+{
+	struct kapi_ib_evh *e = container_of(h, struct kapi_ib_evh, h);
+	__u32 port = 0;
+
+	switch (ev->event) {
+	case IB_EVENT_PORT_ERR:
+	case IB_EVENT_PORT_ACTIVE:
+	case IB_EVENT_LID_CHANGE:
+	case IB_EVENT_PKEY_CHANGE:
+	case IB_EVENT_GID_CHANGE:
+	case IB_EVENT_SM_CHANGE:
+	case IB_EVENT_CLIENT_REREGISTER:
+		port = ev->element.port_num;
+		break;
+	default:
+		break;
+	}
+	e->fn(e->ctx, ev->event, port);
+}
+
+struct kapi_ib_evh *kapi_ib_register_event_handler(struct ib_device *dev,
+						   kapi_ib_async_t fn,
+						   void *ctx)
+{
+	struct kapi_ib_evh *e = kzalloc(sizeof(*e), GFP_KERNEL);
+
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	e->fn = fn;
+	e->ctx = ctx;
+	INIT_IB_EVENT_HANDLER(&e->h, dev, kapi_ib_evh_call);
+	ib_register_event_handler(&e->h);
+	return e;
+}
+
+/* Waits for a handler call that is running. */
+void kapi_ib_unregister_event_handler(struct kapi_ib_evh *e)
+{
+	ib_unregister_event_handler(&e->h);
+	kfree(e);
+}
+
+int kapi_ib_port_active(struct ib_device *dev, __u32 port)
+{
+	struct ib_port_attr attr;
+	int rc = ib_query_port(dev, port, &attr);
+
+	return rc ? rc : attr.state == IB_PORT_ACTIVE;
+}
+
 int kapi_ib_event_type(const struct ib_event *ev)
 {
 	return ev->event;

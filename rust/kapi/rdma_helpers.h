@@ -118,6 +118,15 @@ int kapi_ib_post_reg_write_send(struct rdma_cm_id *id, __u64 wr_id,
 
 int kapi_ib_event_type(const struct ib_event *ev);
 
+/* A device's asynchronous events, to fn(ctx, event, port). */
+struct kapi_ib_evh;
+typedef void (*kapi_ib_async_t)(void *ctx, int event, __u32 port);
+struct kapi_ib_evh *kapi_ib_register_event_handler(struct ib_device *dev,
+						   kapi_ib_async_t fn,
+						   void *ctx);
+void kapi_ib_unregister_event_handler(struct kapi_ib_evh *e);
+int kapi_ib_port_active(struct ib_device *dev, __u32 port);
+
 __u64 kapi_ib_dma_map(struct ib_device *dev, void *va, size_t len, int to_dev,
 		      int *err);
 void kapi_ib_dma_unmap(struct ib_device *dev, __u64 addr, size_t len,

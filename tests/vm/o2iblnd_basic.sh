@@ -6,8 +6,9 @@
 # with credits. Then VM 0 runs lnet_ulp's client checks against VM 1's
 # server: PUT and GET of 4 KiB and 1 MiB with the data checked (PUT_REQ,
 # PUT_ACK over a fast-registered sink, RDMA WRITE, PUT_DONE; a GET's
-# 1 MiB REPLY the same way back), then 16 more PUTs. Then each unloads
-# with no leak and no splat.
+# 1 MiB REPLY the same way back), then 16 more PUTs. VM 0 then takes
+# eth1 down and up: rxe1's port events set and clear the o2ib1 NI's fatal
+# state at once. Then each unloads with no leak and no splat.
 for nic in 0 1; do
 	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
 done
@@ -73,6 +74,35 @@ else
 	lab_tell "$(lab_addr "$peer" 0)" 7003
 fi
 lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors after bulk"
+
+# eth1 down takes rxe1's port down: its PORT_ERR marks the o2ib1 NI fatal
+# at once, and PORT_ACTIVE clears it when eth1 comes back.
+if [ "$LAB_VM" = 0 ]; then
+	fatal() {
+		lnetctl net show -v 2 >/tmp/nets || lab_fail "net show -v 2"
+		awk -v nid="$me1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "fatal_error:" && cur == nid { print $2; exit }' /tmp/nets
+	}
+	wait_fatal() {
+		i=0
+		until [ "$(fatal)" = "$1" ]; do
+			i=$((i + 1))
+			[ $i -lt 40 ] || lab_fail "$me1 fatal_error is $(fatal), expected $1 ($2)"
+			sleep 0.25
+		done
+	}
+	lab_expect_eq "$(fatal)" 0 "$me1 fatal_error with eth1 up"
+	ip link set eth1 down
+	wait_fatal 1 "eth1 down"
+	ip link set eth1 up
+	wait_fatal 0 "eth1 up"
+	dmesg | grep -E "ko2iblnd: .*port 1 (down|active)" | sed 's/^/  /'
+	i=0
+	until lnetctl ping "$p1" --timeout 10 >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 3 ] || lab_fail "no ping of $p1 after eth1 came back"
+	done
+	lab_log "port down and up on rxe1 set and cleared $me1's fatal state"
+fi
 
 # Both stay up until both are done.
 nc -l -p 7001 </dev/null >/dev/null &
