@@ -217,11 +217,21 @@ impl Conn {
             }
             g.state = State::Established;
             g.last_send_ms = kthread::now_ms();
-            for t in txs {
-                queue_locked(&mut g, t, self.ni.lnd_timeout_ms());
+            let timeout = self.ni.lnd_timeout_ms();
+            let mut txs = txs;
+            while let Some(t) = crate::kapi::vec::pop(&mut txs) {
+                if let Err(t) = queue_locked(&mut g, t, timeout) {
+                    // Put back: ended below, with no lock held.
+                    let _ = crate::kapi::vec::push_or_back(&mut txs, t, GFP_ATOMIC);
+                    break;
+                }
             }
-            core::mem::take(&mut g.early)
+            (core::mem::take(&mut g.early), txs)
         };
+        let (early, unqueued) = early;
+        for t in unqueued {
+            t.done(-errno::ENOMEM, Status::LocalError);
+        }
         for (idx, len) in early {
             self.handle_rx(idx, len);
         }
@@ -230,16 +240,18 @@ impl Conn {
 
     /// Queues a tx for sending.
     pub(crate) fn queue(self: &Arc<Conn>, tx: Tx) {
-        {
-            let mut g = self.inner.lock();
-            if g.state != State::Closing {
-                queue_locked(&mut g, tx, self.ni.lnd_timeout_ms());
-                drop(g);
-                self.check_sends();
-                return;
-            }
+        let mut g = self.inner.lock();
+        if g.state == State::Closing {
+            drop(g);
+            tx.done(-errno::ECONNABORTED, Status::Ok);
+            return;
         }
-        tx.done(-errno::ECONNABORTED, Status::Ok);
+        let r = queue_locked(&mut g, tx, self.ni.lnd_timeout_ms());
+        drop(g);
+        match r {
+            Ok(()) => self.check_sends(),
+            Err(tx) => tx.done(-errno::ENOMEM, Status::LocalError),
+        }
     }
 
     /// Posts what credits and `concurrent_sends` allow, adding a NOOP when
@@ -302,14 +314,32 @@ impl Conn {
             match decision {
                 Post::Wait => return,
                 Post::Drop => {
+                    // A NOOP: it carries no message, so a failed push
+                    // loses nothing.
                     if let Some(tx) = crate::kapi::vec::remove(q, 0) {
                         let _ = failed.push((tx, 0), GFP_ATOMIC);
                     }
                 }
                 Post::Now { credits } => {
+                    // Room first, so that no tx is dropped for lack of it.
+                    if failed.reserve(1, GFP_ATOMIC).is_err() {
+                        g.credits.unpost(t, credits);
+                        return;
+                    }
+                    let q = if nocred {
+                        &mut g.txq_nocred
+                    } else {
+                        &mut g.txq
+                    };
                     let Some(mut tx) = crate::kapi::vec::remove(q, 0) else {
+                        g.credits.unpost(t, credits);
                         return;
                     };
+                    if g.active.reserve(1, GFP_ATOMIC).is_err() {
+                        g.credits.unpost(t, credits);
+                        let _ = failed.push((tx, -errno::ENOMEM), GFP_ATOMIC);
+                        return;
+                    }
                     tx.id = g.next_tx_id;
                     g.next_tx_id += 1;
                     let head = PackHead {
@@ -326,9 +356,8 @@ impl Conn {
                     match rc {
                         Ok(()) => {
                             g.last_send_ms = kthread::now_ms();
-                            let _ = g.active.push(tx, GFP_ATOMIC).map_err(|e| {
-                                pr_err!("{}: lost track of a posted tx: {:?}\n", self.peer, e)
-                            });
+                            // Within the capacity reserved above.
+                            let _ = g.active.push(tx, GFP_ATOMIC);
                         }
                         Err(e) => {
                             pr_err!("{}: can't post a send: {:?}\n", self.peer, e);
@@ -363,15 +392,38 @@ impl Conn {
             g.comms_error = err;
             g.closed_ms = kthread::now_ms();
             g.need_disconnect = true;
-            let mut q = core::mem::take(&mut g.txq);
-            for t in core::mem::take(&mut g.txq_nocred) {
-                let _ = q.push(t, GFP_ATOMIC);
+            // Txs only waiting for the peer end now too
+            // (`kiblnd_abort_txs`); if there is no room to take them out,
+            // teardown ends them.
+            let mut waiting = KVec::new();
+            let n = g.active.iter().filter(|t| t.waiting).count();
+            if n > 0 && waiting.reserve(n, GFP_ATOMIC).is_ok() {
+                let mut i = 0;
+                while i < g.active.len() {
+                    if g.active[i].waiting {
+                        if let Some(t) = crate::kapi::vec::remove(&mut g.active, i) {
+                            // Within the capacity reserved above.
+                            let _ = waiting.push(t, GFP_ATOMIC);
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
             }
-            q
+            (
+                core::mem::take(&mut g.txq),
+                core::mem::take(&mut g.txq_nocred),
+                waiting,
+            )
         };
         self.ni.conn_closed(self);
+        let (queued, nocred, waiting) = queued;
         let hs = health::aborted(TxPlace::Queued, err);
-        for t in queued {
+        for t in Iterator::chain(queued.into_iter(), nocred) {
+            t.done(-errno::ECONNABORTED, hs);
+        }
+        let hs = health::aborted(TxPlace::Waiting, err);
+        for t in waiting {
             t.done(-errno::ECONNABORTED, hs);
         }
     }
@@ -746,16 +798,17 @@ impl Conn {
     }
 }
 
-fn queue_locked(g: &mut ConnInner, mut tx: Tx, timeout_ms: u64) {
+/// Queues `tx`, or gives it back when there is no memory for it (by
+/// value: boxing it would allocate on the very path that has none).
+#[allow(clippy::result_large_err)]
+fn queue_locked(g: &mut ConnInner, mut tx: Tx, timeout_ms: u64) -> Result<(), Tx> {
     tx.deadline_ms = kthread::now_ms() + timeout_ms;
     let q = if credits::takes_credit(tx.msg_type()) {
         &mut g.txq
     } else {
         &mut g.txq_nocred
     };
-    if let Err(e) = q.push(tx, GFP_ATOMIC) {
-        pr_err!("can't queue a tx: {:?}\n", e);
-    }
+    crate::kapi::vec::push_or_back(q, tx, GFP_ATOMIC)
 }
 
 /// connd: disconnects a closed connection (may sleep), so that its posted
@@ -805,9 +858,13 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
     // released above); none comes after.
     drop(id);
     drop(rx);
-    let hs = health::aborted(TxPlace::Sending, err);
     for t in active {
-        t.done(-errno::ECONNABORTED, hs);
+        let place = if t.waiting {
+            TxPlace::Waiting
+        } else {
+            TxPlace::Sending
+        };
+        t.done(-errno::ECONNABORTED, health::aborted(place, err));
     }
     if conn.cm_ref.swap(false, Ordering::AcqRel) {
         // SAFETY: the reference `cm_context` gave the id, whose handlers

@@ -253,22 +253,29 @@ impl IbNi {
     /// connection and waits until each is torn down, then stops the
     /// threads and the listener (`kiblnd_shutdown`).
     pub(crate) fn stop(&self) {
-        let (peers, conns) = {
+        let peers = {
             let mut g = self.table.lock();
             g.closed = true;
-            let mut conns = KVec::new();
-            for c in g.conns.iter() {
-                let _ = conns.push(c.clone(), GFP_ATOMIC);
-            }
-            (core::mem::take(&mut g.peers), conns)
+            core::mem::take(&mut g.peers)
         };
         for p in peers {
             for t in p.waiting {
                 t.done(-errno::ENETDOWN, health::connect_failed(-errno::ENETDOWN));
             }
         }
-        for c in conns {
-            c.close(0);
+        // One at a time, with no allocation: each close takes the lock.
+        loop {
+            let open = {
+                let g = self.table.lock();
+                g.conns
+                    .iter()
+                    .find(|c| c.inner.lock().state != State::Closing)
+                    .cloned()
+            };
+            match open {
+                Some(c) => c.close(0),
+                None => break,
+            }
         }
         let mut waited = 0u32;
         loop {
@@ -484,13 +491,24 @@ impl IbNi {
     /// deadline (`-ETIMEDOUT`, NETWORK_TIMEOUT).
     fn expire_waiting(&self) {
         let now = kthread::now_ms();
+        let expired = |t: &Tx| t.deadline_ms != 0 && now >= t.deadline_ms;
         let mut out = KVec::new();
         {
             let mut g = self.table.lock();
+            let n = g
+                .peers
+                .iter()
+                .map(|p| p.waiting.iter().filter(|t| expired(t)).count())
+                .sum();
+            // Room first: a tx taken out is never dropped. Without it,
+            // the next pass tries again.
+            if n == 0 || out.reserve(n, GFP_ATOMIC).is_err() {
+                return;
+            }
             for p in g.peers.iter_mut() {
                 let mut i = 0;
                 while i < p.waiting.len() {
-                    if p.waiting[i].deadline_ms != 0 && now >= p.waiting[i].deadline_ms {
+                    if expired(&p.waiting[i]) {
                         if let Some(t) = vec::remove(&mut p.waiting, i) {
                             let _ = out.push(t, GFP_ATOMIC);
                         }
@@ -540,8 +558,9 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
             return;
         }
         tx.deadline_ms = kthread::now_ms() + ni.connreq_timeout_ms() + 10_000;
-        if let Err(e) = p.waiting.push(tx, GFP_ATOMIC) {
-            pr_err!("{}: can't queue for {}: {:?}\n", ni.nid, target, e);
+        if let Err(tx) = vec::push_or_back(&mut p.waiting, tx, GFP_ATOMIC) {
+            drop(g);
+            tx.done(-errno::ENOMEM, Status::LocalError);
             return;
         }
         if p.connecting.is_some() {

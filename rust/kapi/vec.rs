@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! What the 6.12 `KVec` lacks: removing elements.
+//! What the 6.12 `KVec` lacks: removing elements, and pushing without
+//! losing the element.
 
 use kernel::prelude::*;
 
@@ -33,4 +34,15 @@ pub fn retain<T>(v: &mut KVec<T>, mut keep: impl FnMut(&T) -> bool) {
             drop(remove(v, i));
         }
     }
+}
+
+/// Appends `x`, or gives it back when there is no memory: an element
+/// that must not be lost (a message) is never dropped by a failed push.
+pub fn push_or_back<T>(v: &mut KVec<T>, x: T, flags: kernel::alloc::Flags) -> Result<(), T> {
+    if v.reserve(1, flags).is_err() {
+        return Err(x);
+    }
+    // Within the capacity reserved above: cannot fail.
+    let _ = v.push(x, flags);
+    Ok(())
 }
