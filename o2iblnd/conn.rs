@@ -173,22 +173,30 @@ impl Conn {
         // SAFETY: the QP is destroyed by `teardown` before this
         // connection can go, as the CQ is.
         unsafe { id.create_qp(&self.ni.pd, &cq, qp_event, ctx, &mut send_wr, nrx)? };
-        let mut bufs = KVec::with_capacity(nrx as usize, GFP_KERNEL)?;
-        for _ in 0..nrx {
-            bufs.push(
-                Some(DmaBuf::new(&self.ni.pd, wire::MSG_SIZE, false)?),
-                GFP_KERNEL,
-            )?;
-        }
+        let mut bufs = KVec::new();
         let mut posted = 0;
-        for (i, b) in bufs.iter().enumerate() {
-            if let Some(b) = b {
-                id.post_recv(RX_TAG | i as u64, b)?;
-                posted += 1;
+        let r = (|| -> Result {
+            bufs.reserve(nrx as usize, GFP_KERNEL)?;
+            for _ in 0..nrx {
+                bufs.push(
+                    Some(DmaBuf::new(&self.ni.pd, wire::MSG_SIZE, false)?),
+                    GFP_KERNEL,
+                )?;
             }
+            for (i, b) in bufs.iter().enumerate() {
+                if let Some(b) = b {
+                    id.post_recv(RX_TAG | i as u64, b)?;
+                    posted += 1;
+                }
+            }
+            // The first completion must call us.
+            cq.arm().map(|_| ())
+        })();
+        if let Err(e) = r {
+            // The QP goes before the buffers posted on it and its CQ.
+            id.destroy_qp();
+            return Err(e);
         }
-        // The first completion must call us.
-        cq.arm()?;
         let mut g = self.inner.lock();
         g.cq = Some(cq);
         g.rx = bufs;

@@ -398,6 +398,14 @@ impl<'a> CmIdRef<'a> {
         })
     }
 
+    /// Destroys the QP `create_qp` made, when setting up the connection
+    /// failed after it.
+    pub fn destroy_qp(&self) {
+        // SAFETY: a live id; nothing else posts on its QP before the
+        // connection is up.
+        unsafe { kapi_rdma_destroy_qp(self.id) }
+    }
+
     /// Posts a receive into `buf` before the connection is up.
     pub fn post_recv(&self, wr_id: u64, buf: &DmaBuf) -> Result {
         let sge = buf.sge(buf.len());

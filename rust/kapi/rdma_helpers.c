@@ -258,9 +258,11 @@ int kapi_rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 	return rc;
 }
 
+/* Destroys the id's QP, if it has one. */
 void kapi_rdma_destroy_qp(struct rdma_cm_id *id)
 {
-	rdma_destroy_qp(id);
+	if (id->qp)
+		rdma_destroy_qp(id);
 }
 
 /* Moves the QP to the error state: every posted request is flushed. */
