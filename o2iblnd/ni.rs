@@ -649,7 +649,8 @@ fn connect(ni: &IbNi, peer: Nid) {
         // SAFETY: a reference the id holds until `conn::teardown`.
         match unsafe { CmId::new(cm::cm_handler, ctx) } {
             Ok(id) => {
-                let r = id.resolve_addr(ni.addr, (dst, service), RESOLVE_TIMEOUT_MS);
+                let r = bind_source(ni, &id)
+                    .and_then(|()| id.resolve_addr(ni.addr, (dst, service), RESOLVE_TIMEOUT_MS));
                 c.inner.lock().cmid = Some(id);
                 r
             }
@@ -665,6 +666,24 @@ fn connect(ni: &IbNi, peer: Nid) {
         pr_err!("{}: can't connect to {}: {:?}\n", ni.nid, peer, e);
         c.close(e.to_errno());
     }
+}
+
+/// With `use_privileged_port`, binds the source to the first free port
+/// from 1023 down to 512, as Lustre's `kiblnd_resolve_addr` does, so that
+/// a peer with `require_privileged_port` accepts us; else the CM picks.
+fn bind_source(ni: &IbNi, id: &CmId) -> Result {
+    if params::get(IbParam::UsePrivilegedPort) == 0 {
+        return Ok(());
+    }
+    for port in (512..1024u16).rev() {
+        match id.bind(ni.addr, port) {
+            Ok(()) => return Ok(()),
+            Err(e) if e == crate::kapi::errno::EADDRINUSE() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    pr_err!("{}: no privileged port left to connect from\n", ni.nid);
+    Err(crate::kapi::errno::EADDRINUSE())
 }
 
 fn fail_waiting(ni: &IbNi, peer: &Nid, err: i32) {

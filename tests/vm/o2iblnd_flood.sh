@@ -1,7 +1,7 @@
 # lab: vms=2 nics=2 timeout=600
 # ko2iblnd under load, two VMs over rxe0/rxe1 with o2ib and o2ib1,
 # ko2iblnd loaded with peer_credits=16 on VM 0 and 4 (raised to 8, as
-# Lustre does) on VM 1:
+# Lustre does) on VM 1, which requires privileged source ports:
 # - VM 0's first connection request asks a queue depth of 16, VM 1
 #   rejects it (MSG_QUEUE_SIZE, with its own depth), and VM 0 reconnects
 #   with 8;
@@ -22,9 +22,12 @@ p0=$(lab_addr "$peer" 0)@o2ib
 p1=$(lab_addr "$peer" 1)@o2ib1
 dmesg -c >/dev/null
 modprobe lnet || lab_fail "lnet did not load"
-pc=4
-[ "$LAB_VM" = 0 ] && pc=16
-modprobe ko2iblnd peer_credits=$pc || lab_fail "ko2iblnd did not load"
+# VM 1 also requires connections from privileged ports, which VM 0's
+# use_privileged_port (on by default, as in Lustre) gives.
+args="peer_credits=4 require_privileged_port=1"
+[ "$LAB_VM" = 0 ] && args="peer_credits=16"
+# shellcheck disable=SC2086 # a list of parameters
+modprobe ko2iblnd $args || lab_fail "ko2iblnd did not load"
 lnetctl lnet configure || lab_fail "configure"
 lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
 lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
