@@ -5,8 +5,8 @@
 //! checks and converts its arguments and calls into the rest of the module.
 
 use crate::kapi::bindings::{
-    lnet_counters, lnet_event, lnet_handle_md, lnet_lnd, lnet_md, lnet_ni_tunables, lnet_nid,
-    lnet_processid,
+    bio_vec, lnet_counters, lnet_event, lnet_handle_md, lnet_lnd, lnet_md, lnet_ni_tunables,
+    lnet_nid, lnet_processid,
 };
 use crate::kapi::errno::*;
 use crate::lnd::{lnet_msg, lnet_ni, LndRef};
@@ -1027,7 +1027,7 @@ unsafe extern "C" fn lnet_parse(
     hdr_len: c_uint,
     from: *const lnet_nid,
     private: *mut c_void,
-    _rdma_req: c_int,
+    rdma_req: c_int,
 ) -> c_int {
     if hdr.is_null() || from.is_null() {
         return EINVAL.to_errno();
@@ -1035,7 +1035,7 @@ unsafe extern "C" fn lnet_parse(
     // SAFETY: by this function's contract.
     unsafe {
         let bytes = core::slice::from_raw_parts(hdr.cast::<u8>(), hdr_len as usize);
-        lnet_parse_rs(ni, bytes, &*from, private)
+        lnet_parse_rs(ni, bytes, &*from, private, rdma_req != 0)
     }
 }
 
@@ -1049,6 +1049,7 @@ pub(crate) unsafe fn lnet_parse_rs(
     hdr: &[u8],
     from: &lnet_nid,
     private: *mut c_void,
+    rdma_req: bool,
 ) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
@@ -1063,7 +1064,7 @@ pub(crate) unsafe fn lnet_parse_rs(
     let Some(ni) = startup::ni_arc(lnet, ni) else {
         return ENETDOWN().to_errno();
     };
-    msg::parse(lnet, &ni, hdr, from, private)
+    msg::parse(lnet, &ni, hdr, from, private, rdma_req)
 }
 
 /// # Safety
@@ -1082,6 +1083,64 @@ pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, h
     // SAFETY: by this function's contract, ours again from now on.
     let m = unsafe { msg::Msg::from_c(m) };
     msg::finalize(lnet, m, status, hs);
+}
+
+/// # Safety
+///
+/// `get` is a GET message LNet handed the LND in `lnd_send`, not yet
+/// finalized; the out pointers are valid for writes.
+#[no_mangle]
+unsafe extern "C" fn lnet_create_reply_msg(
+    _ni: *mut lnet_ni,
+    get: *mut lnet_msg,
+    niov: *mut c_uint,
+    kiov: *mut *mut bio_vec,
+    len: *mut c_uint,
+) -> *mut lnet_msg {
+    let Ok(lnet) = lnet() else {
+        return core::ptr::null_mut();
+    };
+    if get.is_null() || niov.is_null() || kiov.is_null() || len.is_null() {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: by this function's contract the GET is alive and the LND
+    // does not touch it during this call.
+    let g = unsafe { &mut *get.cast::<msg::Msg>() };
+    let Some((m, k, n, l)) = msg::create_reply(lnet, g) else {
+        return core::ptr::null_mut();
+    };
+    // SAFETY: by this function's contract.
+    unsafe {
+        *niov = n;
+        *kiov = k.cast();
+        *len = l;
+    }
+    msg::Msg::into_c(m)
+}
+
+/// # Safety
+///
+/// `reply` came from `lnet_create_reply_msg` and is not finalized yet.
+#[no_mangle]
+unsafe extern "C" fn lnet_set_reply_msg_len(
+    _ni: *mut lnet_ni,
+    reply: *mut lnet_msg,
+    len: c_uint,
+) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    if reply.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: by this function's contract, and the LND does not touch
+    // the message during this call.
+    let m = unsafe { &mut *reply.cast::<msg::Msg>() };
+    if msg::set_reply_len(lnet, m, len) {
+        0
+    } else {
+        EPROTO().to_errno()
+    }
 }
 
 /// The health status LNet gives a message whose `lnd_send` the LND is

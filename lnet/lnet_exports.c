@@ -211,3 +211,5 @@ EXPORT_SYMBOL_GPL(lnet_get_lnd_timeout);
 EXPORT_SYMBOL_GPL(lnet_parse);
 EXPORT_SYMBOL_GPL(lnet_finalize);
 EXPORT_SYMBOL_GPL(lnet_msg_set_hstatus);
+EXPORT_SYMBOL_GPL(lnet_create_reply_msg);
+EXPORT_SYMBOL_GPL(lnet_set_reply_msg_len);

@@ -50,7 +50,7 @@ unsafe extern "C" fn lolnd_send(
     let hdr = tx.hdr.get(..len).unwrap_or(&[]);
     // The message is its own private: lolnd_recv copies from it.
     // SAFETY: `ni` is the NI LNet started; the header bytes are in `tx`.
-    unsafe { crate::api::lnet_parse_rs(ni.cast(), hdr, &from, msg.cast()) }
+    unsafe { crate::api::lnet_parse_rs(ni.cast(), hdr, &from, msg.cast(), false) }
 }
 
 /// # Safety

@@ -61,6 +61,10 @@ pub(crate) struct Msg {
     pub(crate) ni_credit: bool,
     /// The status an LND gave a send it refused (`lnet_msg_set_hstatus`).
     pub(crate) lnd_hstatus: Status,
+    /// An incoming GET whose LND writes the REPLY's data itself
+    /// (`lnet_parse`'s rdma_req): the REPLY goes to `lnd_recv`, not out
+    /// through selection.
+    pub(crate) rdma_get: bool,
 }
 
 // SAFETY: the raw pointers inside (fragment vectors of referenced MDs, the
@@ -88,6 +92,7 @@ impl Msg {
                 peer_credit: false,
                 ni_credit: false,
                 lnd_hstatus: Status::LocalError,
+                rdma_get: false,
             },
             GFP_KERNEL,
         )?;
@@ -162,7 +167,7 @@ impl Msg {
     }
 
     /// The pointer LNDs know this message by.
-    fn into_c(m: KBox<Msg>) -> *mut lnet_msg {
+    pub(crate) fn into_c(m: KBox<Msg>) -> *mut lnet_msg {
         KBox::into_raw(m).cast()
     }
 
@@ -748,6 +753,7 @@ pub(crate) fn parse(
     bytes: &[u8],
     from: Nid,
     private: *mut c_void,
+    rdma_req: bool,
 ) -> i32 {
     let decoded = match bytes.len() {
         HDR_NID4_LEN => Hdr::decode_nid4(bytes),
@@ -811,6 +817,7 @@ pub(crate) fn parse(
     };
     m.rx = true;
     m.rx_committed = true;
+    m.rdma_get = rdma_req && matches!(hdr.msg, MsgBody::Get { .. });
     m.from = from;
     m.initiator = initiator;
     // Committed for receive on this NI (health.md §5.1), before any delay
@@ -1092,13 +1099,7 @@ fn receive_request(
             m.build_event(lnet, EventKind::Get, from);
             m.ev.mlength = mlength;
             m.ev.offset = offset;
-            // The GET has no payload: let the LND finish with it, then the
-            // same message goes back as the REPLY.
-            let null = core::ptr::null_mut();
-            let _ = ni
-                .lnd
-                .recv(ni, private, null, delayed, null.cast(), 0, 0, 0, 0);
-            m.hdr = Hdr {
+            let reply = Hdr {
                 dest_nid: hdr.src_nid,
                 src_nid: hdr.dest_nid,
                 dest_pid: hdr.src_pid,
@@ -1108,6 +1109,21 @@ fn receive_request(
                     dst_wmd: return_wmd,
                 },
             };
+            m.hdr = reply;
+            if m.rdma_get {
+                // The LND writes the MD's data into the initiator's buffer
+                // and finalizes the REPLY; it stays committed for receive on
+                // this NI, as Lustre's does (`lnet_parse_get`).
+                let src = (view.kiov, view.niov, offset);
+                recv(lnet, ni, private, m, delayed, src, mlength, mlength);
+                return;
+            }
+            // The GET has no payload: let the LND finish with it, then the
+            // same message goes back as the REPLY.
+            let null = core::ptr::null_mut();
+            let _ = ni
+                .lnd
+                .recv(ni, private, null, delayed, null.cast(), 0, 0, 0, 0);
             m.rx = false;
             m.ni = None;
             m.desc.kiov = view.kiov.cast();
@@ -1289,6 +1305,94 @@ fn parse_response(
         recv(lnet, ni, private, m, false, none, 0, 0);
     }
     0
+}
+
+/// The REPLY of a GET being sent whose target writes the data straight
+/// into the GET's MD (`lnet_create_reply_msg`, for o2iblnd's GET_REQ):
+/// committed for receive on the GET's NI, holding the MD, with the MD's
+/// fragments (`kiov`, count, length) for the LND to offer as the sink.
+/// None when the MD is spent or there is no memory: the GET is then sent
+/// as usual.
+///
+/// The GET is no longer resent: its REPLY belongs to this attempt and
+/// ends with it, so a resend's data would find the MD spent (Lustre resends
+/// it all the same, and drops that REPLY).
+pub(crate) fn create_reply(
+    lnet: &TheLnet,
+    get: &mut Msg,
+) -> Option<(KBox<Msg>, *mut BioVec, u32, u32)> {
+    let ni = get.ni.clone()?;
+    let cookie = get.md?;
+    let MsgBody::Get { return_wmd, .. } = get.hdr.msg else {
+        return None;
+    };
+    let from = get.hdr.dest_nid;
+    let hdr = Hdr {
+        dest_nid: get.hdr.src_nid,
+        src_nid: from,
+        dest_pid: get.hdr.src_pid,
+        src_pid: get.hdr.dest_pid,
+        payload_length: 0,
+        msg: MsgBody::Reply {
+            dst_wmd: return_wmd,
+        },
+    };
+    let mut m = Msg::new(lnet, hdr).ok()?;
+    let initiator = {
+        let peers = lnet.peers.lock();
+        peers
+            .find(&from)
+            .and_then(|(pi, _)| peers.list.get(pi))
+            .map_or(from, |p| p.primary)
+    };
+    let mut res = lnet.res.lock();
+    let sink = match res.mds.get_mut(&cookie) {
+        Some(md) if md.state.threshold != 0 && !md.is_zombie() => {
+            md.refcount += 1;
+            md.take_op();
+            let len = md.state.length;
+            Some((md.kiov.as_ptr().cast_mut(), md.kiov.len() as u32, len))
+        }
+        _ => None,
+    };
+    drop(res);
+    let Some((kiov, niov, len)) = sink else {
+        Msg::free(lnet, m);
+        return None;
+    };
+    m.hdr.payload_length = len;
+    m.md = Some(cookie);
+    m.rx = true;
+    m.rx_committed = true;
+    m.from = from;
+    m.initiator = initiator;
+    m.deadline = commit_deadline(&ni);
+    m.ni = Some(ni);
+    m.build_event(lnet, EventKind::Reply, from);
+    m.ev.mlength = len;
+    m.ev.offset = 0;
+    get.no_resend = true;
+    Some((m, kiov, niov, len))
+}
+
+/// The target has written `len` bytes of a REPLY made by [`create_reply`]
+/// (`lnet_set_reply_msg_len`): the REPLY has arrived. False, changing
+/// nothing, if that is more than the sink offered.
+pub(crate) fn set_reply_len(lnet: &TheLnet, m: &mut Msg, len: u32) -> bool {
+    if len > m.ev.mlength || !m.rx || !matches!(m.hdr.msg, MsgBody::Reply { .. }) {
+        return false;
+    }
+    m.ev.mlength = len;
+    Counters::add(&lnet.counters.recv_count);
+    Counters::add_len(&lnet.counters.recv_length, len);
+    if let Some(ni) = m.ni.as_ref() {
+        ni.count_recv(len);
+        count_rx(lnet, ni, &m.from, &m.hdr.src_nid);
+    }
+    if let Some(cookie) = m.md {
+        detach_tracker(lnet, &mut lnet.res.lock(), cookie);
+    }
+    true
 }
 
 fn truncates(res: &mut Res, cookie: u64) -> bool {

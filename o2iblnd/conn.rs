@@ -612,7 +612,7 @@ impl Conn {
                 let ok = self.put_acked(src_cookie, dst_cookie, &rd);
                 self.repost(idx, buf, t);
                 if !ok {
-                    self.close(-errno::EPROTO);
+                    self.protocol_error();
                 }
             }
             MsgBody::PutNak(c) | MsgBody::PutDone(c) => {
@@ -624,22 +624,34 @@ impl Conn {
                 let ok = self.peer_completed(waited, &c);
                 self.repost(idx, buf, t);
                 if !ok {
-                    self.close(-errno::EPROTO);
+                    self.protocol_error();
                 }
             }
-            MsgBody::GetReq { cookie, .. } => {
-                // The target's side of an RDMA GET needs LNet to hand the
-                // REPLY to lnd_recv (rdma_req), which it does not yet: the
-                // initiator gets the GET failed rather than nothing.
-                pr_warn!(
-                    "{}: GET_REQ from {} refused: RDMA GETs are not served yet\n",
-                    self.ni.nid,
-                    self.peer
-                );
-                self.repost(idx, buf, t);
-                self.answer(MsgType::GetDone, cookie, -errno::EOPNOTSUPP);
+            MsgBody::GetReq { cookie, rd, .. } => {
+                // The sink outlives this buffer, which goes back to the QP
+                // as soon as LNet has matched the GET.
+                let mut frags = KVec::new();
+                let copied = rd.frags().try_for_each(|f| frags.push(f, GFP_KERNEL));
+                if copied.is_err() {
+                    self.repost(idx, buf, t);
+                    self.answer(MsgType::GetDone, cookie, -errno::ENOMEM);
+                } else {
+                    let kind = RxKind::GetReq {
+                        cookie,
+                        key: rd.key,
+                        frags,
+                    };
+                    self.lend(idx, buf, kind);
+                }
             }
-            MsgBody::GetDone(_) | MsgBody::ConnReq(_) | MsgBody::ConnAck(_) => {
+            MsgBody::GetDone(c) => {
+                let ok = self.get_done(&c);
+                self.repost(idx, buf, t);
+                if !ok {
+                    self.protocol_error();
+                }
+            }
+            MsgBody::ConnReq(_) | MsgBody::ConnAck(_) => {
                 pr_err!(
                     "{}: unexpected {} from {}\n",
                     self.ni.nid,
@@ -651,6 +663,13 @@ impl Conn {
             }
         }
         self.check_sends();
+    }
+
+    /// The peer's message broke the protocol: counted, and the
+    /// connection closed.
+    fn protocol_error(self: &Arc<Conn>) {
+        crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
+        self.close(-errno::EPROTO);
     }
 
     /// Lends a received LNet header and its buffer to LNet.
@@ -667,7 +686,8 @@ impl Conn {
             self.close(-errno::ENOMEM);
             return;
         };
-        if let Err((rc, rx)) = self.ni.ni.parse(&hdr, &self.peer, rx) {
+        let rdma_req = matches!(rx.kind, RxKind::GetReq { .. });
+        if let Err((rc, rx)) = self.ni.ni.parse(&hdr, &self.peer, rx, rdma_req) {
             pr_err!(
                 "{}: LNet refused a header from {}: {}\n",
                 self.ni.nid,
@@ -740,6 +760,38 @@ impl Conn {
         } else {
             tx.done(0, Status::Ok);
         }
+        true
+    }
+
+    /// The target's GET_DONE for a GET_REQ of ours: the REPLY's data is in
+    /// place (its length the status), or the GET failed. False for a
+    /// completion that answers nothing of ours or claims more bytes than
+    /// the sink offered (`kiblnd_handle_completion`).
+    fn get_done(&self, c: &wire::Completion) -> bool {
+        let Some(tx) = self.take_answered(MsgType::GetReq, c.cookie) else {
+            pr_err!(
+                "{}: GET_DONE from {} for no GET of ours (cookie {:#x})\n",
+                self.ni.nid,
+                self.peer,
+                c.cookie
+            );
+            return false;
+        };
+        if c.status < 0 {
+            tx.done(c.status, health::peer_failed());
+            return true;
+        }
+        if !tx.set_reply_len(&self.ni, c.status as u32) {
+            pr_err!(
+                "{}: GET_DONE from {} claims {} bytes, more than asked\n",
+                self.ni.nid,
+                self.peer,
+                c.status
+            );
+            tx.done(-errno::EPROTO, Status::RemoteError);
+            return false;
+        }
+        tx.done(0, Status::Ok);
         true
     }
 
@@ -887,6 +939,12 @@ enum RxKind {
     Immediate { off: usize, len: usize },
     /// The payload waits at the source for our PUT_ACK.
     PutReq { cookie: u64 },
+    /// The initiator's buffer for our REPLY's data, to be written by RDMA.
+    GetReq {
+        cookie: u64,
+        key: u32,
+        frags: KVec<wire::Frag>,
+    },
 }
 
 /// A received message lent to LNet (`lnet_parse`'s private).
@@ -899,8 +957,10 @@ pub(crate) struct RxCtx {
 
 /// `lnd_recv`: an IMMEDIATE's payload is copied into LNet's buffer and
 /// the message ends; a PUT_REQ's sink buffer is registered and offered to
-/// the source by PUT_ACK (or refused by PUT_NAK). The receive buffer goes
-/// back to the QP either way.
+/// the source by PUT_ACK (or refused by PUT_NAK); a GET_REQ's REPLY data
+/// is written into the initiator's buffer, then GET_DONE (or GET_DONE
+/// with -ENODATA when nothing matched). The receive buffer goes back to
+/// the QP either way.
 pub(crate) fn recv(
     rx: KBox<RxCtx>,
     msg: Msg,
@@ -953,6 +1013,33 @@ pub(crate) fn recv(
                         );
                         msg.finalize(-errno::EIO, Status::LocalError);
                         conn.answer(MsgType::PutNak, cookie, e.to_errno());
+                    }
+                }
+            }
+        }
+        RxKind::GetReq { cookie, key, frags } => {
+            conn.repost(idx, buf, MsgType::GetReq);
+            if msg.0.is_null() {
+                // No match (`kiblnd_recv`): the initiator's GET ends.
+                conn.answer(MsgType::GetDone, cookie, -errno::ENODATA);
+            } else {
+                // SAFETY: the MD's fragments, valid until `msg` (the REPLY)
+                // is finalized, which the tx holding them does.
+                let src = unsafe { Kiov::new(kiov.as_ptr(), kiov.len() as u32, offset, mlen) };
+                let rd = wire::RdmaDesc::new(key, &frags);
+                match Tx::get_reply(&conn.ni, msg, conn.peer, src, &rd, cookie) {
+                    Ok(tx) => conn.queue(tx),
+                    Err((msg, e)) => {
+                        pr_err!(
+                            "{}: can't send {} bytes for a GET from {}: {:?}\n",
+                            conn.ni.nid,
+                            mlen,
+                            conn.peer,
+                            e
+                        );
+                        msg.finalize(-errno::EIO, Status::LocalError);
+                        // Unlike Lustre, which lets the GET time out.
+                        conn.answer(MsgType::GetDone, cookie, e.to_errno());
                     }
                 }
             }

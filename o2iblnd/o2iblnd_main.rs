@@ -35,6 +35,9 @@ module! {
 /// error by the peer, all NIs (debugfs `ko2iblnd/*`).
 pub(crate) static REJECTED: AtomicU32 = AtomicU32::new(0);
 pub(crate) static PROTOCOL_ERRORS: AtomicU32 = AtomicU32::new(0);
+/// GETs sent as GET_REQ, and peers' GET_REQs answered by RDMA.
+pub(crate) static GET_REQS: AtomicU32 = AtomicU32::new(0);
+pub(crate) static GETS_SERVED: AtomicU32 = AtomicU32::new(0);
 
 struct Ko2iblnd {
     _debugfs: Option<kapi::debugfs::Dir>,
@@ -49,6 +52,8 @@ impl kernel::Module for Ko2iblnd {
             .inspect(|d| {
                 d.add_u32(kernel::c_str!("rejected"), 0o444, &REJECTED);
                 d.add_u32(kernel::c_str!("protocol_errors"), 0o444, &PROTOCOL_ERRORS);
+                d.add_u32(kernel::c_str!("get_reqs"), 0o444, &GET_REQS);
+                d.add_u32(kernel::c_str!("gets_served"), 0o444, &GETS_SERVED);
             })
             .ok();
         Ok(Ko2iblnd { _debugfs: debugfs })

@@ -12,7 +12,7 @@ use crate::kapi::kiov::{self, BioVec};
 use crate::kapi::kthread;
 use crate::kapi::rdma::{CmId, DmaBuf, RdmaMap, RdmaSeg};
 use crate::lnd::Msg;
-use crate::lnet_core::hdr::HDR_NID4_LEN;
+use crate::lnet_core::hdr::{MsgBody as LBody, HDR_NID4_LEN};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::o2iblnd::{self as wire, Completion, Frag, MsgType, RdmaDesc};
@@ -74,13 +74,23 @@ pub(crate) enum Body {
     Noop,
     /// A PUT or REPLY whose payload goes by RDMA once the sink answers.
     PutReq { hdr: [u8; HDR_NID4_LEN], src: Kiov },
+    /// A GET whose REPLY data the target writes into `map` (the GET's MD,
+    /// registered), then answers GET_DONE; `reply` ends with it.
+    GetReq {
+        hdr: [u8; HDR_NID4_LEN],
+        reply: Msg,
+        len: u32,
+        map: RdmaMap,
+    },
     /// The source's RDMA of the payload into the sink's buffer, then
-    /// PUT_DONE.
-    PutDone {
+    /// PUT_DONE (a PUT's source) or GET_DONE (a GET's target).
+    RdmaDone {
+        done: MsgType,
         dst_cookie: u64,
         len: u32,
         segs: KVec<RdmaSeg>,
-        map: RdmaMap,
+        /// None when there is nothing to write.
+        map: Option<RdmaMap>,
     },
     /// The sink's buffer for a PUT, registered, waiting for PUT_DONE.
     PutAck {
@@ -143,11 +153,13 @@ impl Tx {
         hdr.copy_from_slice(&d.hdr[..HDR_NID4_LEN]);
         let len = d.len as usize;
         let buf = DmaBuf::new(&ni.pd, wire::MSG_SIZE, true).map_err(local)?;
+        if let Some(body) = get_req(ni, &msg, &hdr)? {
+            return Ok(Tx::new(msg, body, target, buf));
+        }
         // SAFETY: LNet's fragments, valid until the message is finalized.
         let src = unsafe { Kiov::new(d.kiov.cast_const().cast(), d.niov, d.offset, d.len) };
         if len > wire::IMMEDIATE_MAX_PAYLOAD {
-            // A GET's sink is never this: GETs go as IMMEDIATE (header
-            // only) and the target's REPLY comes as a PUT_REQ.
+            // Never a GET: it has no payload.
             return Ok(Tx::new(msg, Body::PutReq { hdr, src }, target, buf));
         }
         let mut tx = Tx::new(
@@ -232,37 +244,46 @@ impl Tx {
     }
 
     /// The sink's PUT_ACK arrived for this PUT_REQ: register the payload
-    /// and plan the writes into the sink's fragments (`kiblnd_init_rdma`).
+    /// and plan the writes into the sink's fragments (`kiblnd_init_rdma`),
+    /// as many bytes as the sink offered.
     pub(crate) fn start_rdma(&mut self, ni: &IbNi, dst_cookie: u64, rd: &RdmaDesc<'_>) -> Result {
         let Body::PutReq { src, .. } = &self.body else {
             return Err(EINVAL);
         };
         let src = *src;
-        if rd.nfrags() > MAX_WRITES || rd.total_nob() > u64::from(src.len) {
-            pr_err!(
-                "{}: sink buffer of {} fragments, {} bytes, for {} bytes\n",
-                self.target,
-                rd.nfrags(),
-                rd.total_nob(),
-                src.len
-            );
-            return Err(crate::kapi::errno::EMSGSIZE());
-        }
-        let mut segs = KVec::with_capacity(rd.nfrags(), GFP_KERNEL)?;
-        let mut loff = 0u32;
-        for f in rd.frags() {
-            segs.push(RdmaSeg::new(f.addr, rd.key, loff, f.nob), GFP_KERNEL)?;
-            loff += f.nob;
-        }
-        let map = src.register(ni, false)?;
-        self.body = Body::PutDone {
-            dst_cookie,
-            len: loff,
-            segs,
-            map,
-        };
+        // A sink never offers more than the PUT carries: refused below.
+        let nob = u32::try_from(rd.total_nob()).unwrap_or(u32::MAX);
+        self.body = rdma_body(ni, self.target, src, nob, rd, MsgType::PutDone, dst_cookie)?;
         self.waiting = false;
         Ok(())
+    }
+
+    /// The target's side of an RDMA GET (`kiblnd_reply`): the REPLY's data
+    /// in `src` goes into the sink the initiator's GET_REQ named, then
+    /// GET_DONE with the bytes written; the REPLY message ends with it.
+    pub(crate) fn get_reply(
+        ni: &IbNi,
+        msg: Msg,
+        target: Nid,
+        src: Kiov,
+        rd: &RdmaDesc<'_>,
+        dst_cookie: u64,
+    ) -> core::result::Result<Tx, (Msg, Error)> {
+        let r = rdma_body(ni, target, src, src.len, rd, MsgType::GetDone, dst_cookie).and_then(
+            |body| {
+                Ok((
+                    body,
+                    DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN + wire::COMPLETION_LEN, true)?,
+                ))
+            },
+        );
+        match r {
+            Ok((body, buf)) => {
+                crate::GETS_SERVED.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+                Ok(Tx::new(msg, body, target, buf))
+            }
+            Err(e) => Err((msg, e)),
+        }
     }
 
     pub(crate) fn msg_type(&self) -> MsgType {
@@ -270,7 +291,8 @@ impl Tx {
             Body::Immediate { .. } => MsgType::Immediate,
             Body::Noop => MsgType::Noop,
             Body::PutReq { .. } => MsgType::PutReq,
-            Body::PutDone { .. } => MsgType::PutDone,
+            Body::GetReq { .. } => MsgType::GetReq,
+            Body::RdmaDone { done, .. } => *done,
             Body::PutAck { .. } => MsgType::PutAck,
             Body::Completion { msg_type, .. } => *msg_type,
         }
@@ -278,7 +300,10 @@ impl Tx {
 
     /// Whether, once sent, it waits for the peer.
     pub(crate) fn waits_for_peer(&self) -> bool {
-        matches!(self.body, Body::PutReq { .. } | Body::PutAck { .. })
+        matches!(
+            self.body,
+            Body::PutReq { .. } | Body::PutAck { .. } | Body::GetReq { .. }
+        )
     }
 
     /// Builds the message in the send buffer for a connection: returns its
@@ -307,16 +332,37 @@ impl Tx {
                 Some(*hdr),
                 0,
             ),
-            Body::PutDone {
-                dst_cookie, len, ..
-            } => (
-                wire::MsgBody::PutDone(Completion {
+            Body::GetReq { hdr, len, map, .. } => {
+                frag = [Frag {
+                    nob: *len,
+                    addr: map.iova(),
+                }];
+                (
+                    wire::MsgBody::GetReq {
+                        hdr: decode(hdr)?,
+                        cookie: self.id,
+                        rd: RdmaDesc::new(map.rkey(), &frag),
+                    },
+                    Some(*hdr),
+                    0,
+                )
+            }
+            Body::RdmaDone {
+                done,
+                dst_cookie,
+                len,
+                ..
+            } => {
+                let c = Completion {
                     cookie: *dst_cookie,
                     status: i32::try_from(*len).unwrap_or(i32::MAX),
-                }),
-                None,
-                0,
-            ),
+                };
+                let b = match done {
+                    MsgType::GetDone => wire::MsgBody::GetDone(c),
+                    _ => wire::MsgBody::PutDone(c),
+                };
+                (b, None, 0)
+            }
             Body::PutAck {
                 src_cookie,
                 mlen,
@@ -387,8 +433,14 @@ impl Tx {
             body, buf, id: wr, ..
         } = self;
         match body {
-            Body::PutAck { map, .. } => id.post_reg_send(*wr, map, buf, len),
-            Body::PutDone { map, segs, .. } => id.post_reg_write_send(*wr, map, segs, buf, len),
+            Body::PutAck { map, .. } | Body::GetReq { map, .. } => {
+                id.post_reg_send(*wr, map, buf, len)
+            }
+            Body::RdmaDone {
+                map: Some(map),
+                segs,
+                ..
+            } => id.post_reg_write_send(*wr, map, segs, buf, len),
             _ => id.post_send(*wr, buf, len),
         }
     }
@@ -398,9 +450,124 @@ impl Tx {
     /// held.
     pub(crate) fn done(self, status: i32, hstatus: Status) {
         let Tx { msg, body, .. } = self;
-        drop(body);
+        let reply = match body {
+            Body::GetReq { reply, map, .. } => {
+                drop(map);
+                Some(reply)
+            }
+            other => {
+                drop(other);
+                None
+            }
+        };
+        // The GET's SEND event before its REPLY's, as Lustre orders them.
         msg.finalize(status, hstatus);
+        if let Some(r) = reply {
+            r.finalize(status, hstatus);
+        }
     }
+
+    /// The target's GET_DONE says it wrote `len` bytes of a GET_REQ's
+    /// REPLY: false if that is more than the sink offered.
+    pub(crate) fn set_reply_len(&self, ni: &IbNi, len: u32) -> bool {
+        match &self.body {
+            Body::GetReq { reply, .. } => reply.set_reply_len(ni.ni, len).is_ok(),
+            _ => false,
+        }
+    }
+}
+
+/// A GET whose reply will not fit an IMMEDIATE goes as GET_REQ, its MD
+/// registered for the target to write into (`kiblnd_send`); None when it
+/// goes as an IMMEDIATE header (its sink fits one, or LNet has no REPLY
+/// for it), or the error LNet finalizes it with.
+fn get_req(
+    ni: &IbNi,
+    msg: &Msg,
+    raw: &[u8; HDR_NID4_LEN],
+) -> core::result::Result<Option<Body>, (Error, Status)> {
+    let Ok(hdr) = crate::lnet_core::hdr::Hdr::decode_nid4(raw) else {
+        return Ok(None);
+    };
+    let LBody::Get { sink_length, .. } = hdr.msg else {
+        return Ok(None);
+    };
+    if sink_length as usize <= wire::IMMEDIATE_MAX_PAYLOAD {
+        return Ok(None);
+    }
+    let Some(sink) = msg.create_reply(ni.ni) else {
+        return Ok(None);
+    };
+    // SAFETY: the MD's fragments, valid until the REPLY is finalized,
+    // which the tx holding them does.
+    let dst = unsafe { Kiov::new(sink.kiov.cast(), sink.niov, 0, sink.len) };
+    match dst.register(ni, true) {
+        Ok(map) => {
+            crate::GET_REQS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            Ok(Some(Body::GetReq {
+                hdr: *raw,
+                reply: sink.reply,
+                len: sink.len,
+                map,
+            }))
+        }
+        Err(e) => {
+            pr_err!(
+                "{}: can't register {} bytes for a GET: {:?}\n",
+                ni.nid,
+                sink.len,
+                e
+            );
+            sink.reply.finalize(e.to_errno(), Status::LocalError);
+            Err((e, Status::LocalError))
+        }
+    }
+}
+
+/// The writes of `nob` bytes of `src` into the peer's `rd`, registered,
+/// and the completion that follows them.
+fn rdma_body(
+    ni: &IbNi,
+    target: Nid,
+    src: Kiov,
+    nob: u32,
+    rd: &RdmaDesc<'_>,
+    done: MsgType,
+    dst_cookie: u64,
+) -> Result<Body> {
+    let plan = match rd.writes(nob, MAX_WRITES) {
+        Ok(p) if nob <= src.len => p,
+        Ok(_) => {
+            pr_err!(
+                "{}: sink of {} bytes for a source of {}\n",
+                target,
+                nob,
+                src.len
+            );
+            return Err(crate::kapi::errno::EMSGSIZE());
+        }
+        Err(e) => {
+            pr_err!("{}: can't RDMA into its buffer: {}\n", target, e);
+            return Err(crate::kapi::errno::EMSGSIZE());
+        }
+    };
+    let mut segs = KVec::with_capacity(plan.clone().count(), GFP_KERNEL)?;
+    for w in plan {
+        segs.push(RdmaSeg::new(w.raddr, rd.key, w.loff, w.len), GFP_KERNEL)?;
+    }
+    let map = if nob == 0 {
+        None
+    } else {
+        let part = Kiov { len: nob, ..src };
+        Some(part.register(ni, false)?)
+    };
+    Ok(Body::RdmaDone {
+        done,
+        dst_cookie,
+        len: nob,
+        segs,
+        map,
+    })
 }
 
 /// What a connection puts in every message's header.

@@ -587,7 +587,7 @@ fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
     // portal or under a delay rule keeps the connection alive until its
     // lnd_recv, however long after the connection died.
     let mine: Arc<Conn> = conn.into();
-    if conn.sni().ni.parse(rest, &conn.peer, mine).is_err() {
+    if conn.sni().ni.parse(rest, &conn.peer, mine, false).is_err() {
         return Err(RxError::Proto("LNet refused the header"));
     }
     // LNet answers with lnd_recv, usually before lnet_parse returns; on a

@@ -5,7 +5,7 @@
 //! ending messages. Built into the LNDs only (cfg `kapi_lnd`): lnet.ko
 //! defines these functions.
 
-use super::bindings::{lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid};
+use super::bindings::{bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use core::ffi::{c_char, c_int, c_uint, c_void};
@@ -31,6 +31,27 @@ extern "C" {
     fn lnet_finalize(msg: *mut lnet_msg, status: c_int, hstatus: c_uint);
     fn lnet_msg_set_hstatus(msg: *mut lnet_msg, hstatus: c_uint);
     fn lnet_set_link_fatal_state(ni: *mut lnet_ni, fatal: c_uint);
+    fn lnet_create_reply_msg(
+        ni: *mut lnet_ni,
+        get: *mut lnet_msg,
+        niov: *mut c_uint,
+        kiov: *mut *mut bio_vec,
+        len: *mut c_uint,
+    ) -> *mut lnet_msg;
+    fn lnet_set_reply_msg_len(ni: *mut lnet_ni, reply: *mut lnet_msg, len: c_uint) -> c_int;
+}
+
+/// A REPLY whose data the target writes into the GET's MD, and that MD's
+/// fragments: valid until the REPLY is finalized.
+pub struct ReplySink {
+    /// The REPLY message, finalized by the LND.
+    pub reply: Msg,
+    /// The MD's fragments.
+    pub kiov: *const bio_vec,
+    /// How many.
+    pub niov: u32,
+    /// Bytes the MD holds, from offset 0.
+    pub len: u32,
 }
 
 /// Registers a static LND table.
@@ -104,12 +125,15 @@ impl LnetNi {
     /// receive context. On success LNet owns `private` and gives it back
     /// through exactly one `lnd_recv` (include/linux/lnet/lnd.h), where
     /// the LND takes it back with `P::from_foreign`; on error LNet never
-    /// took it and it is returned with the errno.
+    /// took it and it is returned with the errno. `rdma_req`: the LND
+    /// writes a GET's REPLY data itself, so a matched GET comes back to
+    /// `lnd_recv` as its REPLY.
     pub fn parse<P: ForeignOwnable>(
         &self,
         hdr: &[u8],
         from: &Nid,
         private: P,
+        rdma_req: bool,
     ) -> core::result::Result<(), (c_int, P)> {
         let from = super::lnet_abi::nid_to_c(from);
         let p = private.into_foreign();
@@ -121,7 +145,7 @@ impl LnetNi {
                 hdr.len() as c_uint,
                 &from,
                 p.cast_mut(),
-                0,
+                c_int::from(rdma_req),
             )
         };
         if rc < 0 {
@@ -148,6 +172,31 @@ impl Msg {
             // SAFETY: LNet gave us the message and it is finalized only here.
             unsafe { lnet_finalize(self.0, status, hstatus as c_uint) };
         }
+    }
+
+    /// From `lnd_send` of a GET on `ni`: its REPLY, to be written by the
+    /// target straight into the GET's MD (`lnet_create_reply_msg`). None:
+    /// send the GET as usual.
+    pub fn create_reply(&self, ni: LnetNi) -> Option<ReplySink> {
+        if self.0.is_null() {
+            return None;
+        }
+        let (mut niov, mut kiov, mut len) = (0, core::ptr::null_mut(), 0);
+        // SAFETY: a GET being sent, not finalized yet; live out pointers.
+        let r = unsafe { lnet_create_reply_msg(ni.0, self.0, &mut niov, &mut kiov, &mut len) };
+        (!r.is_null()).then(|| ReplySink {
+            reply: Msg(r),
+            kiov: kiov.cast_const(),
+            niov,
+            len,
+        })
+    }
+
+    /// The target wrote `len` bytes of this REPLY (from
+    /// [`Msg::create_reply`]): EPROTO if that is more than the sink.
+    pub fn set_reply_len(&self, ni: LnetNi, len: u32) -> Result {
+        // SAFETY: a REPLY from `create_reply`, not finalized yet.
+        kernel::error::to_result(unsafe { lnet_set_reply_msg_len(ni.0, self.0, len) })
     }
 
     /// From `lnd_send`, before refusing the message: the health status

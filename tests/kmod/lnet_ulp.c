@@ -74,6 +74,9 @@ MODULE_PARM_DESC(op_timeout, "mode=client: seconds each operation may wait for i
 static int repeat;
 module_param(repeat, int, 0444);
 MODULE_PARM_DESC(repeat, "mode=client: extra 4 KiB PUTs after the checks");
+static bool sweep;
+module_param(sweep, bool, 0444);
+MODULE_PARM_DESC(sweep, "mode=client: PUT/GET round trips of 0 B to 1 MiB at offsets, and a 4 MiB MD refused");
 static bool traffic;
 static bool get;
 module_param(get, bool, 0444);
@@ -1204,7 +1207,9 @@ static int server_start(void)
 	md.umd_start = srv_sink.start;
 	md.umd_length = srv_sink.length;
 	md.umd_threshold = LNET_MD_THRESH_INF;
-	md.umd_options = LNET_MD_OP_PUT | LNET_MD_MANAGE_REMOTE | LNET_MD_KIOV;
+	/* GETs read back what PUTs wrote (the client's round trips). */
+	md.umd_options = LNET_MD_OP_PUT | LNET_MD_OP_GET | LNET_MD_MANAGE_REMOTE |
+			 LNET_MD_KIOV;
 	md.umd_user_ptr = &srv_sink_op;
 	md.umd_handler = sink_handler;
 	rc = LNetMDAttach(me, &md, LNET_RETAIN, &srv_mds[0]);
@@ -1279,9 +1284,12 @@ static void server_stop(void)
 			srv_puts, srv_other_source, srv_initiator_changes);
 }
 
-/* One PUT (with ACK) or GET to the server; 0 when it completed. */
-static int remote_op(struct lnet_processid *srv, bool get, struct buf *b,
-		     __u64 bits, int timeout, bool quiet)
+/*
+ * One PUT (with ACK) or GET to the server at offset off of its MD; 0 when
+ * it completed.
+ */
+static int remote_op_at(struct lnet_processid *srv, bool get, struct buf *b,
+			__u64 bits, unsigned int off, int timeout, bool quiet)
 {
 	struct op *opp = kzalloc(sizeof(*opp), GFP_KERNEL);
 	struct lnet_handle_md h;
@@ -1296,11 +1304,11 @@ static int remote_op(struct lnet_processid *srv, bool get, struct buf *b,
 		return rc;
 	}
 	if (get)
-		rc = LNetGetTimeout(NULL, h, srv, REMOTE_PORTAL, bits, 0, false,
-				    timeout);
+		rc = LNetGetTimeout(NULL, h, srv, REMOTE_PORTAL, bits, off,
+				    false, timeout);
 	else
 		rc = LNetPutTimeout(NULL, h, LNET_ACK_REQ, srv, REMOTE_PORTAL,
-				    bits, 0, 0, timeout);
+				    bits, off, 0, timeout);
 	if (rc) {
 		LNetMDUnlink(h);
 		kfree(opp);
@@ -1335,6 +1343,57 @@ static int remote_op(struct lnet_processid *srv, bool get, struct buf *b,
 	}
 	op_free(opp);
 	return rc;
+}
+
+static int remote_op(struct lnet_processid *srv, bool get, struct buf *b,
+		     __u64 bits, int timeout, bool quiet)
+{
+	return remote_op_at(srv, get, b, bits, 0, timeout, quiet);
+}
+
+/*
+ * PUT n bytes at offset off of the server's sink, then GET them back: they
+ * must return as sent. From 4 KiB up both ends are page vectors, and an
+ * offset puts the data across the server's page boundaries.
+ */
+static void round_trip(struct lnet_processid *srv, unsigned int n,
+		       unsigned int off, u8 seed)
+{
+	bool pages = n >= 4096;
+	struct buf out, in;
+
+	if (buf_alloc(&out, n, pages) || buf_alloc(&in, n, pages)) {
+		CHECK(0, "no memory for %u bytes", n);
+		goto out;
+	}
+	buf_fill(&out, seed);
+	CHECK(remote_op_at(srv, false, &out, BITS_SINK, off, 20, false) == 0,
+	      "PUT %u at %u", n, off);
+	CHECK(remote_op_at(srv, true, &in, BITS_SINK, off, 20, false) == 0,
+	      "GET %u at %u", n, off);
+	CHECK(buf_same(&out, &in, n), "%u bytes at %u came back changed", n,
+	      off);
+out:
+	buf_free(&out);
+	buf_free(&in);
+}
+
+/* Above LNET_MTU (256 pages): refused at once, as Lustre's LNetMDBind does. */
+static void too_big(void)
+{
+	struct lnet_handle_md h;
+	struct buf huge;
+	struct op *opp = kzalloc(sizeof(*opp), GFP_KERNEL);
+
+	if (!opp || buf_alloc(&huge, 4 * BIG, true)) {
+		CHECK(0, "no memory for 4 MiB");
+	} else {
+		op_init(opp, true);
+		CHECK(bind(&huge, 2, 0, opp, &h) == -EINVAL,
+		      "a 4 MiB MD was not refused");
+	}
+	kfree(opp);
+	buf_free(&huge);
 }
 
 static int client_run(void)
@@ -1376,6 +1435,20 @@ static int client_run(void)
 	CHECK(remote_op(&srv, true, &big, BITS_SOURCE, 20, false) == 0,
 	      "GET 1 MiB");
 	CHECK(buf_same(&big, &expect, BIG), "GET 1 MiB: data differs");
+	if (sweep) {
+		static const unsigned int at[][2] = {
+			{ 0, 0 }, { 100, 0 }, { 100, 4050 }, { 4096, 0 },
+			{ 4096, 6000 }, { 12345, 777 }, { BIG - 8192, 8192 },
+			{ BIG, 0 },
+		};
+		unsigned int i;
+
+		for (i = 0; i < ARRAY_SIZE(at); i++)
+			round_trip(&srv, at[i][0], at[i][1], i + 3);
+		too_big();
+		pr_info("lnet_ulp: %zu PUT/GET round trips of 0 B to 1 MiB done\n",
+			ARRAY_SIZE(at));
+	}
 	if (seconds > 0) {
 		unsigned long end = jiffies + seconds * HZ;
 		int ok = 0, failed = 0;

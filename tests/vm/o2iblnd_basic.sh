@@ -55,6 +55,7 @@ dmesg | grep ko2iblnd | sed 's/^/  /'
 lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors"
 
 if [ "$LAB_VM" = 1 ]; then
+	served=$(cat /sys/kernel/debug/ko2iblnd/gets_served)
 	modprobe lnet_ulp mode=server || lab_fail "server did not start"
 	nc -ll -p 7002 -e /bin/true &
 	up=$!
@@ -62,15 +63,23 @@ if [ "$LAB_VM" = 1 ]; then
 	kill $up
 	dmesg | grep -q 'lnet_ulp: peer done' || lab_fail "the client's last PUT never came"
 	lab_rmmod lnet_ulp
+	# At least the client's seven (pings, whose sink is larger than an
+	# IMMEDIATE, may still come too).
+	served=$(($(cat /sys/kernel/debug/ko2iblnd/gets_served) - served))
+	[ "$served" -ge 7 ] || lab_fail "$served GET_REQs answered by RDMA, expected 7 or more"
 else
 	lab_wait_server "$(lab_addr "$peer" 0)" 7002
 	t0=$(date +%s)
-	if ! modprobe lnet_ulp mode=client peer="$p0" repeat=16; then
+	reqs=$(cat /sys/kernel/debug/ko2iblnd/get_reqs)
+	if ! modprobe lnet_ulp mode=client peer="$p0" repeat=16 sweep=1; then
 		dmesg | grep -E 'lnet_ulp|ko2iblnd|lnet:' | tail -n 30
 		lab_fail "client checks over o2ib failed"
 	fi
-	lab_log "PUT/GET 4 KiB and 1 MiB and 16 PUTs over o2ib in $(($(date +%s) - t0))s"
+	lab_log "PUT/GET 4 KiB and 1 MiB, round trips of 0 B to 1 MiB, 16 PUTs over o2ib in $(($(date +%s) - t0))s"
 	lab_rmmod lnet_ulp
+	# GETs above an IMMEDIATE went as GET_REQ: 4 KiB, 1 MiB and the
+	# sweep's five from 4 KiB up.
+	lab_expect_eq "$(($(cat /sys/kernel/debug/ko2iblnd/get_reqs) - reqs))" 7 "GETs sent as GET_REQ"
 	lab_tell "$(lab_addr "$peer" 0)" 7003
 fi
 lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors after bulk"

@@ -164,6 +164,12 @@ void lnet_set_link_fatal_state(struct lnet_ni *ni, unsigned int fatal);
  * Arc::from_raw), also when lnd_recv() fails. LNet drops the messages an
  * NI received that wait on lazy portals before its lnd_shutdown(), so no
  * context outlives the NI.
+ *
+ * rdma_req != 0 says the LND moves a GET's reply data itself (o2iblnd's
+ * GET_REQ): a matched GET then comes to lnd_recv() as its REPLY message,
+ * with the MD's fragments to send from (mlen == rlen, the bytes to
+ * send), and the LND finalizes that message once the data is written; a
+ * GET with no match comes with msg NULL as any drop does.
  */
 int lnet_parse(struct lnet_ni *ni, const void *hdr, unsigned int hdr_len,
 	       const struct lnet_nid *from, void *private, int rdma_req);
@@ -189,5 +195,23 @@ void lnet_finalize(struct lnet_msg *msg, int status,
  * over another path.
  */
 void lnet_msg_set_hstatus(struct lnet_msg *msg, enum lnet_msg_hstatus hstatus);
+
+/*
+ * From lnd_send() of a GET whose target will write the REPLY's data
+ * straight into the GET's MD (o2iblnd's GET_REQ, as Lustre's
+ * lnet_create_reply_msg()): the REPLY message, holding the MD, and the
+ * MD's fragments (*kiov, *niov, *len bytes from offset 0) to offer as the
+ * sink. NULL when the MD is spent or there is no memory: send the GET as
+ * usual then. The LND finalizes the REPLY as it does the GET, after
+ * lnet_set_reply_msg_len() with the bytes written when the data came
+ * (-EPROTO, changing nothing, if that is more than the sink).
+ */
+struct lnet_msg *lnet_create_reply_msg(struct lnet_ni *ni,
+				       struct lnet_msg *get,
+				       unsigned int *niov,
+				       struct bio_vec **kiov,
+				       unsigned int *len);
+int lnet_set_reply_msg_len(struct lnet_ni *ni, struct lnet_msg *reply,
+			   unsigned int len);
 
 #endif /* __LNET_RS_LND_H__ */

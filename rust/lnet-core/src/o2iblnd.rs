@@ -519,6 +519,107 @@ impl<'a> RdmaDesc<'a> {
     }
 }
 
+/// Why a local buffer cannot be written into a peer's RDMA descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RdmaPlanError {
+    /// The peer's fragments hold fewer bytes than are to be written.
+    SinkTooSmall {
+        /// Bytes to write.
+        nob: u32,
+        /// Bytes the fragments hold.
+        room: u64,
+    },
+    /// More writes than one completion may carry.
+    TooManyWrites {
+        /// Writes needed.
+        need: usize,
+        /// At most this many.
+        max: usize,
+    },
+}
+
+impl core::fmt::Display for RdmaPlanError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            RdmaPlanError::SinkTooSmall { nob, room } => {
+                write!(f, "{nob} bytes for a sink of {room}")
+            }
+            RdmaPlanError::TooManyWrites { need, max } => {
+                write!(f, "{need} RDMA writes needed, at most {max}")
+            }
+        }
+    }
+}
+
+/// One RDMA write: `len` bytes at local offset `loff` to the peer's
+/// `raddr`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RdmaWrite {
+    /// The peer's address.
+    pub raddr: u64,
+    /// Offset in the local (registered, contiguous) buffer.
+    pub loff: u32,
+    /// Bytes.
+    pub len: u32,
+}
+
+impl<'a> RdmaDesc<'a> {
+    /// The writes that move the first `nob` bytes of a contiguous local
+    /// registration into these fragments, in order (`kiblnd_init_rdma`:
+    /// the sink's fragments are filled one after another; a PUT writes
+    /// what the sink offered, a GET's REPLY what the source holds). Empty
+    /// fragments take no write.
+    pub fn writes(&self, nob: u32, max: usize) -> Result<RdmaWrites<'a>, RdmaPlanError> {
+        let room = self.total_nob();
+        if u64::from(nob) > room {
+            return Err(RdmaPlanError::SinkTooSmall { nob, room });
+        }
+        let plan = RdmaWrites {
+            rd: *self,
+            next: 0,
+            done: 0,
+            nob,
+        };
+        let need = plan.clone().count();
+        if need > max {
+            return Err(RdmaPlanError::TooManyWrites { need, max });
+        }
+        Ok(plan)
+    }
+}
+
+/// The writes of [`RdmaDesc::writes`].
+#[derive(Clone, Debug)]
+pub struct RdmaWrites<'a> {
+    rd: RdmaDesc<'a>,
+    next: usize,
+    done: u32,
+    nob: u32,
+}
+
+impl Iterator for RdmaWrites<'_> {
+    type Item = RdmaWrite;
+
+    fn next(&mut self) -> Option<RdmaWrite> {
+        while self.done < self.nob {
+            let f = self.rd.frag(self.next)?;
+            self.next += 1;
+            if f.nob == 0 {
+                continue;
+            }
+            let len = f.nob.min(self.nob - self.done);
+            let w = RdmaWrite {
+                raddr: f.addr,
+                loff: self.done,
+                len,
+            };
+            self.done += len;
+            return Some(w);
+        }
+        None
+    }
+}
+
 impl PartialEq for RdmaDesc<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key && self.nfrags() == other.nfrags() && self.frags().eq(other.frags())
@@ -1890,6 +1991,94 @@ mod tests {
                 let mut e2 = [0u8; MSG_SIZE];
                 let n2 = m1.encode(&mut e2).unwrap();
                 prop_assert_eq!(&e1[..n1], &e2[..n2]);
+            }
+        }
+    }
+
+    #[test]
+    fn rdma_writes_fill_the_sink_in_order() {
+        let frags = [
+            Frag {
+                nob: 4096,
+                addr: 0x1000,
+            },
+            Frag {
+                nob: 0,
+                addr: 0x9000,
+            },
+            Frag {
+                nob: 512,
+                addr: 0x5000,
+            },
+            Frag {
+                nob: 8192,
+                addr: 0x8000,
+            },
+        ];
+        let rd = RdmaDesc::new(7, &frags);
+        let w: Vec<_> = rd.writes(5000, 16).unwrap().collect();
+        assert_eq!(
+            w,
+            [
+                RdmaWrite {
+                    raddr: 0x1000,
+                    loff: 0,
+                    len: 4096
+                },
+                RdmaWrite {
+                    raddr: 0x5000,
+                    loff: 4096,
+                    len: 512
+                },
+                RdmaWrite {
+                    raddr: 0x8000,
+                    loff: 4608,
+                    len: 392
+                },
+            ]
+        );
+        assert_eq!(rd.writes(0, 16).unwrap().count(), 0);
+        assert_eq!(rd.writes(12800, 16).unwrap().count(), 3);
+        assert_eq!(
+            rd.writes(12801, 16).err(),
+            Some(RdmaPlanError::SinkTooSmall {
+                nob: 12801,
+                room: 12800
+            })
+        );
+        assert_eq!(
+            rd.writes(5000, 2).err(),
+            Some(RdmaPlanError::TooManyWrites { need: 3, max: 2 })
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn rdma_writes_cover_exactly_nob(
+            lens in proptest::collection::vec(0u32..10_000, 1..20),
+            nob in 0u32..200_000,
+        ) {
+            let frags: Vec<Frag> = lens
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| Frag { nob: n, addr: (i as u64) << 20 })
+                .collect();
+            let rd = RdmaDesc::new(1, &frags);
+            let plan: Result<Vec<_>, _> = rd.writes(nob, 64).map(Iterator::collect);
+            match plan {
+                Ok(w) => {
+                    let mut at = 0u32;
+                    for x in &w {
+                        prop_assert_eq!(x.loff, at);
+                        prop_assert!(x.len > 0);
+                        at += x.len;
+                    }
+                    prop_assert_eq!(at, nob);
+                }
+                Err(RdmaPlanError::SinkTooSmall { room, .. }) => {
+                    prop_assert!(u64::from(nob) > room)
+                }
+                Err(e) => prop_assert!(false, "{:?}", e),
             }
         }
     }

@@ -9,6 +9,8 @@ use super::health::Status;
 pub mod errno {
     /// `EIO`
     pub const EIO: i32 = 5;
+    /// `ENODATA`
+    pub const ENODATA: i32 = 61;
     /// `ENOMEM`
     pub const ENOMEM: i32 = 12;
     /// `EPROTO`
