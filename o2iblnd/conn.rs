@@ -19,12 +19,12 @@ use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::o2iblnd::{self as wire, MsgBody, MsgType};
-use crate::lnet_core::o2iblnd_credits::{self as credits, Credits, Post};
+use crate::lnet_core::o2iblnd_credits::{self as credits, Credits, Post, RxCredit};
 use crate::lnet_core::o2iblnd_health::{self as health, errno, TxPlace};
 use crate::ni::IbNi;
 use crate::tx::{Kiov, PackHead, Tx};
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
@@ -53,9 +53,12 @@ pub(crate) struct ConnInner {
     /// Receives that completed before ESTABLISHED (index, bytes).
     early: KVec<(usize, u32)>,
     pub(crate) credits: Credits,
-    /// Credited messages, then credit-free ones (NOOPs).
+    /// Credited messages, then credit-free ones (NOOPs, answers).
     txq: KVec<Tx>,
     txq_nocred: KVec<Tx>,
+    /// PUT_REQs and GET_REQs waiting for a reserved credit before they
+    /// join `txq`.
+    txq_rsrvd: KVec<Tx>,
     /// Posted sends.
     active: KVec<Tx>,
     next_tx_id: u64,
@@ -85,6 +88,8 @@ pub(crate) struct Conn {
     pub(crate) qp_lock: Mutex<()>,
     /// On the NI's scheduler list (or about to be).
     pub(crate) scheduled: AtomicBool,
+    /// A QP event broke the QP: the errno its scheduler closes it with.
+    qp_failed: AtomicI32,
     pub(crate) sched_next: AtomicPtr<Conn>,
     /// The cm_id's context holds a reference.
     pub(crate) cm_ref: AtomicBool,
@@ -119,6 +124,7 @@ impl Conn {
                     credits: c,
                     txq: KVec::new(),
                     txq_nocred: KVec::new(),
+                    txq_rsrvd: KVec::new(),
                     active: KVec::new(),
                     next_tx_id: 1,
                     comms_error: 0,
@@ -130,6 +136,7 @@ impl Conn {
                 }, "kiblnd_conn"),
                 qp_lock <- new_mutex!((), "kiblnd_conn_qp"),
                 scheduled: AtomicBool::new(false),
+                qp_failed: AtomicI32::new(0),
                 sched_next: AtomicPtr::new(core::ptr::null_mut()),
                 cm_ref: AtomicBool::new(false),
             }),
@@ -302,6 +309,18 @@ impl Conn {
         if g.state != State::Established {
             return;
         }
+        // Requests whose answer has a reserved buffer may queue for credits.
+        while !g.txq_rsrvd.is_empty() && g.credits.reserved > 0 {
+            if g.txq.reserve(1, GFP_ATOMIC).is_err() {
+                break;
+            }
+            let Some(tx) = crate::kapi::vec::remove(&mut g.txq_rsrvd, 0) else {
+                break;
+            };
+            g.credits.take_reserved();
+            // Room was reserved: this cannot fail.
+            let _ = g.txq.push(tx, GFP_ATOMIC);
+        }
         loop {
             let nocred = !g.txq_nocred.is_empty();
             let Some(t) = (if nocred {
@@ -419,15 +438,16 @@ impl Conn {
                 }
             }
             (
+                core::mem::take(&mut g.txq_rsrvd),
                 core::mem::take(&mut g.txq),
                 core::mem::take(&mut g.txq_nocred),
                 waiting,
             )
         };
         self.ni.conn_closed(self);
-        let (queued, nocred, waiting) = queued;
+        let (rsrvd, queued, nocred, waiting) = queued;
         let hs = health::aborted(TxPlace::Queued, err);
-        for t in Iterator::chain(queued.into_iter(), nocred) {
+        for t in Iterator::chain(Iterator::chain(rsrvd.into_iter(), queued), nocred) {
             t.done(-errno::ECONNABORTED, hs);
         }
         let hs = health::aborted(TxPlace::Waiting, err);
@@ -441,6 +461,11 @@ impl Conn {
     /// while it polls, so one thread at a time handles a connection's
     /// completions, in order.
     pub(crate) fn poll(self: &Arc<Conn>) {
+        let err = self.qp_failed.swap(0, Ordering::AcqRel);
+        if err != 0 {
+            // Its posted work flushes into the CQ, polled below.
+            self.close(err);
+        }
         let mut wc = [Wc::default(); 8];
         loop {
             let n = {
@@ -597,7 +622,7 @@ impl Conn {
             }
         }
         match m.body {
-            MsgBody::Noop => self.repost(idx, buf, t),
+            MsgBody::Noop => self.repost(idx, buf, credits::rx_credit(t)),
             MsgBody::Immediate { payload, .. } => {
                 let len = payload.len();
                 let off = wire::MSG_HDR_LEN + HDR_NID4_LEN;
@@ -610,7 +635,7 @@ impl Conn {
                 rd,
             } => {
                 let ok = self.put_acked(src_cookie, dst_cookie, &rd);
-                self.repost(idx, buf, t);
+                self.repost(idx, buf, credits::rx_credit(t));
                 if !ok {
                     self.protocol_error();
                 }
@@ -622,7 +647,7 @@ impl Conn {
                     MsgType::PutAck
                 };
                 let ok = self.peer_completed(waited, &c);
-                self.repost(idx, buf, t);
+                self.repost(idx, buf, credits::rx_credit(t));
                 if !ok {
                     self.protocol_error();
                 }
@@ -633,7 +658,7 @@ impl Conn {
                 let mut frags = KVec::new();
                 let copied = rd.frags().try_for_each(|f| frags.push(f, GFP_KERNEL));
                 if copied.is_err() {
-                    self.repost(idx, buf, t);
+                    self.repost(idx, buf, credits::rx_credit(t));
                     self.answer(MsgType::GetDone, cookie, -errno::ENOMEM);
                 } else {
                     let kind = RxKind::GetReq {
@@ -646,7 +671,7 @@ impl Conn {
             }
             MsgBody::GetDone(c) => {
                 let ok = self.get_done(&c);
-                self.repost(idx, buf, t);
+                self.repost(idx, buf, credits::rx_credit(t));
                 if !ok {
                     self.protocol_error();
                 }
@@ -804,8 +829,9 @@ impl Conn {
         }
     }
 
-    /// Gives a receive buffer back to the QP and owes the peer its credit.
-    fn repost(self: &Arc<Conn>, idx: usize, buf: DmaBuf, t: MsgType) {
+    /// Gives a receive buffer back to the QP with the credit its message
+    /// gives back.
+    fn repost(self: &Arc<Conn>, idx: usize, buf: DmaBuf, c: RxCredit) {
         let mut g = self.inner.lock();
         if g.state == State::Closing {
             return;
@@ -827,7 +853,7 @@ impl Conn {
         match rc {
             Ok(()) => {
                 *rx_posted += 1;
-                credits.rx_done(t);
+                credits.rx_done(c);
             }
             Err(e) => {
                 drop(g);
@@ -851,7 +877,10 @@ impl Conn {
         let g = self.inner.lock();
         g.state == State::Established
             && Iterator::chain(
-                Iterator::chain(g.txq.iter(), g.txq_nocred.iter()),
+                Iterator::chain(
+                    Iterator::chain(g.txq.iter(), g.txq_nocred.iter()),
+                    g.txq_rsrvd.iter(),
+                ),
                 g.active.iter(),
             )
             .any(|t| t.deadline_ms != 0 && now_ms >= t.deadline_ms)
@@ -863,7 +892,10 @@ impl Conn {
 #[allow(clippy::result_large_err)]
 fn queue_locked(g: &mut ConnInner, mut tx: Tx, timeout_ms: u64) -> Result<(), Tx> {
     tx.deadline_ms = kthread::now_ms() + timeout_ms;
-    let q = if credits::takes_credit(tx.msg_type()) {
+    let t = tx.msg_type();
+    let q = if credits::needs_reserved(t) {
+        &mut g.txq_rsrvd
+    } else if credits::takes_credit(t) {
         &mut g.txq
     } else {
         &mut g.txq_nocred
@@ -986,15 +1018,15 @@ pub(crate) fn recv(
                     Status::RemoteError
                 },
             );
-            conn.repost(idx, buf, MsgType::Immediate);
+            conn.repost(idx, buf, RxCredit::Peer);
             if rc == -errno::EPROTO {
                 conn.close(rc);
             }
         }
         RxKind::PutReq { cookie } => {
-            conn.repost(idx, buf, MsgType::PutReq);
             if msg.0.is_null() || mlen == 0 {
                 // Dropped, or nothing to move (`kiblnd_recv`).
+                conn.repost(idx, buf, RxCredit::Peer);
                 msg.finalize(0, Status::Ok);
                 conn.answer(MsgType::PutNak, cookie, 0);
             } else {
@@ -1002,8 +1034,14 @@ pub(crate) fn recv(
                 // which the PUT_ACK tx holding them does.
                 let dst = unsafe { Kiov::new(kiov.as_ptr(), kiov.len() as u32, offset, mlen) };
                 match Tx::put_ack(&conn.ni, msg, conn.peer, cookie, dst) {
-                    Ok(tx) => conn.queue(tx),
+                    Ok(tx) => {
+                        // The buffer waits for the PUT_DONE, which the peer
+                        // sends without a credit and which returns this one.
+                        conn.repost(idx, buf, RxCredit::No);
+                        conn.queue(tx);
+                    }
                     Err((msg, e)) => {
+                        conn.repost(idx, buf, RxCredit::Peer);
                         pr_err!(
                             "{}: can't register {} bytes for a PUT from {}: {:?}\n",
                             conn.ni.nid,
@@ -1018,7 +1056,7 @@ pub(crate) fn recv(
             }
         }
         RxKind::GetReq { cookie, key, frags } => {
-            conn.repost(idx, buf, MsgType::GetReq);
+            conn.repost(idx, buf, RxCredit::Peer);
             if msg.0.is_null() {
                 // No match (`kiblnd_recv`): the initiator's GET ends.
                 conn.answer(MsgType::GetDone, cookie, -errno::ENODATA);
@@ -1118,13 +1156,17 @@ unsafe extern "C" fn cq_event(ev: crate::kapi::rdma::RawIbEvent, _ctx: *mut c_vo
 }
 
 /// QP events (`kiblnd_qp_event`): COMM_EST tells the CM a message
-/// arrived before ESTABLISHED; the rest are logged here (issue: IB events
-/// drive health later).
+/// arrived before ESTABLISHED. A QP gone to error (QP_FATAL, QP_REQ_ERR,
+/// QP_ACCESS_ERR), which Lustre only logs, closes the connection with
+/// -EIO here at once rather than at the next failed completion or timeout;
+/// its scheduler does it, as this may run in interrupt context. The rest
+/// are logged.
 ///
 /// # Safety
 ///
 /// Called by the verbs core with the QP's context.
 unsafe extern "C" fn qp_event(ev: crate::kapi::rdma::RawIbEvent, ctx: *mut c_void) {
+    use crate::kapi::rdma::{IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_FATAL, IB_EVENT_QP_REQ_ERR};
     // SAFETY: the running handler's event.
     let t = unsafe { crate::kapi::rdma::ib_event_type(ev) };
     // SAFETY: the QP's context is its connection, alive while the QP is.
@@ -1142,4 +1184,13 @@ unsafe extern "C" fn qp_event(ev: crate::kapi::rdma::RawIbEvent, ctx: *mut c_voi
         t,
         conn.peer
     );
+    if matches!(
+        t,
+        IB_EVENT_QP_FATAL | IB_EVENT_QP_REQ_ERR | IB_EVENT_QP_ACCESS_ERR
+    ) {
+        conn.qp_failed.store(-errno::EIO, Ordering::Release);
+        if !conn.scheduled.swap(true, Ordering::AcqRel) {
+            conn.ni.schedule(Arc::from(conn));
+        }
+    }
 }

@@ -135,6 +135,7 @@ pub fn o2iblnd(data: &[u8]) {
             let n2 = again.encode(&mut out2).expect("and encodes again");
             assert_eq!(&out[..n], &out2[..n2]);
         }
+        o2iblnd_writes(&m, data);
     }
     if let Ok(r) = o2iblnd::Rej::decode(data) {
         let mut out = [0u8; 64];
@@ -144,6 +145,35 @@ pub fn o2iblnd(data: &[u8]) {
     }
     o2iblnd_after_reject(data);
     o2iblnd_credit_ops(data);
+}
+
+/// A peer's RDMA descriptor, however malformed, is written into with
+/// writes that stay inside its fragments and cover exactly the bytes asked.
+fn o2iblnd_writes(m: &o2iblnd::Msg<'_>, data: &[u8]) {
+    let rd = match m.body {
+        o2iblnd::MsgBody::PutAck { rd, .. } | o2iblnd::MsgBody::GetReq { rd, .. } => rd,
+        _ => return,
+    };
+    let nob = data
+        .get(..4)
+        .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let max = usize::from(data.get(4).copied().unwrap_or(16));
+    match rd.writes(nob, max) {
+        Ok(w) => {
+            let mut at = 0u32;
+            let mut n = 0;
+            for (x, f) in w.zip(rd.frags().filter(|f| f.nob > 0)) {
+                assert_eq!((x.loff, x.raddr), (at, f.addr));
+                assert!(x.len > 0 && x.len <= f.nob);
+                at += x.len;
+                n += 1;
+            }
+            assert_eq!(at, nob);
+            assert!(n <= max);
+        }
+        Err(o2iblnd::RdmaPlanError::SinkTooSmall { room, .. }) => assert!(u64::from(nob) > room),
+        Err(o2iblnd::RdmaPlanError::TooManyWrites { need, max: m }) => assert!(need > m),
+    }
 }
 
 /// A reject, however malformed, never has the active side reconnect
@@ -196,7 +226,10 @@ fn o2iblnd_credit_ops(data: &[u8]) {
             3 => {
                 let _ = c.returned(op >> 3);
             }
-            4 => c.rx_done(t),
+            4 => c.rx_done(o2iblnd_credits::rx_credit(t)),
+            5 => {
+                let _ = c.take_reserved();
+            }
             _ => {
                 let _ = c.need_noop(op & 8 != 0, op & 16 != 0, op & 32 != 0);
             }
@@ -204,5 +237,6 @@ fn o2iblnd_credit_ops(data: &[u8]) {
         assert!(c.credits <= c.queue_depth, "{c:?}");
         assert!(c.outstanding <= c.queue_depth, "{c:?}");
         assert!(c.posted <= c.concurrent_sends, "{c:?}");
+        assert!(c.reserved <= c.queue_depth, "{c:?}");
     }
 }

@@ -819,6 +819,12 @@ pub unsafe fn ib_event_type(ev: RawIbEvent) -> i32 {
     unsafe { kapi_ib_event_type(ev) }
 }
 
+/// `IB_EVENT_QP_FATAL`.
+pub const IB_EVENT_QP_FATAL: i32 = 1;
+/// `IB_EVENT_QP_REQ_ERR`.
+pub const IB_EVENT_QP_REQ_ERR: i32 = 2;
+/// `IB_EVENT_QP_ACCESS_ERR`.
+pub const IB_EVENT_QP_ACCESS_ERR: i32 = 3;
 /// `IB_EVENT_COMM_EST`.
 pub const IB_EVENT_COMM_EST: i32 = 4;
 

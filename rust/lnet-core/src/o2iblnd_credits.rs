@@ -19,6 +19,40 @@ pub fn takes_credit(t: MsgType) -> bool {
     matches!(t, MsgType::Immediate | MsgType::PutReq | MsgType::GetReq)
 }
 
+/// Whether a message of type `t` waits for a reserved credit before it
+/// may take a send credit (`ibc_tx_queue_rsrvd`): a PUT_REQ or GET_REQ,
+/// whose answer (PUT_ACK, PUT_NAK, GET_DONE) the peer sends without a
+/// credit, into one of the receive buffers reserved for answers. At most
+/// `queue_depth` of them wait for an answer, so those buffers suffice.
+pub fn needs_reserved(t: MsgType) -> bool {
+    matches!(t, MsgType::PutReq | MsgType::GetReq)
+}
+
+/// What a received message gives back once its buffer is reposted
+/// (`kiblnd_handle_rx`, `kiblnd_recv`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxCredit {
+    /// A credit owed to the peer (`IBLND_POSTRX_PEER_CREDIT`).
+    Peer,
+    /// One of our reserved credits back (`IBLND_POSTRX_RSRVD_CREDIT`): the
+    /// answer to a PUT_REQ or GET_REQ of ours arrived.
+    Reserved,
+    /// Nothing (`IBLND_POSTRX_NO_CREDIT`): a NOOP, or a PUT_REQ we
+    /// answered PUT_ACK, whose buffer stays reserved for the PUT_DONE the
+    /// peer will send without a credit; that PUT_DONE returns the credit.
+    No,
+}
+
+/// The credit a received message of type `t` gives back; a PUT_REQ's is
+/// [`RxCredit::No`] instead when it is answered by PUT_ACK.
+pub fn rx_credit(t: MsgType) -> RxCredit {
+    match t {
+        MsgType::Immediate | MsgType::PutReq | MsgType::GetReq | MsgType::PutDone => RxCredit::Peer,
+        MsgType::PutNak | MsgType::PutAck | MsgType::GetDone => RxCredit::Reserved,
+        _ => RxCredit::No,
+    }
+}
+
 /// What to do with the message at the head of a queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Post {
@@ -62,6 +96,9 @@ pub struct Credits {
     pub concurrent_sends: u16,
     /// Owed credits that make a NOOP worth sending.
     pub highwater: u16,
+    /// PUT_REQs and GET_REQs that may still be sent before answers come
+    /// (`ibc_reserved_credits`).
+    pub reserved: u16,
 }
 
 impl Credits {
@@ -85,6 +122,7 @@ impl Credits {
             noops_posted: 0,
             concurrent_sends: concurrent_sends.max(1),
             highwater: u16::try_from(hiw).unwrap_or(u16::MAX),
+            reserved: queue_depth,
         }
     }
 
@@ -165,11 +203,27 @@ impl Credits {
         Ok(())
     }
 
-    /// A received message of type `t` was consumed and its buffer
-    /// reposted: a credited one owes the peer a credit.
-    pub fn rx_done(&mut self, t: MsgType) {
-        if takes_credit(t) {
-            self.outstanding = self.outstanding.saturating_add(1).min(self.queue_depth);
+    /// Takes a reserved credit for a PUT_REQ or GET_REQ about to queue for
+    /// a send credit; false if none is left.
+    pub fn take_reserved(&mut self) -> bool {
+        if self.reserved == 0 {
+            return false;
+        }
+        self.reserved -= 1;
+        true
+    }
+
+    /// A received message was consumed and its buffer reposted, giving
+    /// back `c`.
+    pub fn rx_done(&mut self, c: RxCredit) {
+        match c {
+            RxCredit::Peer => {
+                self.outstanding = self.outstanding.saturating_add(1).min(self.queue_depth)
+            }
+            RxCredit::Reserved => {
+                self.reserved = self.reserved.saturating_add(1).min(self.queue_depth)
+            }
+            RxCredit::No => {}
         }
     }
 }
@@ -195,8 +249,8 @@ mod tests {
     #[test]
     fn immediate_takes_a_credit_and_returns_the_owed_ones() {
         let mut c = Credits::new(2, 8, 8, 7);
-        c.rx_done(MsgType::Immediate);
-        c.rx_done(MsgType::PutDone);
+        c.rx_done(rx_credit(MsgType::Immediate));
+        c.rx_done(rx_credit(MsgType::Noop));
         assert_eq!(c.outstanding, 1);
         assert_eq!(c.post(MsgType::Immediate, false), Post::Now { credits: 1 });
         assert_eq!((c.credits, c.outstanding, c.posted), (1, 0, 1));
@@ -272,5 +326,29 @@ mod tests {
             self.outstanding = n;
             self
         }
+    }
+
+    #[test]
+    fn put_req_credit_comes_back_with_put_done_and_answers_refill_reserved() {
+        let mut c = Credits::new(2, 8, 8, 7);
+        // A PUT_REQ we answer PUT_ACK keeps its buffer for the PUT_DONE.
+        c.rx_done(RxCredit::No);
+        assert_eq!(c.outstanding, 0);
+        c.rx_done(rx_credit(MsgType::PutDone));
+        assert_eq!(c.outstanding, 1);
+        // Answered by PUT_NAK, it owes the credit at once.
+        c.rx_done(rx_credit(MsgType::PutReq));
+        assert_eq!(c.outstanding, 2);
+        // Two requests may wait for answers at depth 2, not three.
+        assert!(needs_reserved(MsgType::PutReq) && needs_reserved(MsgType::GetReq));
+        assert!(!needs_reserved(MsgType::Immediate));
+        assert!(c.take_reserved() && c.take_reserved());
+        assert!(!c.take_reserved());
+        c.rx_done(rx_credit(MsgType::GetDone));
+        assert!(c.take_reserved());
+        c.rx_done(rx_credit(MsgType::PutAck));
+        c.rx_done(rx_credit(MsgType::PutNak));
+        c.rx_done(rx_credit(MsgType::PutNak));
+        assert_eq!(c.reserved, 2);
     }
 }
