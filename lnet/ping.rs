@@ -274,7 +274,18 @@ pub(crate) struct Reply {
 /// `timeout_s` seconds. A failed send ends it at once; a signal ends the
 /// wait with `EINTR`.
 pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Result<Reply> {
-    let mut buf = KVec::from_elem(0u8, 4096, GFP_KERNEL)?;
+    // Sized as Lustre's `lnet_ping` sizes it: the header and one status
+    // per NI up to `lnet_interfaces_max`, at most `LNET_PING_BUFFER_MAX`.
+    // That fits an o2ib IMMEDIATE, so the GET goes inline: a Lustre target
+    // RDMA-writing a REPLY shorter than a GET_REQ's sink posts no write at
+    // all (its `kiblnd_init_rdma` only counts a write that ends a sink
+    // fragment), and a larger sink would read back zeros.
+    let max = params::snapshot().interfaces_max.max(16) as usize;
+    let size = ping::NID4_ENTRY_LEN
+        .saturating_mul(max)
+        .saturating_add(ping::HDR_LEN)
+        .min(ping::PING_BUFFER_MAX);
+    let mut buf = KVec::from_elem(0u8, size, GFP_KERNEL)?;
     // The heap bytes stay where they are when `buf` moves into `Wait`.
     let start = buf.as_mut_ptr();
     let len = buf.len() as u32;

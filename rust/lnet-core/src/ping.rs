@@ -19,6 +19,8 @@ pub const STATUS_UP: u32 = 0x15aa_c0de;
 pub const STATUS_DOWN: u32 = 0xdead_face;
 /// Bytes of the header.
 pub const HDR_LEN: usize = 16;
+/// Largest reply buffer a ping offers (`LNET_PING_BUFFER_MAX`).
+pub const PING_BUFFER_MAX: usize = 3960;
 /// Bytes of a NID4 entry.
 pub const NID4_ENTRY_LEN: usize = 16;
 /// Initial buffer size of pings and pushes (`LNET_PING_INFO_MIN_SIZE`).
