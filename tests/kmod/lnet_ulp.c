@@ -74,9 +74,9 @@ MODULE_PARM_DESC(op_timeout, "mode=client: seconds each operation may wait for i
 static int repeat;
 module_param(repeat, int, 0444);
 MODULE_PARM_DESC(repeat, "mode=client: extra 4 KiB PUTs after the checks");
-static bool sweep;
-module_param(sweep, bool, 0444);
-MODULE_PARM_DESC(sweep, "mode=client: PUT/GET round trips of 0 B to 1 MiB at offsets, and a 4 MiB MD refused");
+static int sweep;
+module_param(sweep, int, 0444);
+MODULE_PARM_DESC(sweep, "mode=client: PUT/GET round trips of 0 B to 1 MiB at offsets, and a 4 MiB MD refused; 2: without the small one across a page of the server's MD (Lustre's ko2iblnd sends that REPLY wrong)");
 static bool traffic;
 static bool get;
 module_param(get, bool, 0444);
@@ -1443,8 +1443,18 @@ static int client_run(void)
 		};
 		unsigned int i;
 
-		for (i = 0; i < ARRAY_SIZE(at); i++)
+		for (i = 0; i < ARRAY_SIZE(at); i++) {
+			/*
+			 * Lustre's ko2iblnd sends an IMMEDIATE straight from
+			 * the MD's pages through their fast-registered
+			 * address, which is not a local DMA address: across a
+			 * page, the REPLY carries the wrong bytes.
+			 */
+			if (sweep == 2 && at[i][0] < 4096 &&
+			    at[i][1] / PAGE_SIZE != (at[i][1] + at[i][0]) / PAGE_SIZE)
+				continue;
 			round_trip(&srv, at[i][0], at[i][1], i + 3);
+		}
 		too_big();
 		pr_info("lnet_ulp: %zu PUT/GET round trips of 0 B to 1 MiB done\n",
 			ARRAY_SIZE(at));

@@ -13,7 +13,8 @@ lockdep, kmemleak or panic report, or a module that will not unload.
 Scenarios declare their lab in a header line, `# lab: vms=2 nics=2`;
 scenarios with the same lab share one boot. `lustre=N` makes the last N
 VMs Lustre nodes: they boot the Lustre peer's kernel (built once by
-../shared/peers/lustre/build.sh and cached) with an initramfs holding
+../shared/peers/lustre/build.sh with o2ib added, tests/lab/lustre-peer.sh,
+and cached) with an initramfs holding
 Lustre's own modules and lnetctl instead of ours, and run the same
 scenario with LAB_LUSTRE=1.
 """
@@ -165,17 +166,21 @@ def build_initramfs(kd, work):
     return finish_initramfs(root, work, "initramfs.cpio")
 
 
-LUSTRE_BUILD = TOP.parent / "shared" / "peers" / "lustre" / "build.sh"
+LUSTRE_SHARED = TOP.parent / "shared" / "peers" / "lustre"
+# build.sh staged with o2ib added (tests/lab/lustre-peer.sh).
+LUSTRE_BUILD = TOP / "tests" / "lab" / "lustre-peer.sh"
 
 
 def lustre_peer_dir():
-    """Where the peer is cached: keyed by what build.sh builds from (its
-    own text, the kernel config, the tarball's name), not by where shared/
-    happens to be checked out, so every clone finds the same bundle."""
+    """Where the peer is cached: keyed by what it is built from (the
+    scripts' text, the kernel configs, the tarball's name), not by where
+    shared/ happens to be checked out, so every clone finds the same
+    bundle."""
     h = hashlib.sha256()
-    for f in (LUSTRE_BUILD, LUSTRE_BUILD.parent / "kernel.config"):
+    for f in (LUSTRE_BUILD, LUSTRE_BUILD.parent / "lustre-o2ib.config",
+              LUSTRE_SHARED / "build.sh", LUSTRE_SHARED / "kernel.config"):
         h.update(f.read_bytes())
-    for t in sorted(LUSTRE_BUILD.parent.glob("lustre-release-*.tar.xz")):
+    for t in sorted(LUSTRE_SHARED.glob("lustre-release-*.tar.xz")):
         h.update(t.name.encode())
     return Path.home() / ".cache/lnet-rs" / f"lustre-peer-{h.hexdigest()[:16]}"
 
@@ -185,8 +190,8 @@ def lustre_peer():
     env = os.environ.get("LUSTRE_PEER")
     if env:
         return Path(env)
-    if not LUSTRE_BUILD.exists():
-        sys.exit(f"lab: {LUSTRE_BUILD} missing: the Lustre peer cannot be built")
+    if not (LUSTRE_SHARED / "build.sh").exists():
+        sys.exit(f"lab: {LUSTRE_SHARED}/build.sh missing: the Lustre peer cannot be built")
     log("lab: building the Lustre peer (about 10 minutes the first time, then cached)")
     t0 = time.monotonic()
     out = subprocess.run(["bash", str(LUSTRE_BUILD), str(lustre_peer_dir())],

@@ -165,14 +165,15 @@ lab_burst() {
 	dmesg | sed -n 's/.*lnet_ulp: burst of [0-9]* [A-Z]*s: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p'
 }
 
-# lab_client_rails PEER REPEAT: lnet_ulp's client checks against the server
+# lab_client_rails PEER REPEAT [ARGS]: lnet_ulp's client checks (and ARGS, e.g.
+# sweep=1) against the server
 # PEER, then REPEAT more PUTs; sets d0 and d1 to the sends they added on
 # this node's NIs $me0 and $me1.
 lab_client_rails() {
 	s0=$(lab_ni_sends "$me0")
 	s1=$(lab_ni_sends "$me1")
-	if ! modprobe lnet_ulp mode=client peer="$1" repeat="$2"; then
-		dmesg | grep -E 'lnet_ulp|LNet|lnet:|socklnd' | tail -n 30
+	if ! modprobe lnet_ulp mode=client peer="$1" repeat="$2" $3; then
+		dmesg | grep -E 'lnet_ulp|LNet|lnet:|socklnd|o2iblnd' | tail -n 30
 		lab_fail "client checks against $1 failed"
 	fi
 	lab_rmmod lnet_ulp
@@ -264,25 +265,34 @@ lab_tell() {
 }
 
 # A node of a mixed lab (lnet-rs, or Lustre's own with LAB_LUSTRE=1) set
-# up as its administrator would: tcp on eth0, and on eth1 the net $1
-# (tcp1 unless given), defaults. Sets side, peer, me0/me1 (this node's
-# NIDs) and p0/p1 (the other node's).
+# up as its administrator would: net $2 (tcp unless given) on eth0, and on
+# eth1 the net $1 (tcp1 unless given), defaults. o2ib nets run on
+# Soft-RoCE (rxe0 on eth0, rxe1 on eth1) with ko2iblnd. Sets side, peer,
+# lnd, me0/me1 (this node's NIDs) and p0/p1 (the other node's).
 lab_interop_setup() {
 	net1=${1:-tcp1}
+	net0=${2:-tcp}
 	peer=$(lab_peer)
-	me0=$(lab_addr "$LAB_VM" 0)@tcp
+	me0=$(lab_addr "$LAB_VM" 0)@$net0
 	me1=$(lab_addr "$LAB_VM" 1)@$net1
-	p0=$(lab_addr "$peer" 0)@tcp
+	p0=$(lab_addr "$peer" 0)@$net0
 	p1=$(lab_addr "$peer" 1)@$net1
 	side=lnet-rs
 	[ "$LAB_LUSTRE" = 1 ] && side=Lustre
+	lnd=ksocklnd
+	case "$net0" in o2ib*) lnd=ko2iblnd ;; esac
 	dmesg -c >/dev/null
-	modprobe ksocklnd || lab_fail "$side: ksocklnd did not load"
+	if [ "$lnd" = ko2iblnd ]; then
+		for nic in 0 1; do
+			rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "$side: rxe$nic"
+		done
+	fi
+	modprobe "$lnd" || lab_fail "$side: $lnd did not load"
 	lnetctl lnet configure || lab_fail "$side: configure"
-	if [ "$net1" = tcp ]; then
-		lnetctl net add --net tcp --if eth0,eth1 || lab_fail "$side: net add tcp on eth0,eth1"
+	if [ "$net1" = "$net0" ]; then
+		lnetctl net add --net "$net0" --if eth0,eth1 || lab_fail "$side: net add $net0 on eth0,eth1"
 	else
-		lnetctl net add --net tcp --if eth0 || lab_fail "$side: net add tcp"
+		lnetctl net add --net "$net0" --if eth0 || lab_fail "$side: net add $net0"
 		lnetctl net add --net "$net1" --if eth1 || lab_fail "$side: net add $net1"
 	fi
 }
@@ -318,13 +328,13 @@ lab_interop_serve() {
 	lab_rmmod lnet_ulp
 }
 
-# lab_interop_client READY DONE: waits for the other node's server, runs
+# lab_interop_client READY DONE [ARGS]: waits for the other node's server, runs
 # lnet_ulp's client checks and 24 more PUTs against $p0, checks that both
 # of this node's NIs sent, and tells the server.
 lab_interop_client() {
 	lab_wait_server "$(lab_addr "$peer" 0)" "$1"
 	t0=$(date +%s)
-	lab_client_rails "$p0" 24
+	lab_client_rails "$p0" 24 "$3"
 	lab_log "$side client: PUT/GET 4 KiB and 1 MiB and 24 PUTs in $(($(date +%s) - t0))s; sends on $me0: $d0, on $me1: $d1"
 	[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "$side client: not both rails used ($d0, $d1)"
 	lab_tell "$(lab_addr "$peer" 0)" "$2"
@@ -333,8 +343,12 @@ lab_interop_client() {
 # Takes down what lab_interop_setup started, and Lustre's modules too.
 lab_interop_teardown() {
 	lnetctl lnet unconfigure || lab_fail "$side: unconfigure"
-	lab_rmmod ksocklnd
+	lab_rmmod "$lnd"
 	lab_rmmod lnet
+	if [ "$lnd" = ko2iblnd ]; then
+		rdma link delete rxe0
+		rdma link delete rxe1
+	fi
 	if [ "$LAB_LUSTRE" = 1 ]; then
 		lab_rmmod libcfs
 		lab_rmmod sunrpc_addr
