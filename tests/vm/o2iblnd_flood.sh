@@ -9,9 +9,10 @@
 #   and every LNet peer credit is back afterwards;
 # - VM 1 added as a Multi-Rail peer (o2ib + o2ib1): lnet_ulp's client
 #   checks and 24 more PUTs use both rails;
-# - a flood to o2ib1 while `lnetctl net del` takes that NI away: every
-#   PUT gets exactly one final event (OK or failed), and the node unloads
-#   with no leak and no splat.
+# - a flood to o2ib1 while `rmmod ko2iblnd` is refused (its NIs hold it)
+#   and `lnetctl net del` takes that NI away: every PUT gets exactly one
+#   final event (OK or failed), and the node unloads with no leak and no
+#   splat.
 for nic in 0 1; do
 	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
 done
@@ -76,6 +77,9 @@ dmesg -c >/dev/null
 modprobe lnet_ulp mode=flood peer="$p1" repeat=32 op_timeout=120 &
 flooding=$!
 sleep 3
+# Its running NIs hold ko2iblnd, as Lustre's nets hold theirs: rmmod under
+# the flood is refused and the flood goes on.
+lab_must_fail rmmod ko2iblnd
 lnetctl net del --net o2ib1 --if eth1 || lab_fail "net del o2ib1"
 wait $flooding || lab_fail "flood on o2ib1 did not run"
 line=$(dmesg | grep 'lnet_ulp: flood' | tail -n 1)
