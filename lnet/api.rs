@@ -593,10 +593,9 @@ fn peer_primary(lnet: &TheLnet, nid: &Nid) -> Option<Nid> {
     peers.list.get(pi).map(|p| p.primary)
 }
 
-/// Replaces `*nid` by the primary NID of its peer (`LNetPrimaryNID`).
-/// Lustre may run discovery on the peer first; lnet-rs has no discovery,
-/// so this is the primary NID the peer has now: the one `lnetctl peer add`
-/// or `LNetAddPeer` gave it, else the NID itself. `0@lo` stays.
+/// Replaces `*nid` by the primary NID of its peer (`LNetPrimaryNID`),
+/// discovering the peer first as discovery.rs says (it may sleep). `0@lo`
+/// stays.
 ///
 /// # Safety
 ///
@@ -613,7 +612,7 @@ unsafe extern "C" fn LNetPrimaryNID(nid: *mut lnet_nid) {
     if n == Nid::LO || n.is_any() {
         return;
     }
-    if let Some(p) = peer_primary(lnet, &n) {
+    if let Some(p) = crate::discovery::primary_nid(lnet, &n) {
         *c = nid_to_c(&p);
     }
 }
@@ -642,10 +641,9 @@ unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
 }
 
 /// Whether sends to `nid` need wait no longer for discovery
-/// (`LNetPeerDiscovered`): 1, or -ENETRESET when its peer cannot be had
-/// (LNet down). lnet-rs has no discovery, so every peer is as Lustre's are
-/// when discovery does not apply to them (`LNET_PEER_NO_DISCOVERY`); the
-/// peer is made as traffic would make it, as in Lustre.
+/// (`LNetPeerDiscovered`, see discovery.rs), or -ENETRESET when its peer
+/// cannot be had (LNet down). The peer is made as traffic would make it,
+/// as in Lustre.
 ///
 /// # Safety
 ///
@@ -659,15 +657,14 @@ unsafe extern "C" fn LNetPeerDiscovered(nid: *mut lnet_nid) -> c_int {
     if n == Nid::LO {
         return 1;
     }
-    match lnet().ok().and_then(|l| peer_primary(l, &n)) {
-        Some(_) => 1,
-        None => ENETRESET().to_errno(),
+    match lnet() {
+        Ok(l) => crate::discovery::peer_discovered(l, &n),
+        Err(_) => ENETRESET().to_errno(),
     }
 }
 
 /// 1 if peer discovery is enabled (`lnet_peer_discovery_disabled` is 0),
-/// else 0 (`LNetGetPeerDiscoveryStatus`). The parameter is Lustre's;
-/// lnet-rs does not run discovery yet whatever it says.
+/// else 0 (`LNetGetPeerDiscoveryStatus`).
 #[no_mangle]
 extern "C" fn LNetGetPeerDiscoveryStatus() -> c_int {
     c_int::from(crate::params::snapshot().peer_discovery_disabled == 0)

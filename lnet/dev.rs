@@ -57,6 +57,7 @@ const FAULT_LIST: u32 = iowr(0xd3, size_of::<lnet_ioc_fault>());
 const UDSP_ADD: u32 = iowr(0xd4, size_of::<lnet_ioc_udsp>());
 const UDSP_DEL: u32 = iowr(0xd5, size_of::<lnet_ioc_udsp>());
 const UDSP_GET: u32 = iowr(0xd6, size_of::<lnet_ioc_udsp>());
+const DISCOVER: u32 = iowr(0xd7, size_of::<lnet_ioc_ping>());
 
 const CAP_NET_ADMIN: c_int = 12;
 const CFG_LOAD_NETWORKS: u32 = 1;
@@ -299,6 +300,12 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
             do_ping(lnet, st, &mut p)?;
             write(arg, &p)
         }
+        DISCOVER => {
+            let mut p: lnet_ioc_ping = read(arg)?;
+            need_up(lnet)?;
+            do_discover(lnet, &mut p)?;
+            write(arg, &p)
+        }
         SET_NUMA_RANGE => {
             need_admin()?;
             let v: lnet_ioc_value = read(arg)?;
@@ -342,8 +349,7 @@ fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
                 p.pr_nnis = peer.nis.len() as u32;
                 p.pr_prim_nid = nid_to_ioc(&peer.primary);
                 p.pr_multi_rail = u32::from(peer.multi_rail);
-                // lp_state: discovered/configured bits are not tracked yet.
-                p.pr_state = 0;
+                p.pr_state = peer.lp_state();
             }
             write(arg, &p)
         }
@@ -775,6 +781,41 @@ fn do_ping(lnet: &TheLnet, st: &FileState, p: &mut lnet_ioc_ping) -> Result {
     for (slot, e) in p.pg_entries.iter_mut().zip(entries.iter().skip(start)) {
         slot.pe_nid = nid_to_ioc(&e.nid);
         slot.pe_status = e.status;
+        p.pg_count += 1;
+    }
+    Ok(())
+}
+
+/// `lnetctl discover`: discovers the target's peer on the first page,
+/// then lists the peer's NIDs from `pg_start`.
+fn do_discover(lnet: &TheLnet, p: &mut lnet_ioc_ping) -> Result {
+    let target = nid_from_ioc(&p.pg_target)?;
+    let source = nid_from_ioc(&p.pg_source)?;
+    if target.is_any()
+        || !source.is_any()
+        || p.pg_timeout_ms == 0
+        || p.pg_timeout_ms > PING_MAX_MS
+        || p.pg_multi_rail > 1
+    {
+        return Err(EINVAL);
+    }
+    if p.pg_start == 0 {
+        let force = p.pg_multi_rail == 1;
+        crate::discovery::discover(lnet, target, force)?;
+    }
+    let peers = lnet.peers.lock();
+    let peer = peers
+        .find(&target)
+        .and_then(|(pi, _)| peers.list.get(pi))
+        .ok_or(ENOENT)?;
+    p.pg_total = peer.nis.len() as u32;
+    p.pg_primary = nid_to_ioc(&peer.primary);
+    p.pg_multi_rail = u32::from(peer.multi_rail);
+    p.pg_count = 0;
+    let start = p.pg_start as usize;
+    for (slot, n) in p.pg_entries.iter_mut().zip(peer.nis.iter().skip(start)) {
+        slot.pe_nid = nid_to_ioc(&n.nid);
+        slot.pe_status = n.ns_status;
         p.pg_count += 1;
     }
     Ok(())

@@ -338,9 +338,6 @@ pub(crate) fn remote_failure(lnet: &TheLnet, nid: &Nid) {
     let s = params::snapshot().health_sensitivity;
     let now = kthread::now_secs();
     if let Some(p) = lnet.peers.lock().peer_ni_mut(nid) {
-        p.health = health::dec(p.health, s);
-        if crate::recovery::peer_recoverable(p.last_alive, now) {
-            p.recovery.queue(now);
-        }
+        p.remote_failure(s, now);
     }
 }

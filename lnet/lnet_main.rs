@@ -23,6 +23,7 @@ mod config;
 mod counters;
 mod credits;
 mod dev;
+mod discovery;
 mod fault;
 mod health;
 mod lnd;

@@ -327,12 +327,22 @@ fn select_path(
                 .any(|x| x.is_active() && x.nid.net() == net && (with_fatal || !x.is_fatal()))
         };
         let with_fatal = !peer.nis.iter().any(|p| usable(p.nid.net(), false));
+        // Peer NIs their node reports down are left out while another is
+        // up (a decision: Lustre only charges health for the report and
+        // may pick them until it runs low; discovery.rs).
+        let reported_up = |net: Option<Net>| {
+            peer.nis
+                .iter()
+                .any(|q| !q.reported_down() && net.map_or(true, |n| q.nid.net() == n))
+        };
+        let with_down = !reported_up(None);
         let nets = peer
             .nis
             .iter()
             .enumerate()
             .filter(|(i, p)| first_of_net(*i, p.nid.net()))
             .filter(|(_, p)| usable(p.nid.net(), with_fatal))
+            .filter(|(_, p)| with_down || reported_up(Some(p.nid.net())))
             .filter_map(|(_, p)| {
                 let net = p.nid.net();
                 let local = nis
@@ -367,11 +377,12 @@ fn select_path(
         let ni = pick_ni(net)?;
         let fresh = ni.tunables.peer_credits.load(Ordering::Relaxed);
         let tx = lnet.tx.lock();
+        let with_down = !reported_up(Some(net));
         let lpnis = peer
             .nis
             .iter()
             .enumerate()
-            .filter(|(_, p)| p.nid.net() == net)
+            .filter(|(_, p)| p.nid.net() == net && (with_down || !p.reported_down()))
             .map(|(i, p)| {
                 let c = PeerNiCandidate {
                     health: p.health,
@@ -460,6 +471,10 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     if m.retry_count == 0 {
         m.src_param = m.hdr.src_nid;
     }
+    let Some(mut m) = crate::discovery::gate(lnet, m) else {
+        // Sent again once its peer is discovered.
+        return;
+    };
     let reserved = matches!(
         m.hdr.msg,
         MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }

@@ -168,8 +168,13 @@ unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param)
             // this change, never between it and the in-place update.
             let pings = lnet.map(|l| l.pings.lock());
             let was = snapshot().peer_discovery_disabled;
-            publish(&change.tunables);
             let now = change.tunables.peer_discovery_disabled;
+            if let (Some(lnet), true) = (lnet, was == 0 && now != 0) {
+                // Turning discovery off is pushed to Multi-Rail peers
+                // once (`discovery_set`), queued before the change.
+                crate::discovery::push_update(lnet, true);
+            }
+            publish(&change.tunables);
             if let (Some(lnet), true) = (lnet, now != was) {
                 // The posted ping buffer says so at once, as Lustre's
                 // discovery_set does (no buffer posted: the next one is

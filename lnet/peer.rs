@@ -36,10 +36,13 @@ pub(crate) struct PeerNi {
     /// peer NI where the local NIs are at hand: its first send, or when an
     /// administrator adds or lists it).
     pub(crate) udsp_applied: bool,
+    /// The status its node last reported for it in a ping buffer
+    /// (`lpni_ns_status`): `STATUS_UP` until told otherwise.
+    pub(crate) ns_status: u32,
 }
 
 impl PeerNi {
-    fn new(nid: Nid) -> PeerNi {
+    pub(crate) fn new(nid: Nid) -> PeerNi {
         PeerNi {
             nid,
             health: MAX_HEALTH,
@@ -60,7 +63,22 @@ impl PeerNi {
             net_priority: u32::MAX,
             udsp_pref: crate::udsp::PrefNids::default(),
             udsp_applied: false,
+            ns_status: crate::lnet_core::ping::STATUS_UP,
         }
+    }
+
+    /// A remote failure (`lnet_handle_remote_failure_locked`): health
+    /// down by `sensitivity`, and recovery if it may be recovered.
+    pub(crate) fn remote_failure(&mut self, sensitivity: u32, now: i64) {
+        self.health = crate::lnet_core::health::dec(self.health, sensitivity);
+        if crate::recovery::peer_recoverable(self.last_alive, now) {
+            self.recovery.queue(now);
+        }
+    }
+
+    /// Whether its node reports it down.
+    pub(crate) fn reported_down(&self) -> bool {
+        self.ns_status == crate::lnet_core::ping::STATUS_DOWN
     }
 
     /// Whether the local NI `ni` is preferred for this peer NI: the NI it
@@ -94,6 +112,7 @@ pub(crate) struct Peer {
     pub(crate) nis: KVec<PeerNi>,
     /// Sequence of each peer net (`lpn_seq`).
     pub(crate) net_seqs: KVec<(Net, u64)>,
+    pub(crate) disc: crate::discovery::PeerDisc,
 }
 
 impl Peer {
@@ -164,6 +183,7 @@ impl Peers {
                 send_seq: 0,
                 nis,
                 net_seqs: KVec::new(),
+                disc: Default::default(),
             },
             GFP_ATOMIC,
         )?;
@@ -292,6 +312,43 @@ impl Peers {
         let t = self.list.get_mut(ti).ok_or(ENOENT)?;
         t.nis.push(PeerNi::new(*nid), GFP_ATOMIC)?;
         Ok(true)
+    }
+
+    /// Moves `nid` into peer `pi` out of another peer holding it
+    /// (discovery learnt it belongs to `pi`'s node), unless an
+    /// administrator configured or locked that peer. Returns `pi`'s index
+    /// afterwards: a peer left empty is removed.
+    pub(crate) fn take_nid(&mut self, pi: usize, nid: &Nid) -> usize {
+        let Some((oi, li)) = self.find(nid).filter(|(oi, _)| *oi != pi) else {
+            return pi;
+        };
+        let Some(o) = self.list.get_mut(oi) else {
+            return pi;
+        };
+        if o.configured || o.lock_primary {
+            return pi;
+        }
+        let Some(ni) = crate::kapi::vec::remove(&mut o.nis, li) else {
+            return pi;
+        };
+        let mut pi = pi;
+        if o.nis.is_empty() {
+            crate::kapi::vec::remove(&mut self.list, oi);
+            if oi < pi {
+                pi -= 1;
+            }
+        } else if o.primary == *nid {
+            if let Some(first) = o.nis.first() {
+                o.primary = first.nid;
+            }
+        }
+        if let Some(p) = self.list.get_mut(pi) {
+            // Its counters and health come along.
+            if p.nis.reserve(1, GFP_ATOMIC).is_ok() {
+                let _ = p.nis.push(ni, GFP_ATOMIC);
+            }
+        }
+        pi
     }
 
     /// `lnetctl peer del`: the listed NIDs of the peer, or the whole peer.

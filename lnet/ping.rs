@@ -128,6 +128,24 @@ pub(crate) fn install(
     pings.current.replace(t)
 }
 
+/// A copy of the posted ping buffer, as a push sends it.
+pub(crate) fn current_buffer(lnet: &TheLnet) -> Result<KVec<u8>> {
+    // The buffer is replaced only under `pings`, and its status words are
+    // rewritten only under `ping_words`.
+    let pings = lnet.pings.lock();
+    let len = pings.current.as_ref().ok_or(errno::ENETDOWN())?.buf.len();
+    let mut copy = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+    let w = lnet.ping_words.lock();
+    if w.buf.is_null() || w.len != len {
+        return Err(errno::ENETDOWN());
+    }
+    // SAFETY: the installed buffer of `len` bytes, live while `pings` is
+    // held; not written while `ping_words` is held.
+    let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
+    copy.copy_from_slice(b);
+    Ok(copy)
+}
+
 /// Stops status rewrites into the current buffer, before buffers go.
 pub(crate) fn uninstall(lnet: &TheLnet) {
     let mut w = lnet.ping_words.lock();

@@ -8,9 +8,10 @@
 //!
 //! Each push lands in a buffer of its own: an MD of threshold 1, as
 //! Lustre's push target is, so concurrent pushes cannot mix. The pushed
-//! buffer is checked and counted in the MD's handler; the monitor thread
-//! posts a fresh buffer for each one used. What a push says about the peer
-//! is for discovery, which is not done yet: it is only logged.
+//! buffer is checked and counted in the MD's handler; the discovery thread,
+//! woken by it, posts a fresh buffer for each one used (as Lustre's
+//! `pb_needs_post`), and the monitor thread catches any it missed. What a push says about the peer
+//! goes to discovery (discovery.rs).
 
 use crate::api;
 use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md};
@@ -75,11 +76,13 @@ fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
                 info.features,
                 info.sequence()
             );
+            crate::discovery::push_received(lnet, from, data, Some(info));
         }
         Err(e) => {
             p.refused = p.refused.wrapping_add(1);
             drop(p);
             pr_warn!("Bad push from {}: {}\n", from, e);
+            crate::discovery::push_received(lnet, from, data, None);
         }
     }
 }
@@ -99,7 +102,9 @@ unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
             // SAFETY: the MD's final event has not run yet, so `pb` is alive.
             let buf = unsafe { &(*pb).buf };
             let n = (ev.mlength as usize).min(buf.len());
-            let from = nid_from_c(&ev.initiator.nid).unwrap_or(Nid::ANY);
+            // The NID it came from (`lnet_peer_push_event` looks up
+            // `ev->source`).
+            let from = nid_from_c(&ev.source.nid).unwrap_or(Nid::ANY);
             check(lnet, from, buf.get(..n).unwrap_or(&[]), ev.rlength);
         }
         if ev.unlinked != 0 {
@@ -121,6 +126,9 @@ unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
     if ev.unlinked != 0 {
         // SAFETY: the MD's final event: LNet uses the buffer no more.
         drop(unsafe { KBox::from_raw(pb) });
+        if let Some(lnet) = TheLnet::get() {
+            crate::discovery::wake(lnet);
+        }
     }
 }
 

@@ -123,6 +123,12 @@ fn ni_init_locked(
         Ok(t) => {
             let _ = crate::ping::install(lnet, &mut lnet.pings.lock(), t);
             crate::push::top_up(lnet);
+            match crate::discovery::start(lnet) {
+                Ok(t) => api.discovery = Some(t),
+                // Messages then go without waiting (the gate lets them
+                // through when nothing runs discovery).
+                Err(e) => pr_err!("Can't start the discovery thread: {:?}\n", e),
+            }
         }
         Err(e) => {
             pr_err!("Can't post the ping buffer: {:?}\n", e);
@@ -320,8 +326,8 @@ pub(crate) fn free_retired_pings(lnet: &TheLnet) {
 }
 
 /// Posts a new ping buffer listing the NIs now up, after NIs were added or
-/// removed or one's fatal state changed (Lustre also pushes it to peers;
-/// without discovery, peers see it when they next ping). The old one may
+/// removed or one's fatal state changed, and pushes it to the Multi-Rail
+/// peers (`lnet_push_update_to_peers`). The old one may
 /// still be sending a REPLY, so it is kept until its MD is freed.
 pub(crate) fn refresh_ping(lnet: &TheLnet) {
     let mut pings = lnet.pings.lock();
@@ -342,6 +348,8 @@ pub(crate) fn refresh_ping(lnet: &TheLnet) {
                 // Cannot fail: reserved above.
                 let _ = pings.retired.push(old, GFP_KERNEL);
             }
+            drop(pings);
+            crate::discovery::push_update(lnet, false);
         }
         Err(e) => pr_err!("Can't post the new ping buffer: {:?}\n", e),
     }
@@ -423,6 +431,9 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
         lnet.running.store(false, Ordering::Release);
     }
     drop(api.monitor.take());
+    drop(api.discovery.take());
+    // Messages waiting for discovery end now.
+    crate::discovery::stop(lnet);
     // Resends queued for the monitor thread end now.
     crate::health::resends_open(lnet, false);
     // Held messages go on, while their NIs can still take them.

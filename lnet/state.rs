@@ -56,6 +56,8 @@ pub(crate) struct Api {
     /// LNetNIInit calls not yet matched by LNetNIFini.
     pub(crate) refcount: u32,
     pub(crate) monitor: Option<Thread>,
+    /// The discovery thread (`lnet_discovery`).
+    pub(crate) discovery: Option<Thread>,
     /// /dev/lnet's own reference (`lnetctl lnet configure`).
     pub(crate) dev_ref: bool,
 }
@@ -101,6 +103,16 @@ pub(crate) struct TheLnet {
     /// The push target's buffers and counts; `res` may be taken under it.
     #[pin]
     pub(crate) pushes: SpinLock<crate::push::Pushes>,
+    /// Peers queued for discovery and the messages waiting for it; taken
+    /// after `peers`.
+    #[pin]
+    pub(crate) discovery: SpinLock<crate::discovery::Queue>,
+    /// Wakes the discovery thread; `dc_work` says there is work.
+    #[pin]
+    pub(crate) dc_wait: crate::kapi::waitq::WaitQueue,
+    pub(crate) dc_work: AtomicBool,
+    /// The discovery thread runs: messages may wait for it.
+    pub(crate) dc_running: AtomicBool,
     /// Sequence number of the last ping buffer built
     /// (`ln_ping_target_seqno`).
     pub(crate) ping_seq: AtomicU32,
@@ -170,11 +182,16 @@ impl TheLnet {
                     Api {
                         refcount: 0,
                         monitor: None,
+                        discovery: None,
                         dev_ref: false,
                     },
                     "lnet_api"
                 ),
                 pushes <- new_spinlock!(crate::push::Pushes::default(), "lnet_pushes"),
+                discovery <- new_spinlock!(crate::discovery::Queue::default(), "lnet_discovery"),
+                dc_wait <- crate::kapi::waitq::WaitQueue::new(),
+                dc_work: AtomicBool::new(false),
+                dc_running: AtomicBool::new(false),
                 ping_seq: AtomicU32::new(0),
                 faults <- new_spinlock!(crate::fault::Faults::new(), "lnet_faults"),
                 fault_rules: AtomicU32::new(0),

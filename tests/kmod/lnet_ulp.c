@@ -61,7 +61,7 @@ module_param(inflight, int, 0444);
 MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
 static char *mode = "self";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "self (over 0@lo), server, client, burst, flood or pinginfo (with peer=)");
+MODULE_PARM_DESC(mode, "self (over 0@lo), server, client, burst, flood, pinginfo or pushes (with peer=)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
@@ -742,6 +742,32 @@ out:
 }
 
 /*
+ * GETs the ping buffer of @target into @info (bound with @op); its length
+ * in @len. 0 or a negative errno.
+ */
+static int get_ping_info(struct lnet_processid *target, struct buf *info,
+			 struct op *op, unsigned int *len)
+{
+	struct lnet_handle_md h = INVALID_MDH;
+	int rc, i;
+
+	rc = bind(info, 2, LNET_MD_TRUNCATE, op, &h);
+	if (rc)
+		return rc;
+	rc = LNetGet(NULL, h, target, PING_PORTAL, PING_BITS, 0, false);
+	if (rc)
+		return rc;
+	atomic_inc(&sends);
+	if (!op_settle(op, h, 20))
+		return -EIO;
+	i = pair(op, LNET_EVENT_REPLY);
+	if (i < 0)
+		return -EIO;
+	*len = op->mlength[i];
+	return 0;
+}
+
+/*
  * mode=pinginfo: GETs the ping buffer of peer= (or of this node) and logs
  * its header: features, sequence number (the loopback entry's status
  * word) and entry count.
@@ -751,9 +777,9 @@ static int pinginfo_run(void)
 	struct lnet_processid target = self;
 	struct buf info = {};
 	struct op *op = op_new(true);
-	struct lnet_handle_md h = INVALID_MDH;
+	unsigned int len;
 	__le32 *w;
-	int rc = -EIO, i;
+	int rc;
 
 	if (*peer && libcfs_strnid(&target.nid, peer)) {
 		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
@@ -765,18 +791,10 @@ static int pinginfo_run(void)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = bind(&info, 2, LNET_MD_TRUNCATE, op, &h);
+	rc = get_ping_info(&target, &info, op, &len);
+	if (!rc && len < 28)
+		rc = -EIO;
 	if (rc)
-		goto out;
-	rc = LNetGet(NULL, h, &target, PING_PORTAL, PING_BITS, 0, false);
-	if (rc)
-		goto out;
-	atomic_inc(&sends);
-	rc = -EIO;
-	if (!op_settle(op, h, 20))
-		goto out;
-	i = pair(op, LNET_EVENT_REPLY);
-	if (i < 0 || op->mlength[i] < 28)
 		goto out;
 	w = (__le32 *)info.flat;
 	pr_info("lnet_ulp: ping info: features 0x%x sequence %u nnis %u\n",
@@ -786,6 +804,85 @@ out:
 	if (rc)
 		pr_err("lnet_ulp: pinginfo: %d\n", rc);
 	buf_free(&info);
+	op_free(op);
+	return rc;
+}
+
+/*
+ * mode=pushes: pushes to peer= this node's own ping buffer spoilt one field
+ * at a time (wire.md §3), then one that is whole but not Multi-Rail, then
+ * the buffer as it is. The push target ACKs each; what the peer made of
+ * them is in its console.
+ */
+static int pushes_run(void)
+{
+	struct lnet_processid target = { .pid = LNET_PID_LUSTRE };
+	struct buf own = {}, push = {};
+	struct op *op = op_new(true);
+	struct lnet_handle_md h = INVALID_MDH;
+	unsigned int len = 0;
+	int rc = -ENOMEM, i, acked = 0;
+	/* (word, value) spoilt; word -1: cut to 8 bytes, -2: left whole. */
+	static const struct { int word; u32 value; const char *what; } bad[] = {
+		{ 0, 0x5a5a5a5a, "bad magic" },
+		{ 1, 0x10a, "unknown feature" },
+		{ 1, 0x18, "no NI status" },
+		{ 3, 0, "no NIs" },
+		{ 3, 100000, "too many NIs" },
+		{ 4, 0x0a000001, "first entry not 0@lo" },
+		{ -1, 0, "truncated" },
+		{ 1, 0x12, "not Multi-Rail" },
+		{ -2, 0, "as it is" },
+	};
+
+	if (libcfs_strnid(&target.nid, peer)) {
+		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
+		op_free(op);
+		return -EINVAL;
+	}
+	if (!op || buf_alloc(&own, 4096, false) || buf_alloc(&push, 4096, false))
+		goto out;
+	rc = get_ping_info(&self, &own, op, &len);
+	if (!rc && len < 48)
+		rc = -EIO;
+	if (rc)
+		goto out;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		__le32 *w = (__le32 *)push.flat;
+
+		memcpy(push.flat, own.flat, len);
+		push.length = len;
+		if (bad[i].word >= 0)
+			w[bad[i].word] = cpu_to_le32(bad[i].value);
+		else if (bad[i].word == -1)
+			push.length = 8;
+		op_init(op, true);
+		h = (struct lnet_handle_md)INVALID_MDH;
+		rc = bind(&push, 2, 0, op, &h);
+		if (rc)
+			goto out;
+		rc = LNetPut(NULL, h, LNET_ACK_REQ, &target, PING_PORTAL,
+			     PING_BITS, 0, 0);
+		if (rc)
+			goto out;
+		atomic_inc(&sends);
+		rc = -EIO;
+		if (!op_settle(op, h, 20) || pair(op, LNET_EVENT_ACK) < 0) {
+			pr_err("lnet_ulp: push %s: not ACKed\n", bad[i].what);
+			goto out;
+		}
+		acked++;
+		/* The peer reposts each push buffer a push used (Lustre's
+		 * push target takes one push at a time). */
+		msleep(200);
+	}
+	rc = 0;
+	pr_info("lnet_ulp: %d pushes to %s ACKed\n", acked, peer);
+out:
+	if (rc)
+		pr_err("lnet_ulp: pushes: %d\n", rc);
+	buf_free(&own);
+	buf_free(&push);
 	op_free(op);
 	return rc;
 }
@@ -1651,6 +1748,12 @@ static int ulp_start(void)
 	}
 	if (!strcmp(mode, "pinginfo")) {
 		rc = pinginfo_run();
+		if (rc)
+			LNetNIFini();
+		return rc;
+	}
+	if (!strcmp(mode, "pushes")) {
+		rc = pushes_run();
 		if (rc)
 			LNetNIFini();
 		return rc;

@@ -1,7 +1,8 @@
 # lab: vms=2 nics=2 timeout=420
 # The lab demo (scripts/demo.sh shows it live). Two Lustre nodes with two
 # rails each (tcp on eth0, tcp1 on eth1, Soft-RoCE on both NICs). VM 0
-# sends steady LNet traffic to VM 1, a Multi-Rail peer, over both rails.
+# discovers VM 1 (no `peer add`: a ping learns VM 1's second NID, a push
+# tells VM 1 ours) and sends steady LNet traffic to it over both rails.
 # Rail 1 fails on VM 0 (eth1 down): ksocklnd's netdev notifier marks its
 # NI down at once and traffic moves to rail 0; the link returns and rail 1
 # carries traffic again. Then rail 1 goes silent (a fault-injection rule
@@ -35,7 +36,6 @@ if ! echo 1001 >/sys/module/lnet/parameters/lnet_health_sensitivity 2>/dev/null;
 	say "    health_sensitivity=1001 refused; still $(cat /sys/module/lnet/parameters/lnet_health_sensitivity)"
 fi
 lnetctl lnet configure --all || lab_fail "configure"
-lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
 say "lnetctl net show:"
 lnetctl net show | sed 's/^/    /'
 
@@ -74,6 +74,10 @@ else
 		[ $i -lt 60 ] || lab_fail "vm1 never got ready"
 		sleep 1
 	done
+	say "lnetctl discover $p0 (no peer add anywhere):"
+	lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0"; }
+	sed 's/^/    /' /tmp/disc
+	grep -q "nid: $p1" /tmp/disc || lab_fail "discovery did not learn $p1"
 	say "steady traffic to $p0 (a Multi-Rail peer: $p0, $p1), 2 s per PUT at most"
 	modprobe lnet_ulp mode=client peer="$p0" seconds=130 op_timeout=2 &
 	client=$!

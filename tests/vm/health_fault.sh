@@ -42,8 +42,9 @@ burst() { lab_burst "$p0" "$1" "$2"; }
 lab_wait_server "$(lab_addr "$peer" 0)"
 lab_expect_eq "$(burst PUT 4)" "4 0" "warm-up PUTs (ok failed)"
 
-# Recovery pings (GETs on portal 0) wait in a delay rule until it goes.
-lctl net_delay_add -s '*' -d '*' -p 0 -r 1 -l 3600 || lab_fail "net_delay_add"
+# Recovery pings (GETs on portal 0) wait in a delay rule until it goes;
+# pushes (PUTs on portal 0) do not, or discovery would wait with them.
+lctl net_delay_add -s '*' -d '*' -p 0 -m GET -r 1 -l 3600 || lab_fail "net_delay_add"
 lctl net_delay_list | grep -q -- '-><?> (1/1 | 0, latency 3600) ptl 0x1' ||
 	{ lctl net_delay_list; lab_fail "net_delay_list lacks the rule"; }
 

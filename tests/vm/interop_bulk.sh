@@ -4,14 +4,11 @@
 # headers (Lustre's own for the Lustre node): one node serves its buffers,
 # the other PUTs and GETs 4 KiB and 1 MiB to them and checks the data that
 # comes back, then sends 24 more 4 KiB PUTs. First the Lustre node serves
-# and lnet-rs is the client (its peer made Multi-Rail by `peer add`:
-# lnet-rs does not discover yet), then lnet-rs serves and the Lustre node
-# is the client (it discovers us on its first send). Each client's two
-# NIs both carry its traffic.
+# and lnet-rs is the client, then lnet-rs serves and the Lustre node is
+# the client. Neither is told of the other's second NID: each discovers
+# the other on its first send (and pushes its own buffer). Each client's
+# two NIs both carry its traffic.
 lab_interop_setup
-if [ "$LAB_LUSTRE" != 1 ]; then
-	lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
-fi
 
 if [ "$LAB_LUSTRE" = 1 ]; then
 	lab_interop_serve 7010 7011
@@ -19,8 +16,11 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 else
 	lab_interop_client 7010 7011
 	lab_interop_serve 7020 7021
-	lnetctl peer show -v >/tmp/peer || lab_fail "peer show -v"
+	lnetctl peer show -v 3 >/tmp/peer || lab_fail "peer show -v 3"
 	grep -q "nid: $p1" /tmp/peer || { cat /tmp/peer; lab_fail "the Lustre node's tcp1 NID is not in its peer"; }
+	state=$(awk -v nid="$p0" '$2 == "primary" && $3 == "nid:" { cur = $4 } $1 == "peer" && $2 == "state:" && cur == nid { print $3; exit }' /tmp/peer)
+	[ $((state & 17)) -eq 17 ] || { cat /tmp/peer; lab_fail "the Lustre node is not a discovered Multi-Rail peer (state $state)"; }
+	lab_log "lnet-rs discovered the Lustre node: state $state"
 	dmesg | grep -q "Bad push" && { dmesg | grep "Bad push"; lab_fail "a push from the Lustre node was refused"; }
 fi
 lab_interop_teardown

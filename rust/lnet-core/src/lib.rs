@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod credits;
+pub mod discovery;
 pub mod fault;
 pub mod frag;
 pub mod hdr;

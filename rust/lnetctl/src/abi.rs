@@ -507,11 +507,12 @@ pub enum Cmd {
     UdspAdd = 0xd4,
     UdspDel = 0xd5,
     UdspGet = 0xd6,
+    Discover = 0xd7,
 }
 
 impl Cmd {
     /// Every command, in number order.
-    pub const ALL: [Cmd; 23] = [
+    pub const ALL: [Cmd; 24] = [
         Cmd::Configure,
         Cmd::Unconfigure,
         Cmd::NetAdd,
@@ -535,6 +536,7 @@ impl Cmd {
         Cmd::UdspAdd,
         Cmd::UdspDel,
         Cmd::UdspGet,
+        Cmd::Discover,
     ];
 
     /// The command number (`_IOC_NR`).
@@ -559,6 +561,7 @@ impl Cmd {
             Cmd::GetStats => "LNET_IOC_GET_STATS",
             Cmd::GetRecoveryQueue => "LNET_IOC_GET_RECOVERY_QUEUE",
             Cmd::Ping => "LNET_IOC_PING",
+            Cmd::Discover => "LNET_IOC_DISCOVER",
             Cmd::SetNumaRange => "LNET_IOC_SET_NUMA_RANGE",
             Cmd::GetGlobals => "LNET_IOC_GET_GLOBALS",
             Cmd::FaultAdd => "LNET_IOC_FAULT_ADD",
@@ -583,7 +586,7 @@ impl Cmd {
             Cmd::GetPeerNi => size_of::<LnetIocPeerNi>(),
             Cmd::GetStats => size_of::<LnetIocStats>(),
             Cmd::GetRecoveryQueue => size_of::<LnetIocRecovery>(),
-            Cmd::Ping => size_of::<LnetIocPing>(),
+            Cmd::Ping | Cmd::Discover => size_of::<LnetIocPing>(),
             Cmd::SetNumaRange => size_of::<LnetIocValue>(),
             Cmd::GetGlobals => size_of::<LnetIocGlobals>(),
             Cmd::FaultAdd | Cmd::FaultDel | Cmd::FaultReset | Cmd::FaultList => {

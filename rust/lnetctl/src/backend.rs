@@ -41,6 +41,7 @@ pub enum Request<'a> {
     GetStats(&'a mut abi::LnetIocStats),
     GetRecoveryQueue(&'a mut abi::LnetIocRecovery),
     Ping(&'a mut abi::LnetIocPing),
+    Discover(&'a mut abi::LnetIocPing),
     SetNumaRange(&'a mut abi::LnetIocValue),
     GetGlobals(&'a mut abi::LnetIocGlobals),
     // The fault commands are lctl's (src/bin/lctl.rs shares this module);
@@ -76,6 +77,7 @@ impl Request<'_> {
             Request::GetStats(_) => Cmd::GetStats,
             Request::GetRecoveryQueue(_) => Cmd::GetRecoveryQueue,
             Request::Ping(_) => Cmd::Ping,
+            Request::Discover(_) => Cmd::Discover,
             Request::SetNumaRange(_) => Cmd::SetNumaRange,
             Request::GetGlobals(_) => Cmd::GetGlobals,
             Request::FaultAdd(_) => Cmd::FaultAdd,
@@ -205,7 +207,7 @@ impl Backend for DevLnet {
             Request::GetPeerNi(a) => self.raw(cmd, a),
             Request::GetStats(a) => self.raw(cmd, a),
             Request::GetRecoveryQueue(a) => self.raw(cmd, a),
-            Request::Ping(a) => self.raw(cmd, a),
+            Request::Ping(a) | Request::Discover(a) => self.raw(cmd, a),
             Request::SetNumaRange(a) => self.raw(cmd, a),
             Request::GetGlobals(a) => self.raw(cmd, a),
             Request::FaultAdd(a)

@@ -69,6 +69,8 @@ pub enum Command {
     },
     /// ping nid[,nid,...] [nid ...]
     Ping(PingArgs),
+    /// discover [--force] nid[,nid,...] [nid ...]
+    Discover(DiscoverArgs),
     /// export [--backup] [FILE.yaml]: export the configuration as YAML
     Export(ExportArgs),
     /// import [--add|--del|--show|--exec] [FILE.yaml]
@@ -348,6 +350,16 @@ pub struct PingArgs {
     /// ping timeout in seconds
     #[arg(short = 't', long, allow_hyphen_values = true)]
     pub timeout: Option<String>,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct DiscoverArgs {
+    /// NIDs to discover (comma-separated lists allowed)
+    #[arg(required = true, value_name = "NID")]
+    pub nids: Vec<String>,
+    /// force discovery even if the peer is up to date
+    #[arg(short = 'f', long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug, Default)]

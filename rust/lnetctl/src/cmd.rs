@@ -146,6 +146,7 @@ pub fn run(cmd: &Command, be: &mut dyn Backend) -> Outcome {
             cli::UdspCommand::Show(a) => crate::udsp::show(&mut r, a.idx.as_deref()),
         },
         Command::Ping(a) => ping(&mut r, &a.nids, a.source.as_deref(), a.timeout.as_deref()),
+        Command::Discover(a) => discover(&mut r, &a.nids, a.force),
         Command::Export(a) => transfer::export_cmd(&mut r, a.backup, a.file.as_deref()),
         Command::Import(a) => {
             let mode = if a.del {
@@ -1065,34 +1066,37 @@ pub fn debug_recovery(r: &mut Run, which: Option<bool>) {
     }
 }
 
-/// Pings `target`, page by page: the primary NID, Multi-Rail, and the
-/// reply's NIDs.
-pub fn ping_one(
+/// Issues a paged `lnet_ioc_ping` request (PING or DISCOVER) for
+/// `target` from page 0 on, `fill` setting the other inputs of each call
+/// (it is told whether this is the first); the peer as the pages list it,
+/// without `0@lo`.
+fn ping_pages(
     be: &mut dyn Backend,
     target: Nid,
-    source: Option<Nid>,
-    timeout_ms: u32,
+    discover: bool,
+    fill: impl Fn(&mut abi::LnetIocPing, bool),
 ) -> Result<show::PingEntry, Errno> {
     let mut entries: Vec<Nid> = Vec::new();
     let mut first = None;
-    let mut got = 0usize;
     loop {
         let mut a = abi::LnetIocPing::new();
         a.pg_target = abi::LnetIocNid::from_nid(&target);
-        a.pg_source = abi::LnetIocNid::from_nid(&source.unwrap_or(Nid::ANY));
-        a.pg_timeout_ms = timeout_ms;
-        a.pg_start = got as u32;
-        be.ioctl(Request::Ping(&mut a))?;
+        a.pg_start = entries.len() as u32;
+        fill(&mut a, first.is_none());
+        if discover {
+            be.ioctl(Request::Discover(&mut a))?;
+        } else {
+            be.ioctl(Request::Ping(&mut a))?;
+        }
         let n = (a.pg_count as usize).min(abi::PING_PAGE);
         for e in &a.pg_entries[..n] {
             entries.push(e.pe_nid.to_nid().map_err(|_| Errno::EPROTO)?);
         }
-        got += n;
         let total = a.pg_total as usize;
         if first.is_none() {
             first = Some(a);
         }
-        if n == 0 || got >= total {
+        if n == 0 || entries.len() >= total {
             break;
         }
     }
@@ -1106,6 +1110,56 @@ pub fn ping_one(
             .map(|n| show::PingNi { nid: n.to_string() })
             .collect(),
     })
+}
+
+/// Pings `target`, page by page: the primary NID, Multi-Rail, and the
+/// reply's NIDs.
+pub fn ping_one(
+    be: &mut dyn Backend,
+    target: Nid,
+    source: Option<Nid>,
+    timeout_ms: u32,
+) -> Result<show::PingEntry, Errno> {
+    ping_pages(be, target, false, |a, _| {
+        a.pg_source = abi::LnetIocNid::from_nid(&source.unwrap_or(Nid::ANY));
+        a.pg_timeout_ms = timeout_ms;
+    })
+}
+
+/// Discovers `target`'s peer and lists it, page by page.
+pub fn discover_one(
+    be: &mut dyn Backend,
+    target: Nid,
+    force: bool,
+) -> Result<show::PingEntry, Errno> {
+    ping_pages(be, target, true, |a, first| {
+        a.pg_source = abi::LnetIocNid::from_nid(&Nid::ANY);
+        // Lustre's lnetctl passes a fixed 1000 ms (lnetctl.md §1).
+        a.pg_timeout_ms = 1000;
+        a.pg_multi_rail = u32::from(force && first);
+    })
+}
+
+/// `discover [--force] NID[,NID..] [NID..]`: each peer as discovery left
+/// it, each failure as a `manage: - discover:` error.
+pub fn discover(r: &mut Run, targets: &[String], force: bool) {
+    let texts: Vec<&str> = targets.iter().flat_map(|t| split_list(t)).collect();
+    let mut found = Vec::new();
+    for t in texts {
+        let result = Nid::parse(t)
+            .map_err(|_| (Errno::EINVAL, format!("{t}: cannot parse NID")))
+            .and_then(|n| {
+                discover_one(r.be, n, force).map_err(|e| (e, format!("{t}: {}", strerror(e))))
+            });
+        match result {
+            Ok(e) => found.push(e),
+            Err((e, descr)) => r.fail(YamlError::new("manage", "discover", neg(e), descr)),
+        }
+    }
+    if !found.is_empty() {
+        r.out
+            .push_str(&yaml::render(&show::DiscoverShow { discover: found }));
+    }
 }
 
 /// `ping NID[,NID..] [NID..] [--source S] [--timeout T]`: each target's

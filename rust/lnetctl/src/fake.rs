@@ -491,7 +491,7 @@ impl Fake {
                 }
                 Ok(())
             }
-            Request::Ping(a) => {
+            Request::Ping(a) | Request::Discover(a) => {
                 let target = a.pg_target.to_nid().map_err(|_| Errno::EINVAL)?;
                 let source = a.pg_source.to_nid().map_err(|_| Errno::EINVAL)?;
                 self.last_ping = Some((a.pg_timeout_ms, source));
@@ -751,7 +751,7 @@ fn hdr_ok(req: &Request<'_>) -> bool {
         Request::GetPeerNi(a) => a.hdr_ok(),
         Request::GetStats(a) => a.hdr_ok(),
         Request::GetRecoveryQueue(a) => a.hdr_ok(),
-        Request::Ping(a) => a.hdr_ok(),
+        Request::Ping(a) | Request::Discover(a) => a.hdr_ok(),
         Request::SetNumaRange(a) => a.hdr_ok(),
         Request::GetGlobals(a) => a.hdr_ok(),
         Request::FaultAdd(a)

@@ -585,6 +585,12 @@ pub struct PingShow {
     pub ping: Vec<PingEntry>,
 }
 
+/// `discover` (lnetctl.md §2.3): the same shape under `discover:`.
+#[derive(Serialize, Debug)]
+pub struct DiscoverShow {
+    pub discover: Vec<PingEntry>,
+}
+
 #[derive(Serialize, Debug)]
 pub struct PingEntry {
     #[serde(rename = "primary nid")]

@@ -305,8 +305,8 @@ fn help_on_every_command() {
     let mut all = Vec::new();
     walk(&Cli::command(), &mut Vec::new(), &mut all);
     // The root; lnet(2) net(4) peer(4) set(12) global(1) stats(1) debug(1)
-    // udsp(3) with their parents; ping, export, import.
-    assert_eq!(all.len(), 40);
+    // udsp(3) with their parents; ping, discover, export, import.
+    assert_eq!(all.len(), 41);
     for path in all {
         for flag in ["--help", "-h"] {
             let mut args = vec![String::from("lnetctl")];
@@ -1122,6 +1122,37 @@ fn ping_pages_skips_loopback_and_reports_errors() {
     ok(&mut f, "ping 192.168.1.20@tcp");
     assert_eq!(f.last_ping, Some((1000, Nid::ANY)));
     let o = lnetctl(&mut f, "ping 1.2.3@tcp");
+    assert!(o.stderr.contains("descr: \"1.2.3@tcp: cannot parse NID\""));
+}
+
+#[test]
+fn discover_lists_the_peer_and_reports_errors() {
+    let mut f = Fake::up();
+    let up = abi::PING_STATUS_UP;
+    f.pings.push(PingReply {
+        target: nid("192.168.2.20@tcp1"),
+        primary: nid("192.168.1.20@tcp"),
+        mr: true,
+        entries: vec![
+            (nid("192.168.1.20@tcp"), up),
+            (nid("192.168.2.20@tcp1"), up),
+        ],
+    });
+    let o = lnetctl(&mut f, "discover 192.168.2.20@tcp1 192.168.9.9@tcp");
+    assert_eq!(
+        o.stdout,
+        "discover:\n    - primary nid: 192.168.1.20@tcp\n      Multi-Rail: true\n      peer_ni:\n        - nid: 192.168.1.20@tcp\n        - nid: 192.168.2.20@tcp1\n"
+    );
+    assert_eq!(
+        o.stderr,
+        "manage:\n    - discover:\n          errno: -113\n          descr: \"192.168.9.9@tcp: No route to host\"\n"
+    );
+    assert_ne!(o.exit_code(), 0);
+    // One call each: a page holds both NIDs.
+    assert_eq!(f.log.iter().filter(|c| **c == Cmd::Discover).count(), 2);
+    // Lustre's fixed 1000 ms, source ANY.
+    assert_eq!(f.last_ping, Some((1000, Nid::ANY)));
+    let o = lnetctl(&mut f, "discover --force 1.2.3@tcp");
     assert!(o.stderr.contains("descr: \"1.2.3@tcp: cannot parse NID\""));
 }
 

@@ -170,6 +170,7 @@ struct Shown {
     peer: Vec<show::PeerEntry>,
     global: Mapping,
     ping: Vec<show::PingEntry>,
+    discover: Vec<show::PingEntry>,
     udsp: Vec<Value>,
 }
 
@@ -192,6 +193,9 @@ impl Shown {
         }
         if !self.ping.is_empty() {
             put("ping", serde_yaml_ng::to_value(&self.ping));
+        }
+        if !self.discover.is_empty() {
+            put("discover", serde_yaml_ng::to_value(&self.discover));
         }
         if !self.udsp.is_empty() {
             put("udsp", Ok(Value::Sequence(self.udsp)));
@@ -316,13 +320,8 @@ impl Importer<'_, '_> {
                 }
             }
             "discover" => {
-                if self.mode == Mode::Exec && !v.is_null() {
-                    self.r.fail(YamlError::new(
-                        "manage",
-                        "discover",
-                        cmd::neg(Errno::EOPNOTSUPP),
-                        "discover is not supported by lnet-rs",
-                    ));
+                if self.mode == Mode::Exec {
+                    self.discover(v);
                 }
             }
             // Routing off and no buffers is lnet-rs's only state.
@@ -595,6 +594,32 @@ impl Importer<'_, '_> {
                     cmd::neg(e),
                     format!("{t}: {}", cmd::strerror(e)),
                 )),
+            }
+        }
+    }
+}
+
+impl Importer<'_, '_> {
+    /// `discover` items (`handle_yaml_discover`): each `primary nid`,
+    /// with `force`.
+    fn discover(&mut self, v: &Value) {
+        for it in items(v) {
+            let Some(t) = get(it, "primary nid").map(text_of) else {
+                continue;
+            };
+            let force = get(it, "force").and_then(long_of).unwrap_or(0) != 0;
+            let result = Nid::parse(&t)
+                .map_err(|_| (Errno::EINVAL, format!("{t}: cannot parse NID")))
+                .and_then(|n| {
+                    cmd::discover_one(self.r.be, n, force)
+                        .map_err(|e| (e, format!("{t}: {}", cmd::strerror(e))))
+                });
+            match result {
+                Ok(e) => self.shown.discover.push(e),
+                Err((e, descr)) => {
+                    self.r
+                        .fail(YamlError::new("manage", "discover", cmd::neg(e), descr))
+                }
             }
         }
     }

@@ -383,6 +383,16 @@ struct lnet_ioc_ping_entry {
  * timeout returns entries from that kept reply without pinging again (it
  * pings afresh if the file has no reply for that target).
  */
+/*
+ * LNET_IOC_DISCOVER (lnetctl discover) takes the same structure: it
+ * discovers pg_target's peer, waiting until discovery ends (its ping's and
+ * push's deadlines bound it; pg_timeout_ms is checked but, as in Lustre's
+ * lnet_discover, does not shorten the wait), and lists that
+ * peer as discovery left it: its primary NID, Multi-Rail, and its NIDs
+ * with the status their node reported. pg_source must be LNET_ANY_NID;
+ * pg_multi_rail set to 1 on the first call (pg_start 0) forces a new
+ * discovery (--force). Later pages only read the peer.
+ */
 struct lnet_ioc_ping {
 	struct lnet_ioc_hdr pg_hdr;
 	struct lnet_ioc_nid pg_target;	/* in */
@@ -533,6 +543,7 @@ struct lnet_ioc_udsp {
 #define LNET_IOC_UDSP_ADD	_IOWR(LNET_IOC_MAGIC, 0xd4, struct lnet_ioc_udsp)
 #define LNET_IOC_UDSP_DEL	_IOWR(LNET_IOC_MAGIC, 0xd5, struct lnet_ioc_udsp)
 #define LNET_IOC_UDSP_GET	_IOWR(LNET_IOC_MAGIC, 0xd6, struct lnet_ioc_udsp)
+#define LNET_IOC_DISCOVER	_IOWR(LNET_IOC_MAGIC, 0xd7, struct lnet_ioc_ping)
 
 /* Sizes are part of the ABI: a change here is a new LNET_IOC_VERSION. */
 #ifdef __cplusplus
