@@ -1,7 +1,7 @@
 # lab: vms=2 nics=2 lustre=1 timeout=420
 # A Lustre node's rail dies under our traffic. The Lustre node serves
 # lnet_ulp's buffers; lnet-rs PUTs 4 KiB to it one at a time over both
-# rails (a Multi-Rail peer from `peer add`). Then the Lustre node takes
+# rails (a Multi-Rail peer learnt by discovery). Then the Lustre node takes
 # eth1 down without a word on the wire: a PUT sent on tcp1 is never
 # ACKed, so its response timeout (10 s) costs that peer NI health, and
 # selection, health first, keeps every later PUT on tcp. Recovery pings
@@ -19,7 +19,6 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	ip link set eth1 up
 	lab_rmmod lnet_ulp
 else
-	lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
 	lab_wait_server "$(lab_addr "$peer" 0)" 7050
 	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "PUTs over both rails (ok failed)"
 	a0=$(lab_peer_ni_sends "$p0")

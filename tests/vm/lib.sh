@@ -129,8 +129,9 @@ lab_final_leak_check() {
 
 # Two rails to the other VM: tcp on eth0 and, on eth1, the net $3 (tcp1
 # unless given: tcp puts both NIs on one net), LNet started with the extra
-# lnet.ko parameters $1 and ksocklnd.ko parameters $2, and the other VM
-# added as a Multi-Rail peer with a NID on each.
+# lnet.ko parameters $1 and ksocklnd.ko parameters $2. No `peer add`: the
+# client's lab_wait_server discovers the other VM as a Multi-Rail peer
+# with a NID on each (and the other VM learns ours from our push).
 lab_two_rails() {
 	net1=${3:-tcp1}
 	if [ "$net1" = tcp ]; then nets="tcp(eth0,eth1)"; else nets="tcp(eth0),$net1(eth1)"; fi
@@ -139,8 +140,7 @@ lab_two_rails() {
 	# shellcheck disable=SC2086
 	modprobe ksocklnd $2 || lab_fail "ksocklnd did not load"
 	lnetctl lnet configure --all || lab_fail "configure"
-	lnetctl peer add --prim_nid "$(lab_addr "$(lab_peer)" 0)@tcp" \
-		--nid "$(lab_addr "$(lab_peer)" 1)@$net1" || lab_fail "peer add"
+	LAB_DISCOVER=$(lab_addr "$(lab_peer)" 1)@$net1
 }
 
 # Sends counted by the local NI with NID $1 (lnetctl net show -v).
@@ -238,7 +238,8 @@ lab_serve_if_server() {
 }
 
 # Waits until the server at address $1 answers (on port $2, 7000 unless
-# given).
+# given); after lab_two_rails, discovers it and checks that its second NID
+# was learnt.
 lab_wait_server() {
 	tries=0
 	until nc -w 1 "$1" "${2:-7000}" </dev/null >/dev/null 2>&1; do
@@ -246,6 +247,10 @@ lab_wait_server() {
 		[ "$tries" -lt 120 ] || lab_fail "the server never came up"
 		sleep 1
 	done
+	if [ -n "$LAB_DISCOVER" ]; then
+		lnetctl discover "$1@tcp" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $1@tcp"; }
+		grep -q "nid: $LAB_DISCOVER\$" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn $LAB_DISCOVER"; }
+	fi
 }
 
 # Tells the server at address $1 that the client is done.

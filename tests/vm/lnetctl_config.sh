@@ -74,11 +74,11 @@ lnetctl lnet unconfigure || lab_fail "unconfigure"
 lnetctl lnet configure || lab_fail "configure again"
 lnetctl import /tmp/a.yaml || { cat /tmp/a.yaml; lab_fail "import"; }
 lnetctl export >/tmp/b.yaml || lab_fail "export again"
-# The configured peer has no node behind it: discovery keeps trying it
-# (each new ping buffer is pushed to Multi-Rail peers), so its peer state
-# and counters move between the two exports.
+# The configured peer has no node behind it: pushes to it (discovery
+# turned off and on above) fail when its connect times out, so its state,
+# counters and health move on their own. Compare what configures it.
 for f in a b; do
-	sed -i '/^peer:/,/^[a-z]/{/peer state:/d;/_count:/d}' /tmp/$f.yaml
+	sed -i '/^peer:/,/^[a-z]/{/^peer:\|primary nid:\|Multi-Rail:\|peer ni:\|- nid:\|^[a-z]/!d}' /tmp/$f.yaml
 done
 if ! diff /tmp/a.yaml /tmp/b.yaml >/tmp/d; then
 	cat /tmp/d

@@ -45,7 +45,8 @@ fi
 grep -q "errno:" /tmp/noping || { cat /tmp/noping; lab_fail "no error block"; }
 # Sends across nets: a source on another net is no route, never a
 # connection from tcp1 to a tcp NID.
-lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
+lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0"; }
+grep -q "nid: $p1" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn $p1"; }
 lab_must_fail lnetctl ping --source "$me1" "$p0" --timeout 5
 lab_must_fail lnetctl ping --source "$me0" "$p1" --timeout 5
 before1=$(lab_ni_sends "$me1")
