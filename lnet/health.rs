@@ -76,9 +76,14 @@ pub(crate) fn ni_health(lnet: &TheLnet, ni: &Ni, f: impl Fn(u32) -> u32) {
 }
 
 /// Sets a local NI's status word (`lnet_ni_set_status`), in the posted
-/// ping buffer too; `health` is for the console line.
+/// ping buffer too; `health` is for the console line. Lustre stops there
+/// (health.md §1); here the monitor also posts a new buffer within a
+/// second and pushes it to Multi-Rail peers, as for a fatal link: they
+/// leave a peer NI reported down alone (selection, discovery.rs), so
+/// they must hear when it is up again.
 pub(crate) fn ni_set_status(lnet: &TheLnet, ni: &Ni, up: bool, health: u32) {
     if ni.status_down.swap(!up, Relaxed) == up {
+        lnet.ping_update.store(true, Relaxed);
         let rewritten = crate::ping::set_ni_status(lnet, ni.nid, up);
         pr_info!(
             "{}: health {}, status {}{}\n",

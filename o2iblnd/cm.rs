@@ -19,11 +19,43 @@ use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 
-/// Every CM event of every o2ib id.
+/// The listener's events: connection requests, and its device going away.
+/// A request's new id starts with this handler and the listener's context;
+/// `passive_connect` gives it `cm_handler` and its connection.
 ///
 /// # Safety
 ///
-/// Called by the RDMA CM with the id and event of the call.
+/// Called by the RDMA CM with the id and event of the call, for the
+/// listener (or a request's new id) of an NI.
+pub(crate) unsafe extern "C" fn listen_handler(id: RawCmId, ev: RawCmEvent) -> c_int {
+    // SAFETY: the CM's own arguments, valid for this call.
+    let (id, ev) = unsafe { (CmIdRef::from_raw(id), CmEvent::from_raw(ev)) };
+    let ctx = id.context();
+    if ctx.is_null() {
+        return 0;
+    }
+    // SAFETY: the listener's context is its NI, borrowed, alive until
+    // `IbNi::stop` destroys the listener (which waits for this call).
+    let ni = unsafe { ArcBorrow::<IbNi>::from_raw(ctx.cast_const().cast()) };
+    match ev.event() {
+        CmEventType::ConnectRequest => passive_connect(&ni, &id, &ev),
+        CmEventType::DeviceRemoval => {
+            ni.device_removed();
+            0
+        }
+        e => {
+            pr_info!("{}: CM event {:?} for the listener\n", ni.nid, e);
+            0
+        }
+    }
+}
+
+/// The events of a connection's id.
+///
+/// # Safety
+///
+/// Called by the RDMA CM with the id and event of the call, for an id
+/// whose context is its connection (`Conn::cm_context`).
 pub(crate) unsafe extern "C" fn cm_handler(id: RawCmId, ev: RawCmEvent) -> c_int {
     // SAFETY: the CM's own arguments, valid for this call.
     let (id, ev) = unsafe { (CmIdRef::from_raw(id), CmEvent::from_raw(ev)) };
@@ -31,14 +63,8 @@ pub(crate) unsafe extern "C" fn cm_handler(id: RawCmId, ev: RawCmEvent) -> c_int
     if ctx.is_null() {
         return 0;
     }
-    if ev.event() == CmEventType::ConnectRequest {
-        // SAFETY: a request arrives on a new id carrying the listener's
-        // context: its NI, borrowed, alive until the listener is destroyed.
-        let ni = unsafe { ArcBorrow::<IbNi>::from_raw(ctx.cast_const().cast()) };
-        return passive_connect(&ni, &id, &ev);
-    }
-    // SAFETY: every other id's context is a reference to its connection,
-    // held until the id is destroyed.
+    // SAFETY: a connection's id holds a reference to it until the id is
+    // destroyed.
     let conn: Arc<Conn> = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) }.into();
     match ev.event() {
         CmEventType::AddrResolved => addr_resolved(&conn, &id, &ev),
@@ -312,8 +338,9 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         return refuse(ni, id, req.version, RejectReason::Fatal);
     };
     // From here the connection owns the id and its teardown destroys it.
-    // SAFETY: a reference the id holds until `conn::teardown` destroys it.
-    unsafe { id.set_context(conn.cm_context()) };
+    // SAFETY: a reference the id holds until `conn::teardown` destroys it,
+    // for `cm_handler`; this is the id's handler running.
+    unsafe { id.set_handler(cm_handler, conn.cm_context()) };
     {
         let _q = conn.qp_lock.lock();
         conn.inner.lock().cmid = Some(id.adopt());

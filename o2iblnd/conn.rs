@@ -904,18 +904,21 @@ fn queue_locked(g: &mut ConnInner, mut tx: Tx, timeout_ms: u64) -> Result<(), Tx
 }
 
 /// connd: disconnects a closed connection (may sleep), so that its posted
-/// work flushes.
-pub(crate) fn disconnect(conn: &Arc<Conn>) {
+/// work flushes. With `hold` (the port is down) only the QP is put in
+/// error, which sends nothing; the DREQ waits for a later pass.
+pub(crate) fn disconnect(conn: &Arc<Conn>, hold: bool) {
     let id = {
         let mut g = conn.inner.lock();
         if !g.need_disconnect {
             return;
         }
-        g.need_disconnect = false;
+        g.need_disconnect = hold;
         g.cmid.take()
     };
     if let Some(mut id) = id {
-        let _ = id.disconnect();
+        if !hold {
+            let _ = id.disconnect();
+        }
         {
             let _g = conn.qp_lock.lock();
             let _ = id.qp_error();

@@ -103,8 +103,10 @@ unsafe extern "C" fn o2iblnd_shutdown(ni: *mut lnet_ni) {
     // SAFETY: the reference startup gave LNet; LNet sends nothing more on
     // this NI once shutdown begins.
     let n = unsafe { Arc::from_raw(p) };
-    n.stop();
+    let listener = n.stop();
+    // The PD and buffers go first: the listener holds the device.
     drop(n);
+    drop(listener);
     // SAFETY: clearing it.
     unsafe { LnetNi(ni).set_data(core::ptr::null_mut()) };
     // SAFETY: the module reference startup took.

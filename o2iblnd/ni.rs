@@ -97,6 +97,9 @@ pub(crate) struct IbNi {
     pub(crate) pd: Arc<Pd>,
     /// The device port under the NI's address.
     port: u32,
+    /// The port is down (PORT_ERR, DEVICE_FATAL): connd holds back what
+    /// would send a CM message (see `connd_pass`).
+    port_down: AtomicBool,
     /// The device's async events (port error and active, device fatal),
     /// until `stop` takes them.
     #[pin]
@@ -157,7 +160,7 @@ impl IbNi {
         };
         let service = params::get(IbParam::Service) as u16;
         // SAFETY: no context yet; its handler ignores events until `listen`.
-        let listener = unsafe { CmId::new(cm::cm_handler, core::ptr::null_mut())? };
+        let listener = unsafe { CmId::new(cm::listen_handler, core::ptr::null_mut())? };
         if let Err(e) = listener.bind(addr, service) {
             pr_err!(
                 "{}: no RDMA device has the address of {}, or port {} is taken: {:?}\n",
@@ -183,6 +186,7 @@ impl IbNi {
                 tun,
                 pd,
                 port,
+                port_down: AtomicBool::new(false),
                 events <- new_mutex!(None, "kiblnd_events"),
                 listener <- new_mutex!(None, "kiblnd_listener"),
                 table <- new_spinlock!(Table {
@@ -207,6 +211,7 @@ impl IbNi {
         // events keep the state from then on.
         if !dev.port_active(n.port).unwrap_or(true) {
             pr_warn!("{}: port {} of {} is down\n", nid, n.port, dev.name());
+            n.port_down.store(true, Ordering::Release);
             n.ni.set_link_fatal(true);
         }
         // SAFETY: `stop` drops the handler before the NI can be freed.
@@ -235,7 +240,9 @@ impl IbNi {
         let r = threads.and_then(|()| listener.listen(LISTEN_BACKLOG));
         *n.listener.lock() = Some(listener);
         if let Err(e) = r {
-            n.stop();
+            let listener = n.stop();
+            drop(n);
+            drop(listener);
             return Err(e);
         }
         pr_info!(
@@ -249,10 +256,24 @@ impl IbNi {
         Ok(n)
     }
 
-    /// Stops the NI: fails what waits for connections, closes every
-    /// connection and waits until each is torn down, then stops the
-    /// threads and the listener (`kiblnd_shutdown`).
-    pub(crate) fn stop(&self) {
+    /// The RDMA device is being removed (`rdma link delete`, a driver
+    /// unbinding): the NI is marked fatal, fails what waits for a
+    /// connection, closes its connections and takes no new one, so LNet
+    /// resends elsewhere at once. Lustre ignores this event. The device's
+    /// removal waits for the listener, which `stop` (`lnetctl net del`)
+    /// destroys after everything else the NI holds on the device.
+    pub(crate) fn device_removed(&self) {
+        pr_err!(
+            "{}: RDMA device going away: NI marked fatal, down until its net is deleted\n",
+            self.nid
+        );
+        self.ni.set_link_fatal(true);
+        self.close_all();
+    }
+
+    /// Fails what waits for connections and closes every connection;
+    /// none is accepted or made after this.
+    fn close_all(&self) {
         let peers = {
             let mut g = self.table.lock();
             g.closed = true;
@@ -277,6 +298,15 @@ impl IbNi {
                 None => break,
             }
         }
+    }
+
+    /// Stops the NI: fails what waits for connections, closes every
+    /// connection and waits until each is torn down, then stops the
+    /// threads (`kiblnd_shutdown`). Returns the listener: the caller
+    /// destroys it once the NI is dropped, for the device's removal waits
+    /// for it and nothing of the NI may outlive the device.
+    pub(crate) fn stop(&self) -> Option<CmId> {
+        self.close_all();
         let mut waited = 0u32;
         loop {
             let left = self.table.lock().conns.len();
@@ -295,9 +325,9 @@ impl IbNi {
         for c in self.sched_take() {
             c.scheduled.store(false, Ordering::Release);
         }
-        // Each waits for a handler call that is running.
+        // Waits for a handler call that is running.
         drop(self.events.lock().take());
-        drop(self.listener.lock().take());
+        self.listener.lock().take()
     }
 
     pub(crate) fn lnd_timeout_ms(&self) -> u64 {
@@ -376,7 +406,21 @@ impl IbNi {
                 p.connecting = None;
             }
             p.reconnects = 0;
-            let old = p.conn.replace(c.clone());
+            // Only another incarnation's connection is stale
+            // (`kiblnd_close_stale_conns_locked`): one of the same stays
+            // and keeps carrying, as when we connect to ourselves (a local
+            // NI's recovery ping), where both ends of the connection are
+            // ours and carry the peer's NID.
+            let stamp = c.inner.lock().peer_stamp;
+            let keep = p.conn.as_ref().is_some_and(|o| {
+                let g = o.inner.lock();
+                !Arc::ptr_eq(o, c) && g.state == State::Established && g.peer_stamp == stamp
+            });
+            let old = if keep {
+                None
+            } else {
+                p.conn.replace(c.clone())
+            };
             (old, core::mem::take(&mut p.waiting))
         };
         pr_info!("{}: connected to {}\n", self.nid, c.peer);
@@ -450,18 +494,26 @@ impl IbNi {
         let now = kthread::now_ms();
         let connreq = self.connreq_timeout_ms();
         let mut all = KVec::new();
-        {
+        // While the port is down, a closed connection's QP is flushed but
+        // its DREQ (and the id's destruction, which may send one) waits
+        // for the port: a CM message sent on a down port is lost anyway,
+        // and on Soft-RoCE it breaks the device's management QP for good,
+        // so that no connection could be made once the port is back.
+        // Stopping the NI does not wait.
+        let hold = {
             let mut g = self.table.lock();
+            let hold = self.port_down.load(Ordering::Acquire) && !g.closed;
             for c in g.conns.iter() {
                 let _ = all.push(c.clone(), GFP_ATOMIC);
             }
             vec::retain(&mut g.peers, |p| {
                 p.conn.is_some() || p.connecting.is_some() || !p.waiting.is_empty()
             });
-        }
+            hold
+        };
         for c in all {
-            conn::disconnect(&c);
-            if c.drained(now) {
+            conn::disconnect(&c, hold);
+            if !hold && c.drained(now) {
                 let gone = {
                     let mut g = self.table.lock();
                     let i = g.conns.iter().position(|x| Arc::ptr_eq(x, &c));
@@ -711,14 +763,19 @@ unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
     match event {
         rdma::IB_EVENT_PORT_ERR if port == ni.port => {
             pr_warn!("{}: port {} down: NI marked fatal\n", ni.nid, port);
+            ni.port_down.store(true, Ordering::Release);
             ni.ni.set_link_fatal(true);
         }
         rdma::IB_EVENT_PORT_ACTIVE if port == ni.port => {
             pr_info!("{}: port {} active again\n", ni.nid, port);
+            ni.port_down.store(false, Ordering::Release);
             ni.ni.set_link_fatal(false);
+            // What connd held back while the port was down.
+            ni.wake_connd();
         }
         rdma::IB_EVENT_DEVICE_FATAL => {
             pr_err!("{}: RDMA device failed: NI marked fatal\n", ni.nid);
+            ni.port_down.store(true, Ordering::Release);
             ni.ni.set_link_fatal(true);
         }
         _ => {}

@@ -44,6 +44,7 @@ extern "C" {
     fn kapi_rdma_destroy_id(id: RawCmId);
     fn kapi_rdma_id_context(id: RawCmId) -> *mut c_void;
     fn kapi_rdma_id_set_context(id: RawCmId, ctx: *mut c_void);
+    fn kapi_rdma_id_set_handler(id: RawCmId, handler: CmHandler, ctx: *mut c_void);
     fn kapi_rdma_id_device(id: RawCmId) -> RawDev;
     fn kapi_rdma_id_port(id: RawCmId) -> u32;
     fn kapi_rdma_bind4(id: RawCmId, addr: u32, port: u16) -> c_int;
@@ -326,6 +327,19 @@ impl<'a> CmIdRef<'a> {
     pub unsafe fn set_context(&self, ctx: *mut c_void) {
         // SAFETY: a live id; the context is only stored.
         unsafe { kapi_rdma_id_set_context(self.id, ctx) }
+    }
+
+    /// Gives the id another handler and context for its next events: a
+    /// connection request's new id starts with its listener's.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` must be what `handler` expects, valid until the id is
+    /// destroyed or given another context; and this id's handler is the
+    /// one running (the CM serialises an id's events).
+    pub unsafe fn set_handler(&self, handler: CmHandler, ctx: *mut c_void) {
+        // SAFETY: a live id, under its handler (the caller's contract).
+        unsafe { kapi_rdma_id_set_handler(self.id, handler, ctx) }
     }
 
     /// The peer's address.

@@ -33,6 +33,15 @@ void kapi_rdma_id_set_context(struct rdma_cm_id *id, void *ctx)
 	WRITE_ONCE(id->context, ctx);
 }
 
+/* Only from the id's own handler: the CM reads both under the id's
+ * handler mutex, which is held there. */
+void kapi_rdma_id_set_handler(struct rdma_cm_id *id, kapi_cm_handler_t handler,
+			      void *ctx)
+{
+	id->event_handler = handler;
+	WRITE_ONCE(id->context, ctx);
+}
+
 struct ib_device *kapi_rdma_id_device(struct rdma_cm_id *id)
 {
 	return id->device;

@@ -42,6 +42,8 @@ struct rdma_cm_id *kapi_rdma_create_id(kapi_cm_handler_t handler, void *ctx);
 void kapi_rdma_destroy_id(struct rdma_cm_id *id);
 void *kapi_rdma_id_context(struct rdma_cm_id *id);
 void kapi_rdma_id_set_context(struct rdma_cm_id *id, void *ctx);
+void kapi_rdma_id_set_handler(struct rdma_cm_id *id, kapi_cm_handler_t handler,
+			      void *ctx);
 struct ib_device *kapi_rdma_id_device(struct rdma_cm_id *id);
 __u32 kapi_rdma_id_port(struct rdma_cm_id *id);
 int kapi_rdma_bind4(struct rdma_cm_id *id, __u32 addr, __u16 port);

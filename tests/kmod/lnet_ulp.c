@@ -1684,10 +1684,14 @@ static int flood_run(void)
 			lost++;
 			continue;
 		}
-		if (pair(&ops[i], LNET_EVENT_ACK) >= 0)
+		if (pair(&ops[i], LNET_EVENT_ACK) >= 0) {
 			ok++;
-		else
-			failed++;
+		} else {
+			if (failed++ < 4)
+				pr_info("lnet_ulp: flood PUT %d failed: send status %d, %d events, last status %d\n",
+					i, ops[i].send_status, ops[i].nev,
+					ops[i].nev ? ops[i].status[ops[i].nev - 1] : 0);
+		}
 	}
 	pr_info("lnet_ulp: flood of %d PUTs of %u bytes in %lld us: %d ok, %d failed, %d without a final event\n",
 		repeat, big.bytes, ktime_us_delta(ktime_get(), start), ok, failed,

@@ -96,9 +96,12 @@ lab_unload_leftovers() {
 	lctl net_drop_reset >/dev/null 2>&1
 	lctl net_delay_reset >/dev/null 2>&1
 	lnetctl lnet unconfigure >/dev/null 2>&1
+	# In the background: a device's removal waits for an o2ib NI still
+	# running on it (a flood kept LNet busy).
 	for link in $(rdma link show 2>/dev/null | awk '{ print $2 }' | cut -d/ -f1 | sort -u); do
-		rdma link delete "$link" 2>/dev/null
+		rdma link delete "$link" 2>/dev/null &
 	done
+	sleep 1
 	for dev in /sys/class/net/eth*; do
 		dev=${dev##*/}
 		tc qdisc del dev "$dev" root 2>/dev/null

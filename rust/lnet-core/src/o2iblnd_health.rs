@@ -61,18 +61,28 @@ pub fn connect_failed(err: i32) -> Status {
 }
 
 /// A tx on a connection closed with `comms_error` (0 for a clean
-/// disconnect): status `-ECONNABORTED` with this health status. Lustre
-/// leaves it OK for posted txs unless the close was a timeout, so LNet
-/// neither resends nor blames anyone; a flushed send completion then makes
-/// it REMOTE_DROPPED ([`send_failed`]).
+/// disconnect): status `-ECONNABORTED` with this health status.
+///
+/// A timeout is blamed as Lustre blames it. Any other close is a
+/// decision: Lustre gives a queued tx LOCAL_ERROR (no resend) and leaves
+/// a posted one OK, a status/health mismatch that neither resends nor
+/// blames anyone until a flushed send completion makes a sending tx
+/// REMOTE_DROPPED; a tx waiting for the peer's PUT_ACK or GET_DONE is
+/// failed to its ULP. Here a rail cut (port down, device removed,
+/// peer gone) costs the ULP nothing: a queued tx never left, so it is
+/// LOCAL_DROPPED; a sending one is REMOTE_DROPPED at once, as its flush
+/// would make it; and a waiting one is REMOTE_DROPPED too, for no payload
+/// moves before PUT_ACK (and a GET's sink takes nothing more once the QP
+/// is in error): all are resent on another path, as ksocklnd resends what
+/// never left a closed connection.
 pub fn aborted(place: TxPlace, comms_error: i32) -> Status {
     let timeout = comms_error.saturating_abs() == errno::ETIMEDOUT;
     match (place, timeout) {
         (TxPlace::Queued, true) => Status::LocalTimeout,
-        (TxPlace::Queued, false) => Status::LocalError,
+        (TxPlace::Queued, false) => Status::LocalDropped,
         (TxPlace::Waiting, true) => Status::RemoteTimeout,
         (TxPlace::Sending, true) => Status::NetworkTimeout,
-        (_, false) => Status::Ok,
+        (TxPlace::Waiting | TxPlace::Sending, false) => Status::RemoteDropped,
     }
 }
 
@@ -116,11 +126,18 @@ mod tests {
     fn aborted_txs_as_the_spec_table() {
         let t = -errno::ETIMEDOUT;
         assert_eq!(aborted(TxPlace::Queued, t), Status::LocalTimeout);
-        assert_eq!(aborted(TxPlace::Queued, -errno::EIO), Status::LocalError);
-        assert_eq!(aborted(TxPlace::Queued, 0), Status::LocalError);
         assert_eq!(aborted(TxPlace::Waiting, t), Status::RemoteTimeout);
         assert_eq!(aborted(TxPlace::Sending, t), Status::NetworkTimeout);
-        assert_eq!(aborted(TxPlace::Waiting, 0), Status::Ok);
-        assert_eq!(aborted(TxPlace::Sending, -errno::EPROTO), Status::Ok);
+    }
+
+    #[test]
+    fn aborted_txs_by_another_cause_are_resent() {
+        // The decision in `aborted`: nothing a rail cut aborts fails its
+        // ULP while another path is left.
+        for e in [0, -errno::EIO, -errno::ENETDOWN, -errno::EPROTO] {
+            assert_eq!(aborted(TxPlace::Queued, e), Status::LocalDropped, "{e}");
+            assert_eq!(aborted(TxPlace::Waiting, e), Status::RemoteDropped, "{e}");
+            assert_eq!(aborted(TxPlace::Sending, e), Status::RemoteDropped, "{e}");
+        }
     }
 }

@@ -1,0 +1,187 @@
+# lab: vms=2 nics=2 timeout=600
+# ko2iblnd Health under a rail cut, two VMs over rxe0/rxe1 with o2ib and
+# o2ib1, the peer learnt by discovery (no `peer add`):
+# - our eth1 goes down under a flood of 1 MiB PUTs to the peer's o2ib NID:
+#   rxe1's PORT_ERR marks o2ib1 fatal (shown down within a second), what was
+#   in flight on it fails over, the ULP sees no failed PUT, and o2ib1 takes
+#   no new send; eth1 up: PORT_ACTIVE, and o2ib1 carries traffic again;
+# - the peer's eth1 goes down under a flood: its push reports its o2ib1 NI
+#   down, what was in flight to it fails over, no PUT fails, and a second
+#   flood leaves that peer NI alone; its eth1 up: the NI is used again;
+# - rxe1 deleted under a flood: o2ib1 is fatal at once, the flood goes on
+#   over o2ib, and the removal completes once `net del` takes o2ib1.
+for nic in 0 1; do
+	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
+done
+peer=$(lab_peer)
+paddr=$(lab_addr "$peer" 0)
+me0=$(lab_addr "$LAB_VM" 0)@o2ib
+me1=$(lab_addr "$LAB_VM" 1)@o2ib1
+p0=$paddr@o2ib
+p1=$(lab_addr "$peer" 1)@o2ib1
+dmesg -c >/dev/null
+# Recovery pings back off to 4 s at most, so a rail that comes back is
+# found healthy again within seconds.
+modprobe lnet lnet_max_recovery_ping_interval=4 || lab_fail "lnet did not load"
+modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
+lnetctl lnet configure || lab_fail "configure"
+lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
+lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
+
+if [ "$LAB_VM" = 1 ]; then
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	nc -ll -p 7000 -e /bin/true &
+	up=$!
+	# VM 0 says when to take eth1 down and when to bring it back.
+	nc -l -p 7002 </dev/null >/dev/null || lab_fail "no word to cut eth1"
+	ip link set eth1 down
+	nc -l -p 7002 </dev/null >/dev/null || lab_fail "no word to restore eth1"
+	ip link set eth1 up
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
+	kill $up
+	lab_rmmod lnet_ulp
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ko2iblnd
+	lab_rmmod lnet
+	for nic in 0 1; do rdma link delete "rxe$nic"; done
+	exit 0
+fi
+
+# The status of our NI $1 (lnetctl net show).
+ni_status() {
+	lnetctl net show >/tmp/nets || lab_fail "net show"
+	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "status:" && cur == nid { print $2; exit }' /tmp/nets
+}
+# Milliseconds since boot (busybox's date has no %N).
+now_ms() {
+	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
+}
+# Waits (600 tries) until command $1 prints $2; prints the milliseconds
+# it took (run in $(...): a failure is told on stderr).
+wait_for() {
+	t=$(now_ms)
+	i=0
+	until [ "$($1)" = "$2" ]; do
+		i=$((i + 1))
+		[ $i -lt 600 ] || lab_fail "$1 is $($1), not $2" >&2
+		sleep 0.05
+	done
+	echo $(($(now_ms) - t))
+}
+me1_status() { ni_status "$me1"; }
+me1_health() {
+	lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
+	awk -v nid="$me1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/nets3
+}
+p1_health() { lab_peer_ni_health "$p1"; }
+# A flood of $1 1 MiB PUTs to the peer's o2ib NID, in the background.
+flood() {
+	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=flood peer="$p0" repeat="$1" op_timeout=200 &
+	flooding=$!
+}
+# Waits for the flood; fails unless all $1 PUTs were acknowledged.
+flood_done() {
+	wait $flooding || lab_fail "flood did not run"
+	line=$(dmesg | grep 'lnet_ulp: flood' | tail -n 1)
+	lab_log "$2: $line"
+	case "$line" in
+	*": $1 ok, 0 failed, 0 without a final event") ;;
+	*) lab_fail "$2: $line" ;;
+	esac
+	lab_rmmod lnet_ulp
+}
+# Waits until our o2ib1 NI has carried 3 more sends than $1, while the
+# flood still runs.
+wait_rail1() {
+	i=0
+	while [ "$(lab_ni_sends "$me1")" -le $(($1 + 2)) ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || lab_fail "o2ib1 never carried the flood"
+		sleep 0.1
+	done
+	kill -0 $flooding 2>/dev/null || lab_fail "the flood ended before the cut"
+}
+
+lab_wait_server "$paddr"
+lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0"; }
+grep -q "nid: $p1\$" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn $p1"; }
+lab_client_rails "$p0" 16
+lab_log "both rails before the cuts: sends on $me0: $d0, on $me1: $d1"
+[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used ($d0, $d1)"
+
+# Our eth1 down mid-flood.
+start1=$(lab_ni_sends "$me1")
+flood 24
+wait_rail1 "$start1"
+ip link set eth1 down
+ms=$(wait_for me1_status down)
+cut1=$(lab_ni_sends "$me1")
+lab_log "eth1 down: $me1 shown down in $ms ms, after $((cut1 - start1)) sends"
+[ "$ms" -le 1000 ] || lab_fail "$me1 took $ms ms to be shown down"
+flood_done 24 "flood with our eth1 cut"
+end1=$(lab_ni_sends "$me1")
+# At most what was waiting for its credits when the port went down
+# (peer_credits, 8).
+[ "$end1" -le $((cut1 + 8)) ] || lab_fail "o2ib1 kept being chosen while down ($cut1 -> $end1)"
+ip link set eth1 up
+ms=$(wait_for me1_status up)
+lab_log "eth1 up: $me1 shown up in $ms ms"
+# Recovery pings (of itself, through the rail, and of the peer's NI on
+# it, which the resends charged) bring the health of both ends back.
+ms=$(wait_for me1_health 1000)
+lab_log "$me1 back to health 1000 in $ms ms"
+ms=$(wait_for p1_health 1000)
+lab_log "$p1 back to health 1000 in $ms ms"
+lab_client_rails "$p0" 16
+lab_log "after eth1 came back: sends on $me0: $d0, on $me1: $d1"
+[ "$d1" -gt 0 ] || lab_fail "o2ib1 carried nothing after eth1 came back"
+
+# The peer's eth1 down mid-flood. Lustre shows no peer NI's reported
+# status, so what we see is where the PUTs go.
+start1=$(lab_ni_sends "$me1")
+flood 24
+wait_rail1 "$start1"
+lab_tell "$paddr" 7002
+cut1=$(lab_peer_ni_sends "$p1")
+flood_done 24 "flood with the peer's eth1 cut"
+end1=$(lab_peer_ni_sends "$p1")
+lab_log "sends to $p1 after the cut: $((end1 - cut1)); its health $(lab_peer_ni_health "$p1")"
+flood 12
+flood_done 12 "second flood, the peer's eth1 still down"
+after1=$(lab_peer_ni_sends "$p1")
+# Recovery pings at most.
+[ "$after1" -le $((end1 + 2)) ] || lab_fail "$p1 kept being chosen while down ($end1 -> $after1)"
+lab_tell "$paddr" 7002
+# Its push reports the NI up; our recovery pings bring its health back.
+ms=$(wait_for p1_health 1000)
+lab_log "peer's eth1 up: $p1 back to health 1000 in $ms ms"
+lab_client_rails "$p0" 16
+lab_log "after the peer's eth1 came back: sends on $me0: $d0, on $me1: $d1"
+[ "$d1" -gt 0 ] || lab_fail "o2ib1 carried nothing after the peer's eth1 came back"
+
+# rxe1 deleted under a flood (the device removed): o2ib1 is marked fatal
+# at once, its connections close and what was on them fails over; the
+# removal waits for the NI, which `net del` then takes away.
+start1=$(lab_ni_sends "$me1")
+flood 24
+wait_rail1 "$start1"
+rdma link delete rxe1 &
+deleting=$!
+ms=$(wait_for me1_status down)
+lab_log "rxe1 deleted: $me1 shown down in $ms ms"
+[ "$ms" -le 1000 ] || lab_fail "$me1 took $ms ms to be shown down"
+flood_done 24 "flood with rxe1 deleted"
+kill -0 $deleting 2>/dev/null || lab_fail "rxe1 went while its NI was still up"
+lnetctl net del --net o2ib1 || lab_fail "net del o2ib1 after rxe1 went"
+wait $deleting || lab_fail "rdma link delete rxe1"
+lab_must_fail rdma link show rxe1/1
+lab_client_rails "$p0" 8
+lab_log "o2ib alone after rxe1 went: $d0 sends"
+lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors"
+
+lab_server_done "$paddr"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ko2iblnd
+lab_rmmod lnet
+rdma link delete rxe0
