@@ -1214,6 +1214,9 @@ static void lazy_handler(struct lnet_event *ev)
 	if (ev->type == LNET_EVENT_PUT)
 		pr_info("lnet_ulp: lazy PUT ended: status %d, mlength %u\n",
 			ev->status, ev->mlength);
+	/* Used up: attach may post another. */
+	if (ev->unlinked)
+		LNetInvalidateMDHandle(&srv_mds[3]);
 	ulp_handler(ev);
 }
 
@@ -1247,7 +1250,7 @@ static const struct kernel_param_ops lazy_attach_ops = {
 	.set = lazy_attach_set,
 };
 module_param_cb(attach, &lazy_attach_ops, NULL, 0200);
-MODULE_PARM_DESC(attach, "mode=server lazy=1: write to post the lazy buffer");
+MODULE_PARM_DESC(attach, "mode=server lazy=1: write to post the lazy buffer (again once used)");
 
 /*
  * What the server's PUT events say of their initiator: PtlRPC takes it as

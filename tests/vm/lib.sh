@@ -27,6 +27,45 @@ lab_addr() {
 	echo "10.$(($2 + 1)).0.$(($1 + 1))"
 }
 
+# The scenario barrier of a multi-VM lab. A scenario that fails ends at
+# different times on each VM, and a VM still in the previous scenario must
+# not answer for the next one (its LNet, nets and listeners are the old
+# ones). Each VM serves the index (in lab.run) of the scenario it has
+# reached on port 6999, and before each scenario waits until every other
+# VM has reached it too (300 s at most, then goes on alone).
+lab_barrier_serve() {
+	[ "$LAB_NVMS" -gt 1 ] && [ "$LAB_NICS" -gt 0 ] || return 0
+	echo 0 >/tmp/lab_at
+	printf '#!/bin/sh\ncat /tmp/lab_at\n' >/tmp/lab_at.sh
+	chmod +x /tmp/lab_at.sh
+	nc -ll -p 6999 -e /tmp/lab_at.sh &
+}
+
+lab_barrier() { # index
+	[ "$LAB_NVMS" -gt 1 ] && [ "$LAB_NICS" -gt 0 ] || return 0
+	echo "$1" >/tmp/lab_at
+	v=0
+	while [ "$v" -lt "$LAB_NVMS" ]; do
+		if [ "$v" != "$LAB_VM" ]; then
+			tries=0
+			while :; do
+				at=$(nc -w 2 "$(lab_addr "$v" 0)" 6999 </dev/null 2>/dev/null)
+				case "$at" in
+				'' | *[!0-9]*) ;;
+				*) [ "$at" -ge "$1" ] && break ;;
+				esac
+				tries=$((tries + 1))
+				if [ "$tries" -ge 300 ]; then
+					echo "lab: vm$v never reached scenario $1; going on alone"
+					break
+				fi
+				sleep 1
+			done
+		fi
+		v=$((v + 1))
+	done
+}
+
 # The other VM of a two-VM lab (labs of three or more use lab_addr).
 lab_peer() {
 	echo $((1 - LAB_VM))

@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 timeout=240
+# lab: vms=2 nics=2 timeout=300
 # A lazy portal over ksocklnd, as PtlRPC's request portals are: VM 0 PUTs
 # 4 KiB to VM 1 where no buffer matches, so the request waits in LNet with
 # ksocklnd's connection as its receive context. VM 0 then restarts LNet
@@ -6,7 +6,10 @@
 # the request came on, and the reaper lets go of it. Only then does VM 1
 # post the buffer; the request must end with -EIO (its payload went with
 # the connection), with no use of the freed connection (KASAN). A second
-# waiting request is dropped when VM 1 deletes the NI (`net del`).
+# waiting request is dropped when VM 1 deletes the NI (`net del`). In
+# between, the same for a request held by a delay rule with the buffer
+# posted: VM 0 restarts while VM 1 holds it, and once the rule is deleted
+# it ends with -EIO.
 peer=$(lab_peer)
 paddr=$(lab_addr "$peer" 0)
 dmesg -c >/dev/null
@@ -40,6 +43,33 @@ if [ "$LAB_VM" = 1 ]; then
 	dmesg | grep 'lazy PUT ended' | sed 's/^/  /'
 	dmesg | grep -q 'lnet_ulp: lazy PUT ended: status -5,' ||
 		lab_fail "the PUT whose connection died did not end with -EIO"
+	# A delay rule holds the next PUT from VM 0 (on the receive path, with
+	# its connection as receive context), the buffer posted this time.
+	dmesg -c >/dev/null
+	lctl net_delay_add -s "$paddr@tcp" -d "$me" -p 20 -m PUT -r 1 -l 600 >/dev/null ||
+		lab_fail "net_delay_add"
+	echo 1 >/sys/module/lnet_ulp/parameters/attach || lab_fail "attach again"
+	echo held | nc -w 5 "$paddr" 7007 || lab_fail "cannot tell the client"
+	nc -l -p 7008 </dev/null >/dev/null || lab_fail "no word from the client"
+	i=0
+	while ! dmesg | grep -q "$me closed [a-z-]* connection with $paddr@tcp: -116"; do
+		i=$((i + 1))
+		[ $i -lt 30 ] || lab_fail "the held request's connection was never closed"
+		sleep 1
+	done
+	sleep 3
+	# Deleting the rule releases the PUT: LNet asks the dead connection
+	# for its payload, which went with it.
+	lctl net_delay_del -a >/dev/null || lab_fail "net_delay_del"
+	i=0
+	until dmesg | grep -q 'lnet_ulp: lazy PUT ended'; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || lab_fail "the held PUT never ended"
+		sleep 1
+	done
+	dmesg | grep 'lazy PUT ended' | sed 's/^/  /'
+	dmesg | grep -q 'lnet_ulp: lazy PUT ended: status -5,' ||
+		lab_fail "the held PUT whose connection died did not end with -EIO"
 	echo attached | nc -w 5 "$paddr" 7005 || lab_fail "cannot tell the client"
 	nc -l -p 7004 </dev/null >/dev/null || lab_fail "no word from the client"
 	lnetctl net del --net tcp || lab_fail "net del"
@@ -63,18 +93,27 @@ lazy_put() {
 	lab_rmmod lnet_ulp
 }
 
+# Restart: a new incarnation.
+restart() {
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+	dmesg -c >/dev/null
+	modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load again"
+	modprobe ksocklnd || lab_fail "ksocklnd did not load again"
+	lnetctl lnet configure --all || lab_fail "configure again"
+	lnetctl ping "$paddr@tcp" --timeout 20 >/dev/null || lab_fail "no ping after the restart"
+}
+
 lab_wait_server "$paddr"
 lazy_put
-# Restart: a new incarnation.
-lnetctl lnet unconfigure || lab_fail "unconfigure"
-lab_rmmod ksocklnd
-lab_rmmod lnet
-dmesg -c >/dev/null
-modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load again"
-modprobe ksocklnd || lab_fail "ksocklnd did not load again"
-lnetctl lnet configure --all || lab_fail "configure again"
-lnetctl ping "$paddr@tcp" --timeout 20 >/dev/null || lab_fail "no ping after the restart"
+restart
 echo restarted | nc -w 5 "$paddr" 7003 || lab_fail "cannot tell the server"
+nc -l -p 7007 </dev/null >/dev/null || lab_fail "no word from the server"
+# Held by VM 1's delay rule.
+lazy_put
+restart
+echo restarted | nc -w 5 "$paddr" 7008 || lab_fail "cannot tell the server"
 nc -l -p 7005 </dev/null >/dev/null || lab_fail "no word from the server"
 dmesg -c >/dev/null
 lazy_put
