@@ -506,8 +506,15 @@ impl IbNi {
             for c in g.conns.iter() {
                 let _ = all.push(c.clone(), GFP_ATOMIC);
             }
-            vec::retain(&mut g.peers, |p| {
-                p.conn.is_some() || p.connecting.is_some() || !p.waiting.is_empty()
+            // A peer with a connection still being accepted stays
+            // (`ibp_accepting`): its ESTABLISHED needs it.
+            let t = &mut *g;
+            let conns = &t.conns;
+            vec::retain(&mut t.peers, |p| {
+                p.conn.is_some()
+                    || p.connecting.is_some()
+                    || !p.waiting.is_empty()
+                    || conns.iter().any(|c| c.peer == p.nid)
             });
             hold
         };

@@ -91,29 +91,33 @@ flood_done() {
 	esac
 	lab_rmmod lnet_ulp
 }
-# Waits until our o2ib1 NI has carried 3 more sends than $1, while the
-# flood still runs.
-wait_rail1() {
+# A flood of $1 PUTs, returning once our o2ib1 NI has carried 3 of them
+# while it still runs: the moment to cut.
+flood_both() {
+	start1=$(lab_ni_sends "$me1")
+	flood "$1"
 	i=0
-	while [ "$(lab_ni_sends "$me1")" -le $(($1 + 2)) ]; do
+	while [ "$(lab_ni_sends "$me1")" -le $((start1 + 2)) ]; do
 		i=$((i + 1))
 		[ $i -lt 300 ] || lab_fail "o2ib1 never carried the flood"
 		sleep 0.1
 	done
 	kill -0 $flooding 2>/dev/null || lab_fail "the flood ended before the cut"
 }
+# lnet_ulp's client checks, which must use both rails ($1: when).
+rail1_used() {
+	lab_client_rails "$p0" 16
+	lab_log "$1: sends on $me0: $d0, on $me1: $d1"
+	[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used $1 ($d0, $d1)"
+}
 
 lab_wait_server "$paddr"
 lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0"; }
 grep -q "nid: $p1\$" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn $p1"; }
-lab_client_rails "$p0" 16
-lab_log "both rails before the cuts: sends on $me0: $d0, on $me1: $d1"
-[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used ($d0, $d1)"
+rail1_used "before the cuts"
 
 # Our eth1 down mid-flood.
-start1=$(lab_ni_sends "$me1")
-flood 24
-wait_rail1 "$start1"
+flood_both 24
 ip link set eth1 down
 ms=$(wait_for me1_status down)
 cut1=$(lab_ni_sends "$me1")
@@ -133,15 +137,11 @@ ms=$(wait_for me1_health 1000)
 lab_log "$me1 back to health 1000 in $ms ms"
 ms=$(wait_for p1_health 1000)
 lab_log "$p1 back to health 1000 in $ms ms"
-lab_client_rails "$p0" 16
-lab_log "after eth1 came back: sends on $me0: $d0, on $me1: $d1"
-[ "$d1" -gt 0 ] || lab_fail "o2ib1 carried nothing after eth1 came back"
+rail1_used "after eth1 came back"
 
 # The peer's eth1 down mid-flood. Lustre shows no peer NI's reported
 # status, so what we see is where the PUTs go.
-start1=$(lab_ni_sends "$me1")
-flood 24
-wait_rail1 "$start1"
+flood_both 24
 lab_tell "$paddr" 7002
 cut1=$(lab_peer_ni_sends "$p1")
 flood_done 24 "flood with the peer's eth1 cut"
@@ -156,16 +156,12 @@ lab_tell "$paddr" 7002
 # Its push reports the NI up; our recovery pings bring its health back.
 ms=$(wait_for p1_health 1000)
 lab_log "peer's eth1 up: $p1 back to health 1000 in $ms ms"
-lab_client_rails "$p0" 16
-lab_log "after the peer's eth1 came back: sends on $me0: $d0, on $me1: $d1"
-[ "$d1" -gt 0 ] || lab_fail "o2ib1 carried nothing after the peer's eth1 came back"
+rail1_used "after the peer's eth1 came back"
 
 # rxe1 deleted under a flood (the device removed): o2ib1 is marked fatal
 # at once, its connections close and what was on them fails over; the
 # removal waits for the NI, which `net del` then takes away.
-start1=$(lab_ni_sends "$me1")
-flood 24
-wait_rail1 "$start1"
+flood_both 24
 rdma link delete rxe1 &
 deleting=$!
 ms=$(wait_for me1_status down)
