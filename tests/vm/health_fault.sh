@@ -127,6 +127,12 @@ lnetctl net set --nid "$me0" --health 1000 || lab_fail "net set 1000"
 lab_expect_eq "$(ni_status "$me0")" up "$me0 status at manual health 1000"
 lnetctl net set --nid "$me0" --health 0 || lab_fail "net set 0"
 lnetctl net set --nid "$me1" --health 100 || lab_fail "net set 100"
+# Each flip of a status word posts a new ping buffer, pushed to the peer
+# within a second (over tcp, its primary net), and the push's success
+# raises $me0's health: let it go, then set the values again (no flip).
+sleep 3
+lnetctl net set --nid "$me0" --health 0 || lab_fail "net set 0 again"
+lnetctl net set --nid "$me1" --health 100 || lab_fail "net set 100 again"
 dmesg -c >/dev/null
 lctl net_drop_add -s '*' -d '*' -p 20 -m PUT -r 1 -e local_error >/dev/null || lab_fail "net_drop_add local_error"
 lab_expect_eq "$(burst PUT 1)" "0 1" "local_error on $me1: PUT (ok failed)"
