@@ -22,27 +22,35 @@ if [ "$LAB_VM" = 1 ]; then
 	modprobe lnet_ulp mode=server lazy=1 || lab_fail "server did not start"
 	nc -ll -p 7000 -e /bin/true &
 	ready=$!
+	# stale WHAT: the connection the request came on, which stopped
+	# reading while it waited, was closed as stale when VM 0 came back;
+	# gives the reaper (once a second) time to let go of it.
+	stale() {
+		i=0
+		while ! dmesg | grep -q "$me closed [a-z-]* connection with $paddr@tcp: -116"; do
+			i=$((i + 1))
+			[ $i -lt 30 ] || lab_fail "the $1 request's connection was never closed"
+			sleep 1
+		done
+		sleep 3
+	}
+	# ends_eio WHAT: the request, let go, ends with -EIO (its payload went
+	# with the connection).
+	ends_eio() {
+		i=0
+		until dmesg | grep -q 'lnet_ulp: lazy PUT ended'; do
+			i=$((i + 1))
+			[ $i -lt 10 ] || lab_fail "the $1 PUT never ended"
+			sleep 1
+		done
+		dmesg | grep 'lazy PUT ended' | sed 's/^/  /'
+		dmesg | grep -q 'lnet_ulp: lazy PUT ended: status -5,' ||
+			lab_fail "the $1 PUT whose connection died did not end with -EIO"
+	}
 	nc -l -p 7003 </dev/null >/dev/null || lab_fail "no word from the client"
-	# The connection the request came on, which stopped reading while it
-	# waited, was closed as stale when VM 0 came back; give the reaper
-	# (once a second) time to let go of it.
-	i=0
-	while ! dmesg | grep -q "$me closed [a-z-]* connection with $paddr@tcp: -116"; do
-		i=$((i + 1))
-		[ $i -lt 30 ] || lab_fail "the request's connection was never closed"
-		sleep 1
-	done
-	sleep 3
+	stale waiting
 	echo 1 >/sys/module/lnet_ulp/parameters/attach || lab_fail "attach"
-	i=0
-	until dmesg | grep -q 'lnet_ulp: lazy PUT ended'; do
-		i=$((i + 1))
-		[ $i -lt 10 ] || lab_fail "the waiting PUT never ended"
-		sleep 1
-	done
-	dmesg | grep 'lazy PUT ended' | sed 's/^/  /'
-	dmesg | grep -q 'lnet_ulp: lazy PUT ended: status -5,' ||
-		lab_fail "the PUT whose connection died did not end with -EIO"
+	ends_eio waiting
 	# A delay rule holds the next PUT from VM 0 (on the receive path, with
 	# its connection as receive context), the buffer posted this time.
 	dmesg -c >/dev/null
@@ -51,25 +59,11 @@ if [ "$LAB_VM" = 1 ]; then
 	echo 1 >/sys/module/lnet_ulp/parameters/attach || lab_fail "attach again"
 	echo held | nc -w 5 "$paddr" 7007 || lab_fail "cannot tell the client"
 	nc -l -p 7008 </dev/null >/dev/null || lab_fail "no word from the client"
-	i=0
-	while ! dmesg | grep -q "$me closed [a-z-]* connection with $paddr@tcp: -116"; do
-		i=$((i + 1))
-		[ $i -lt 30 ] || lab_fail "the held request's connection was never closed"
-		sleep 1
-	done
-	sleep 3
+	stale held
 	# Deleting the rule releases the PUT: LNet asks the dead connection
-	# for its payload, which went with it.
+	# for its payload.
 	lctl net_delay_del -a >/dev/null || lab_fail "net_delay_del"
-	i=0
-	until dmesg | grep -q 'lnet_ulp: lazy PUT ended'; do
-		i=$((i + 1))
-		[ $i -lt 10 ] || lab_fail "the held PUT never ended"
-		sleep 1
-	done
-	dmesg | grep 'lazy PUT ended' | sed 's/^/  /'
-	dmesg | grep -q 'lnet_ulp: lazy PUT ended: status -5,' ||
-		lab_fail "the held PUT whose connection died did not end with -EIO"
+	ends_eio held
 	echo attached | nc -w 5 "$paddr" 7005 || lab_fail "cannot tell the client"
 	nc -l -p 7004 </dev/null >/dev/null || lab_fail "no word from the client"
 	lnetctl net del --net tcp || lab_fail "net del"
