@@ -1628,30 +1628,46 @@ static int burst_run(void)
 }
 
 /*
- * mode=flood: repeat= 1 MiB PUTs to the server, all posted at once from one
- * buffer, so more are in flight than a peer has credits; then every one
- * must end with its ACK. Reports the count of each outcome.
+ * mode=flood (peer=) and writes of flood_to (a comma-separated list of
+ * NIDs, mode=server): repeat= PUTs of flood_bytes to each destination, all
+ * posted at once from one buffer, so more are in flight than a peer has
+ * credits; then every one must end with its ACK. Reports the count of each
+ * outcome per destination.
  */
-static int flood_run(void)
+#define FLOOD_MAX_DST	4
+
+static int flood_bytes = BIG;
+module_param(flood_bytes, int, 0444);
+MODULE_PARM_DESC(flood_bytes, "mode=flood and flood_to: bytes of each PUT (1 to 1 MiB)");
+
+static int flood(char *const *nids, int ndst)
 {
-	struct lnet_processid srv = { .pid = LNET_PID_LUSTRE };
+	struct lnet_processid dst[FLOOD_MAX_DST];
+	int ok[FLOOD_MAX_DST] = {}, failed[FLOOD_MAX_DST] = {};
+	int lost[FLOOD_MAX_DST] = {};
 	struct lnet_handle_md *h;
 	struct op *ops;
 	struct buf big;
-	int i, ok = 0, failed = 0, lost = 0;
+	int i, d, n;
 	ktime_t start;
 
-	if (libcfs_strnid(&srv.nid, peer)) {
-		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
+	if (ndst < 1 || ndst > FLOOD_MAX_DST)
 		return -EINVAL;
+	for (d = 0; d < ndst; d++) {
+		dst[d].pid = LNET_PID_LUSTRE;
+		if (libcfs_strnid(&dst[d].nid, nids[d])) {
+			pr_err("lnet_ulp: bad peer NID '%s'\n", nids[d]);
+			return -EINVAL;
+		}
 	}
-	if (repeat <= 0 || repeat > 1024)
+	if (repeat <= 0 || repeat > 1024 || flood_bytes <= 0 || flood_bytes > BIG)
 		return -EINVAL;
-	if (buf_alloc(&big, BIG, true))
+	n = repeat * ndst;
+	if (buf_alloc(&big, flood_bytes, true))
 		return -ENOMEM;
 	buf_fill(&big, 3);
-	ops = kvcalloc(repeat, sizeof(*ops), GFP_KERNEL);
-	h = kvcalloc(repeat, sizeof(*h), GFP_KERNEL);
+	ops = kvcalloc(n, sizeof(*ops), GFP_KERNEL);
+	h = kvcalloc(n, sizeof(*h), GFP_KERNEL);
 	if (!ops || !h) {
 		kvfree(ops);
 		kvfree(h);
@@ -1659,24 +1675,27 @@ static int flood_run(void)
 		return -ENOMEM;
 	}
 	start = ktime_get();
-	for (i = 0; i < repeat; i++) {
+	/* Destinations in turn: each sees its PUTs come from the start. */
+	for (i = 0; i < n; i++) {
+		d = i % ndst;
 		op_init(&ops[i], true);
 		if (bind(&big, 2, 0, &ops[i], &h[i])) {
 			ops[i].client = false;
-			failed++;
+			failed[d]++;
 			continue;
 		}
-		if (LNetPutTimeout(NULL, h[i], LNET_ACK_REQ, &srv, REMOTE_PORTAL,
+		if (LNetPutTimeout(NULL, h[i], LNET_ACK_REQ, &dst[d], REMOTE_PORTAL,
 				   BITS_SINK, 0, 0, op_timeout)) {
 			/* Not a send: its unlink event is not a final one. */
 			ops[i].client = false;
 			LNetMDUnlink(h[i]);
-			failed++;
+			failed[d]++;
 			continue;
 		}
 		atomic_inc(&sends);
 	}
-	for (i = 0; i < repeat; i++) {
+	for (i = 0; i < n; i++) {
+		d = i % ndst;
 		if (!ops[i].client)
 			continue;
 		/* As PtlRPC does: a failed send gets no ACK, so unlink. */
@@ -1684,21 +1703,22 @@ static int flood_run(void)
 		    ops[i].send_status && !completion_done(&ops[i].done))
 			LNetMDUnlink(h[i]);
 		if (!op_settle(&ops[i], h[i], op_timeout + 30)) {
-			lost++;
+			lost[d]++;
 			continue;
 		}
 		if (pair(&ops[i], LNET_EVENT_ACK) >= 0) {
-			ok++;
+			ok[d]++;
 		} else {
-			if (failed++ < 4)
-				pr_info("lnet_ulp: flood PUT %d failed: send status %d, %d events, last status %d\n",
-					i, ops[i].send_status, ops[i].nev,
+			if (failed[d]++ < 4)
+				pr_info("lnet_ulp: flood PUT %d to %s failed: send status %d, %d events, last status %d\n",
+					i / ndst, nids[d], ops[i].send_status, ops[i].nev,
 					ops[i].nev ? ops[i].status[ops[i].nev - 1] : 0);
 		}
 	}
-	pr_info("lnet_ulp: flood of %d PUTs of %u bytes in %lld us: %d ok, %d failed, %d without a final event\n",
-		repeat, big.bytes, ktime_us_delta(ktime_get(), start), ok, failed,
-		lost);
+	for (d = 0; d < ndst; d++)
+		pr_info("lnet_ulp: flood of %d PUTs of %u bytes to %s in %lld us: %d ok, %d failed, %d without a final event\n",
+			repeat, big.bytes, nids[d], ktime_us_delta(ktime_get(), start),
+			ok[d], failed[d], lost[d]);
 	if (!abandoned) {
 		kvfree(ops);
 		kvfree(h);
@@ -1706,6 +1726,45 @@ static int flood_run(void)
 	}
 	return 0;
 }
+
+static int flood_run(void)
+{
+	return flood(&peer, 1);
+}
+
+/*
+ * Writing flood_to (mode=server) floods the NIDs listed, in the writer's
+ * context, while this node's server buffers take others' floods.
+ */
+static int flood_to_set(const char *val, const struct kernel_param *kp)
+{
+	char *nids[FLOOD_MAX_DST];
+	char *list, *rest, *nid;
+	int n = 0, rc;
+
+	if (!srv_ready)
+		return -EINVAL;
+	list = kstrdup(val, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	rest = strim(list);
+	while ((nid = strsep(&rest, ",")) != NULL) {
+		if (n == FLOOD_MAX_DST) {
+			kfree(list);
+			return -E2BIG;
+		}
+		nids[n++] = nid;
+	}
+	rc = flood(nids, n);
+	kfree(list);
+	return rc;
+}
+
+static const struct kernel_param_ops flood_to_ops = {
+	.set = flood_to_set,
+};
+module_param_cb(flood_to, &flood_to_ops, NULL, 0200);
+MODULE_PARM_DESC(flood_to, "mode=server: write NID[,NID...] to flood each with repeat= PUTs of flood_bytes");
 
 /*
  * A failed init frees the module whatever its reference count: with an

@@ -50,26 +50,13 @@ peer_mr() {
 	awk -v nid="$1" '$2 == "primary" && $3 == "nid:" { cur = $4 } $1 == "Multi-Rail:" && cur == nid { print $2; exit }' /tmp/peers
 }
 
-# The other node's peer, learnt with both NIDs, Multi-Rail, discovered:
-# $1 and $2 are its NIDs.
-check_learnt() {
-	lnetctl peer show -v 3 >/tmp/peer3 || lab_fail "peer show -v 3"
-	grep -q "primary nid: $1\$" /tmp/peer3 || { cat /tmp/peer3; lab_fail "no peer with primary NID $1"; }
-	grep -q "nid: $2\$" /tmp/peer3 || { cat /tmp/peer3; lab_fail "$2 was not learnt"; }
-	grep -q "Multi-Rail: [Tt]rue" /tmp/peer3 || { cat /tmp/peer3; lab_fail "peer is not Multi-Rail"; }
-	state=$(awk '$1 == "peer" && $2 == "state:" { print $3; exit }' /tmp/peer3)
-	[ $((state & 16)) -ne 0 ] || { cat /tmp/peer3; lab_fail "peer state $state lacks DISCOVERED"; }
-	[ $((state & 8)) -eq 0 ] || lab_fail "peer state $state says configured"
-	lab_log "peer $1: both NIDs, Multi-Rail, state $state"
-}
-
 if [ "$LAB_VM" = 1 ]; then
 	client=$(lab_addr "$peer" 0)
 	modprobe lnet_ulp mode=server || lab_fail "server did not start"
 	nc -ll -p 7000 -e /bin/true &
 	ready=$!
 	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
-	check_learnt "$p0" "$p1"
+	lab_check_learnt "$p0" "$p1"
 	ip link set eth1 down
 	lab_tell "$client" 7008
 	nc -l -p 7009 </dev/null >/dev/null || lab_fail "no word from the client"
@@ -104,7 +91,7 @@ peer_lists "$p1" && lab_fail "$p1 known before any traffic"
 lab_client_rails "$p0" 40
 lab_log "sends over $me0: $d0, over $me1: $d1"
 [ "$d0" -ge 10 ] && [ "$d1" -ge 10 ] || lab_fail "traffic did not use both rails ($d0, $d1)"
-check_learnt "$p0" "$p1"
+lab_check_learnt "$p0" "$p1"
 lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0"; }
 grep -q "^discover:" /tmp/disc && grep -q "primary nid: $p0" /tmp/disc &&
 	grep -q "nid: $p1" /tmp/disc || { cat /tmp/disc; lab_fail "discover output"; }

@@ -6,10 +6,11 @@
 # (Lustre prints what it reads over netlink in libyaml's layout, the rest
 # in cYAML's), list dashes, keys in their order, and whether each value is
 # a number, text or absent. Values may differ.
-# Each side has the same nets (tcp on eth0, tcp1 on eth1) and one
-# Multi-Rail peer with both of the other's NIDs (ours by peer add, the
-# Lustre node's by discovering us). The Lustre node connects first, on
-# both rails; our pings back must open no connection of ours.
+# Each side has the same nets (tcp on eth0, tcp1 on eth1) and, with no
+# `peer add`, one Multi-Rail peer with both of the other's NIDs: the
+# Lustre node's by discovering us, ours from the push that discovery ends
+# with. The Lustre node connects first, on both rails; our pings back must
+# open no connection of ours.
 lab_interop_setup
 cmds="net_show_-v_3 peer_show_-v_3 global_show stats_show export"
 collect() { # DIR
@@ -37,12 +38,21 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	done
 	nc -l -p 7041 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
 else
-	lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add"
 	lab_wait_server "$(lab_addr "$peer" 0)"
 	nc -l -p 7043 </dev/null >/dev/null &
 	connected=$!
 	lab_tell "$(lab_addr "$peer" 0)" 7042
 	wait $connected
+	# Lustre's discovery pushed its ping buffer to us: the peer it made
+	# here is Multi-Rail with both NIDs.
+	tries=0
+	until lnetctl peer show --nid "$p0" >/tmp/peer 2>&1 &&
+		grep -q "Multi-Rail: [Tt]rue" /tmp/peer && grep -q "nid: $p1" /tmp/peer; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 10 ] || { cat /tmp/peer; lab_fail "the Lustre node's push did not teach us $p1"; }
+		sleep 1
+	done
+	lab_log "learnt the Lustre node's NIDs from its push"
 	# The Lustre node connected to us on both rails: as Lustre does, we
 	# answer over its connections and open none of ours, not even of a
 	# type it is still opening (which it would refuse as a race).

@@ -30,9 +30,11 @@ lab_addr() {
 # The scenario barrier of a multi-VM lab. A scenario that fails ends at
 # different times on each VM, and a VM still in the previous scenario must
 # not answer for the next one (its LNet, nets and listeners are the old
-# ones). Each VM serves the index (in lab.run) of the scenario it has
-# reached on port 6999, and before each scenario waits until every other
-# VM has reached it too (300 s at most, then goes on alone).
+# ones). Each VM serves the step it has reached on port 6999: ten times
+# the scenario's index in lab.run (LAB_STEP), plus the last lab_sync point
+# within it. Before each scenario and at each lab_sync, it waits until
+# every other VM has reached that step too (300 s at most, then goes on
+# alone).
 lab_barrier_serve() {
 	[ "$LAB_NVMS" -gt 1 ] && [ "$LAB_NICS" -gt 0 ] || return 0
 	echo 0 >/tmp/lab_at
@@ -64,6 +66,11 @@ lab_barrier() { # index
 		fi
 		v=$((v + 1))
 	done
+}
+
+# lab_sync K (1..9): the scenario's K-th meeting point of all the VMs.
+lab_sync() {
+	lab_barrier $((LAB_STEP + $1))
 }
 
 # The other VM of a two-VM lab (labs of three or more use lab_addr).
@@ -227,6 +234,19 @@ lab_client_rails() {
 lab_peer_ni_health() {
 	lnetctl peer show -v 3 >/tmp/peer3 || lab_fail "peer show -v 3"
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/peer3
+}
+
+# The peer whose primary NID is $1 was learnt by discovery with its NID
+# $2 too: Multi-Rail, DISCOVERED and not configured in its peer state.
+lab_check_learnt() {
+	lnetctl peer show --nid "$1" -v 3 >/tmp/peer3 || lab_fail "peer show --nid $1 -v 3"
+	grep -q "primary nid: $1\$" /tmp/peer3 || { cat /tmp/peer3; lab_fail "no peer with primary NID $1"; }
+	grep -q "nid: $2\$" /tmp/peer3 || { cat /tmp/peer3; lab_fail "$2 was not learnt"; }
+	grep -q "Multi-Rail: [Tt]rue" /tmp/peer3 || { cat /tmp/peer3; lab_fail "peer $1 is not Multi-Rail"; }
+	state=$(awk '$1 == "peer" && $2 == "state:" { print $3; exit }' /tmp/peer3)
+	[ $((state & 16)) -ne 0 ] || { cat /tmp/peer3; lab_fail "peer $1: state $state lacks DISCOVERED"; }
+	[ $((state & 8)) -eq 0 ] || lab_fail "peer $1: state $state says configured"
+	lab_log "peer $1: both NIDs, Multi-Rail, state $state"
 }
 
 # Sends to the peer NI with NID $1 (lnetctl peer show -v 2).
