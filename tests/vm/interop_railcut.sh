@@ -2,10 +2,17 @@
 # A Lustre node's rail dies under our traffic. The Lustre node serves
 # lnet_ulp's buffers; lnet-rs PUTs 4 KiB to it one at a time over both
 # rails (a Multi-Rail peer learnt by discovery). Then the Lustre node takes
-# eth1 down without a word on the wire: a PUT sent on tcp1 is never
-# ACKed, so its response timeout (10 s) costs that peer NI health, and
-# selection, health first, keeps every later PUT on tcp. Recovery pings
-# sent into the dead rail's socket must not give the health back.
+# eth1 down. Its push may say so (a reported-down peer NI costs one remote
+# failure); a PUT sent on tcp1 before that is never ACKed and its response
+# timeout (10 s) costs the same. Either way selection, health first, keeps
+# every later PUT on tcp, and recovery pings sent into the dead rail's
+# socket must not give the health back.
+# Then the other way round: our rail dies under the Lustre node's PUTs to
+# our server. Our push says so before any PUT is lost (Lustre charges a
+# peer NI reported down one remote failure, so its selection leaves it),
+# every PUT is ACKed, and once our eth1 is up again and pushed up, the
+# Lustre node's recovery pings bring that peer NI back to 1000 and its
+# PUTs use both rails again.
 lab_interop_setup
 if [ "$LAB_LUSTRE" = 1 ]; then
 	modprobe lnet_ulp mode=server || lab_fail "Lustre: server did not start"
@@ -18,6 +25,42 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	kill $up
 	ip link set eth1 up
 	lab_rmmod lnet_ulp
+
+	us=$(lab_addr "$peer" 0)
+	lab_wait_server "$us" 7054
+	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "Lustre: PUTs over both rails (ok failed)"
+	a1=$(lab_peer_ni_sends "$p1")
+	[ "${a1:-0}" -gt 0 ] || lab_fail "Lustre: $p1 not used"
+	nc -l -p 7057 </dev/null >/dev/null &
+	cut=$!
+	lab_tell "$us" 7056
+	wait $cut
+	tries=0
+	until [ "$(lab_peer_ni_health "$p1")" -lt 1000 ]; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 15 ] || { cat /tmp/peer3; lab_fail "Lustre: no push said $p1 is down"; }
+		sleep 1
+	done
+	lab_log "Lustre: $p1 at health $(lab_peer_ni_health "$p1") ${tries}s after our eth1 went down, before any PUT"
+	set -- $(lab_burst "$p0" PUT 20)
+	lab_log "Lustre: with our eth1 down: $1 PUTs ACKed, $2 lost; $(dmesg | grep -o 'longest [0-9]* ms')"
+	[ "$1 $2" = "20 0" ] || lab_fail "Lustre: $2 of 20 PUTs lost although we said $p1 was down"
+	nc -l -p 7058 </dev/null >/dev/null &
+	back=$!
+	lab_tell "$us" 7055
+	wait $back
+	tries=0
+	until [ "$(lab_peer_ni_health "$p1")" = 1000 ]; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 90 ] || { cat /tmp/peer3; lab_fail "Lustre: $p1 not back at 1000"; }
+		sleep 1
+	done
+	lab_log "Lustre: $p1 back at health 1000 ${tries}s after our eth1 came up"
+	a1=$(lab_peer_ni_sends "$p1")
+	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "Lustre: PUTs once our eth1 is back (ok failed)"
+	d1=$(($(lab_peer_ni_sends "$p1") - a1))
+	[ "$d1" -gt 0 ] || lab_fail "Lustre: $p1 unused after it came back"
+	lab_tell "$us" 7059
 else
 	lab_wait_server "$(lab_addr "$peer" 0)" 7050
 	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "PUTs over both rails (ok failed)"
@@ -39,5 +82,19 @@ else
 	lab_log "$p1 at health $h, then $h2 after 10 more PUTs in $(($(date +%s) - t0))s"
 	[ "${h2:-1000}" -lt 1000 ] || lab_fail "$p1 back at health 1000 with its link down"
 	lab_tell "$(lab_addr "$peer" 0)" 7051
+
+	lustre=$(lab_addr "$peer" 0)
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	nc -ll -p 7054 -e /bin/true &
+	up=$!
+	nc -l -p 7056 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
+	ip link set eth1 down
+	lab_tell "$lustre" 7057
+	nc -l -p 7055 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
+	ip link set eth1 up
+	lab_tell "$lustre" 7058
+	nc -l -p 7059 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
+	kill $up
+	lab_rmmod lnet_ulp
 fi
 lab_interop_teardown

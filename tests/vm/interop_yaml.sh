@@ -1,6 +1,7 @@
 # lab: vms=2 nics=2 lustre=1 timeout=420
 # lnetctl's YAML on both sides, key by key: the Lustre node runs `net show
-# -v 3`, `peer show -v 3`, `global show`, `stats show` and `export` and
+# -v 3`, `peer show -v 3`, `global show`, `stats show`, `export`, and
+# `ping` and `discover` of the other node, and
 # sends what they print to the lnet-rs node, which runs the same commands
 # and compares their shapes line by line: indentation column for column
 # (Lustre prints what it reads over netlink in libyaml's layout, the rest
@@ -12,12 +13,13 @@
 # with. The Lustre node connects first, on both rails; our pings back must
 # open no connection of ours.
 lab_interop_setup
-cmds="net_show_-v_3 peer_show_-v_3 global_show stats_show export"
+# PEER stands for the other node's primary NID.
+cmds="net_show_-v_3 peer_show_-v_3 global_show stats_show export ping_PEER discover_PEER"
 collect() { # DIR
 	mkdir -p "$1"
 	for c in $cmds; do
 		# shellcheck disable=SC2046 # the command's words
-		lnetctl $(echo "$c" | tr _ ' ') >"$1/$c" 2>&1 || lab_fail "$side: lnetctl $c"
+		lnetctl $(echo "$c" | tr _ ' ' | sed "s/PEER/$p0/") >"$1/$c" 2>&1 || lab_fail "$side: lnetctl $c"
 	done
 }
 if [ "$LAB_LUSTRE" = 1 ]; then

@@ -1157,8 +1157,10 @@ pub fn discover(r: &mut Run, targets: &[String], force: bool) {
         }
     }
     if !found.is_empty() {
-        r.out
-            .push_str(&yaml::render(&show::DiscoverShow { discover: found }));
+        r.out.push_str(&yaml::render_libyaml(
+            &show::DiscoverShow { discover: found },
+            2,
+        ));
     }
 }
 
@@ -1214,6 +1216,6 @@ pub fn ping(r: &mut Run, targets: &[String], source: Option<&str>, timeout: Opti
     }
     if !replies.is_empty() {
         r.out
-            .push_str(&yaml::render(&show::PingShow { ping: replies }));
+            .push_str(&yaml::render_libyaml(&show::PingShow { ping: replies }, 2));
     }
 }

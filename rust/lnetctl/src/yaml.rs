@@ -86,20 +86,25 @@ pub fn render_value(v: &Value) -> String {
 /// Renders `doc` (a mapping at the top) as Lustre's lnetctl prints what it
 /// reads over netlink (libyaml's emitter, indentation 6).
 pub fn render_netlink<T: Serialize>(doc: &T) -> String {
+    render_libyaml(doc, 6)
+}
+
+/// Renders `doc` as libyaml's emitter does with indentation `indent`
+/// (Lustre's lnetctl leaves ping and discover replies at libyaml's default,
+/// 2): a sequence under a key starts at the key's column, a mapping in a
+/// sequence item follows its dash.
+pub fn render_libyaml<T: Serialize>(doc: &T, indent: usize) -> String {
     let mut out = String::new();
     match serde_yaml_ng::to_value(doc) {
-        Ok(v) => nl_node(&v, 0, &mut out),
+        Ok(v) => nl_node(&v, 0, indent, &mut out),
         Err(e) => out = format!("# internal error: {e}\n"),
     }
     out
 }
 
-/// The netlink layout's unit of indentation.
-const NL_INDENT: usize = 6;
-
 /// A mapping's entries with their keys at `col`; the first one follows
 /// whatever the line already holds (a sequence item's dash).
-fn nl_map(m: &Mapping, col: usize, mut first_inline: bool, out: &mut String) {
+fn nl_map(m: &Mapping, col: usize, ind: usize, mut first_inline: bool, out: &mut String) {
     for (k, v) in m {
         if !first_inline {
             pad(out, col);
@@ -110,11 +115,11 @@ fn nl_map(m: &Mapping, col: usize, mut first_inline: bool, out: &mut String) {
         match untag(v) {
             Value::Mapping(mm) if !mm.is_empty() => {
                 out.push('\n');
-                nl_map(mm, col + NL_INDENT, false, out);
+                nl_map(mm, col + ind, ind, false, out);
             }
             Value::Sequence(s) if !s.is_empty() => {
                 out.push('\n');
-                nl_seq(s, col, out);
+                nl_seq(s, col, ind, out);
             }
             Value::Mapping(_) => out.push_str(" {}\n"),
             Value::Sequence(_) => out.push_str(" []\n"),
@@ -128,19 +133,19 @@ fn nl_map(m: &Mapping, col: usize, mut first_inline: bool, out: &mut String) {
 }
 
 /// A sequence's items with their dashes at `col`.
-fn nl_seq(s: &[Value], col: usize, out: &mut String) {
+fn nl_seq(s: &[Value], col: usize, ind: usize, out: &mut String) {
     for item in s {
         pad(out, col);
         match untag(item) {
             Value::Mapping(m) if !m.is_empty() => {
                 out.push('-');
-                pad(out, NL_INDENT - 1);
-                nl_map(m, col + NL_INDENT, true, out);
+                pad(out, ind - 1);
+                nl_map(m, col + ind, ind, true, out);
             }
             Value::Sequence(inner) if !inner.is_empty() => {
                 out.push('-');
                 out.push('\n');
-                nl_seq(inner, col + NL_INDENT, out);
+                nl_seq(inner, col + ind, ind, out);
             }
             other => {
                 out.push_str("- ");
@@ -151,11 +156,11 @@ fn nl_seq(s: &[Value], col: usize, out: &mut String) {
     }
 }
 
-/// A top-level value in the netlink layout.
-fn nl_node(v: &Value, col: usize, out: &mut String) {
+/// A top-level value in the libyaml layout.
+fn nl_node(v: &Value, col: usize, ind: usize, out: &mut String) {
     match untag(v) {
-        Value::Mapping(m) => nl_map(m, col, false, out),
-        Value::Sequence(s) => nl_seq(s, col, out),
+        Value::Mapping(m) => nl_map(m, col, ind, false, out),
+        Value::Sequence(s) => nl_seq(s, col, ind, out),
         other => {
             out.push_str(&scalar(other));
             out.push('\n');
