@@ -354,7 +354,13 @@ class Boot:
             else:
                 # A qemu hub with one port: the NIC comes up, nothing leaves.
                 cmd += ["-netdev", f"hubport,id=n{nic},hubid={nic}"]
+            if vm == 0 and self.lustre:
+                # Our node's side of each rail of a mixed lab, for the wire check.
+                cmd += ["-object", f"filter-dump,id=dump{nic},netdev=n{nic},file={self.pcap(nic)}"]
         return cmd
+
+    def pcap(self, nic):
+        return self.work / f"rail{nic}.pcap"
 
     def follow(self, stop, kernel_filter):
         """Prints console lines as they arrive, prefixed with the VM."""
@@ -455,6 +461,80 @@ def judge(scenarios, consoles, timed_out):
     return verdict
 
 
+# LNet message types (lnet.msg_type) and socklnd frame types (lnet.ksm_type).
+LNET_MSG = {"0": "ACK", "1": "PUT", "2": "GET", "3": "REPLY", "4": "HELLO"}
+KSOCK_MSG = {"0x000000c0": "NOOP", "0x000000c1": ""}
+
+
+def frame_kind(ksm, msg, ib, expert):
+    """The kind of an LNet frame's message that Wireshark's dissector
+    complained about: the msg_type its complaint names, else the frame's
+    last message."""
+    m = re.search(r"msg_type:(\d+)", expert)
+    last = lambda f: f.split(",")[-1] if f else ""
+    t = m.group(1) if m else last(msg)
+    kind = LNET_MSG.get(t, f"type {t}") if t else ""
+    k = KSOCK_MSG.get(last(ksm), last(ksm))
+    if last(ib):
+        kind = f"o2ib {last(ib)} {kind}".strip()
+    return " ".join(x for x in (k, kind) if x) or "?"
+
+
+def judge_wire(rails):
+    """Each rail's tshark rows ({nic: [ip.src|ksm_type|msg_type|ib.type|
+    malformed|expert message]}): a summary line per rail, and the problems.
+    Kinds are compared over all rails: a kind may cross one rail only."""
+    counts = {}  # (ours?, kind) -> [frames, marked malformed]
+    summary, problems = [], []
+    for nic, rows in sorted(rails.items()):
+        ours = f"10.{nic + 1}.0.1"
+        frames, marked = {True: 0, False: 0}, {True: 0, False: 0}
+        for row in rows:
+            src, ksm, msg, ib, bad, expert = (row.split("|") + [""] * 6)[:6]
+            side = src == ours
+            c = counts.setdefault((side, frame_kind(ksm, msg, ib, expert)), [0, 0])
+            c[0] += 1
+            c[1] += bool(bad or expert)
+            frames[side] += 1
+            marked[side] += bool(bad or expert)
+        summary.append(f"rail{nic}: {frames[True]} LNet frames of ours ({marked[True]} marked), "
+                       f"{frames[False]} of Lustre's ({marked[False]} marked)")
+        if frames[True] == 0 or frames[False] == 0:
+            problems.append(f"rail{nic}: no LNet frames of {'ours' if not frames[True] else 'Lustre'} decoded")
+    for (o, kind), (n, bad) in sorted(counts.items()):
+        theirs = counts.get((False, kind), [0, 0])
+        if o and bad and not theirs[1]:
+            problems.append(f"{bad} of our {n} {kind} frames marked malformed, "
+                            f"none of Lustre's {theirs[0]}")
+    return summary, problems
+
+
+def wire_check(boot):
+    """Decodes our node's side of each rail of a mixed lab with Wireshark's
+    LNet dissector. Returns (summary lines, problems): a problem is a kind
+    of message of ours that it marks malformed while Lustre's own messages
+    of that kind are never marked (it marks every PUT of either, alike)."""
+    if not shutil.which("tshark"):
+        return [], ["tshark not found (scripts/setup.sh installs it)"]
+    rails, problems = {}, []
+    for nic in range(boot.nics):
+        path = boot.pcap(nic)
+        if not path.exists():
+            problems.append(f"rail{nic}: nothing captured")
+            continue
+        r = subprocess.run(
+            ["tshark", "-r", str(path), "-Y", "lnet", "-T", "fields", "-E", "separator=|",
+             "-e", "ip.src", "-e", "lnet.ksm_type", "-e", "lnet.msg_type", "-e", "lnet.ib.type",
+             "-e", "_ws.malformed", "-e", "_ws.expert.message"],
+            capture_output=True, text=True, timeout=900)
+        if r.returncode != 0:
+            problems.append(f"rail{nic}: tshark failed: {r.stderr.strip()[:200]}")
+            continue
+        rails[nic] = r.stdout.splitlines()
+    summary, found = judge_wire(rails)
+    return summary, problems + found
+
+
 def boot_time(text):
     m = re.search(r"LAB-BOOTED vm=\d+ uptime=([\d.]+)", text)
     return float(m.group(1)) if m else None
@@ -520,6 +600,19 @@ def main():
             else:
                 passed += 1
                 log(f"ok   {name}")
+        if nlustre:
+            summary, problems = wire_check(boot)
+            for line in summary:
+                log(f"lab: wire: {line}")
+            if problems:
+                failed += 1
+                log("FAIL wire check (Wireshark's LNet dissector)")
+                for p in problems[:20]:
+                    log(f"    {p}")
+                log(f"    captures: {work}/rail*.pcap")
+            else:
+                passed += 1
+                log("ok   wire check (Wireshark's LNet dissector)")
     log(f"lab: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

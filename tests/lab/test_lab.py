@@ -139,6 +139,47 @@ class MixedLab(unittest.TestCase):
         self.assertIn("lab.lustre=1", " ".join(cmd))
         self.assertIn("lab.lustre=0", " ".join(first))
         self.assertNotIn("b/bzImage", first)
+        # Our node's rails are captured for the wire check, the Lustre node's not.
+        self.assertIn("filter-dump,id=dump1,netdev=n1,file=w/rail1.pcap", first)
+        self.assertNotIn("filter-dump", " ".join(cmd))
+
+
+class WireCheck(unittest.TestCase):
+    PUT_BAD = "|0x000000c1|1||_ws.malformed|Capture:4192 offset:96 (length:0) msg_type:1 ib_type:00"
+
+    def test_marked_alike_passes(self):
+        rows = ["10.1.0.1" + self.PUT_BAD, "10.1.0.2" + self.PUT_BAD,
+                "10.1.0.1|0x000000c1|0|||", "10.1.0.2|0x000000c1|0,3|||"]
+        summary, problems = lab.judge_wire({0: rows})
+        self.assertEqual(problems, [])
+        self.assertEqual(summary, ["rail0: 2 LNet frames of ours (1 marked), 2 of Lustre's (1 marked)"])
+
+    def test_only_ours_marked_fails(self):
+        rows = ["10.2.0.1|0x000000c1|3||_ws.malformed|", "10.2.0.2|0x000000c1|3|||",
+                "10.2.0.1" + self.PUT_BAD, "10.2.0.2|0x000000c1|1|||"]
+        _, problems = lab.judge_wire({1: rows})
+        self.assertEqual(problems, [
+            "1 of our 1 PUT frames marked malformed, none of Lustre's 1",
+            "1 of our 1 REPLY frames marked malformed, none of Lustre's 1"])
+
+    def test_kinds_compared_across_rails(self):
+        # Lustre's own push crossed the other rail, marked alike.
+        push = "||1|0xd1||Capture:184 offset:120 (length:184) msg_type:1 ib_type:d1"
+        rails = {0: ["10.1.0.1" + push, "10.1.0.2|0x000000c1|0|||"],
+                 1: ["10.2.0.2" + push, "10.2.0.1|0x000000c1|0|||"]}
+        self.assertEqual(lab.judge_wire(rails)[1], [])
+        rails[1][0] = "10.2.0.2|0x000000c1|3|||"
+        self.assertEqual(lab.judge_wire(rails)[1],
+                         ["1 of our 1 o2ib 0xd1 PUT frames marked malformed, none of Lustre's 0"])
+
+    def test_a_side_missing_fails(self):
+        _, problems = lab.judge_wire({0: ["10.1.0.2|0x000000c1|0|||"]})
+        self.assertEqual(problems, ["rail0: no LNet frames of ours decoded"])
+
+    def test_kind_names_the_complained_message(self):
+        self.assertEqual(lab.frame_kind("0x000000c1,0x000000c1", "0,1", "", "msg_type:0 x"), "ACK")
+        self.assertEqual(lab.frame_kind("0x000000c0", "", "", ""), "NOOP")
+        self.assertEqual(lab.frame_kind("", "2", "0xd2", ""), "o2ib 0xd2 GET")
 
 
 if __name__ == "__main__":
