@@ -30,41 +30,85 @@ lab_addr() {
 # The scenario barrier of a multi-VM lab. A scenario that fails ends at
 # different times on each VM, and a VM still in the previous scenario must
 # not answer for the next one (its LNet, nets and listeners are the old
-# ones). Each VM serves the step it has reached on port 6999: ten times
-# the scenario's index in lab.run (LAB_STEP), plus the last lab_sync point
-# within it. Before each scenario and at each lab_sync, it waits until
-# every other VM has reached that step too (300 s at most, then goes on
-# alone).
+# ones). Each VM serves on port 6999 the step it has reached (ten times
+# the scenario's index in lab.run, LAB_STEP, plus the last lab_sync point
+# within it) and the step of the last scenario it failed (LAB_FAILED).
+# Before each scenario and at each lab_sync, it waits until every other VM
+# has reached that step too (300 s at most, then goes on alone); while a
+# scenario runs, lab_watch ends it if another VM failed it.
 lab_barrier_serve() {
 	[ "$LAB_NVMS" -gt 1 ] && [ "$LAB_NICS" -gt 0 ] || return 0
-	echo 0 >/tmp/lab_at
+	echo "0 0" >/tmp/lab_at
 	printf '#!/bin/sh\ncat /tmp/lab_at\n' >/tmp/lab_at.sh
 	chmod +x /tmp/lab_at.sh
 	nc -ll -p 6999 -e /tmp/lab_at.sh &
 }
 
-lab_barrier() { # index
+# What VM $1 serves on port 6999: "STEP FAILED", or nothing.
+lab_at() {
+	nc -w 2 "$(lab_addr "$1" 0)" 6999 </dev/null 2>/dev/null
+}
+
+lab_barrier() { # step
 	[ "$LAB_NVMS" -gt 1 ] && [ "$LAB_NICS" -gt 0 ] || return 0
-	echo "$1" >/tmp/lab_at
+	echo "$1 ${LAB_FAILED:-0}" >/tmp/lab_at
 	v=0
 	while [ "$v" -lt "$LAB_NVMS" ]; do
 		if [ "$v" != "$LAB_VM" ]; then
 			tries=0
 			while :; do
-				at=$(nc -w 2 "$(lab_addr "$v" 0)" 6999 </dev/null 2>/dev/null)
+				at=$(lab_at "$v")
+				at=${at%% *}
 				case "$at" in
 				'' | *[!0-9]*) ;;
 				*) [ "$at" -ge "$1" ] && break ;;
 				esac
 				tries=$((tries + 1))
 				if [ "$tries" -ge 300 ]; then
-					echo "lab: vm$v never reached scenario $1; going on alone"
+					echo "lab: vm$v never reached step $1; going on alone"
 					break
 				fi
 				sleep 1
 			done
 		fi
 		v=$((v + 1))
+	done
+}
+
+# The scenario at LAB_STEP failed here: the other VMs' watchdogs end
+# theirs.
+lab_failed() {
+	LAB_FAILED=$LAB_STEP
+	[ -f /tmp/lab_at ] || return 0
+	read -r at _ </tmp/lab_at
+	echo "${at:-$LAB_STEP} $LAB_FAILED" >/tmp/lab_at
+}
+
+# Ends the running scenario (its session leader's pid in /tmp/lab_scenario)
+# once another VM has failed this same scenario: it would otherwise wait
+# for that VM until its time limit, and the VMs would fall out of step.
+# Runs until killed.
+lab_watch() {
+	[ "$LAB_NVMS" -gt 1 ] && [ "$LAB_NICS" -gt 0 ] || return 0
+	while :; do
+		sleep 3
+		v=0
+		while [ "$v" -lt "$LAB_NVMS" ]; do
+			if [ "$v" != "$LAB_VM" ]; then
+				failed=$(lab_at "$v")
+				case "$failed" in
+				*" "*) failed=${failed#* } ;;
+				*) failed= ;;
+				esac
+				scenario=$(cat /tmp/lab_scenario 2>/dev/null)
+				if [ "$failed" = "$LAB_STEP" ] && [ -n "$scenario" ]; then
+					echo "lab: vm$v failed this scenario; ending it here too"
+					kill -TERM -- "-$scenario" 2>/dev/null
+					return 0
+				fi
+			fi
+			v=$((v + 1))
+		done
 	done
 }
 

@@ -156,6 +156,12 @@ lab_tell "$paddr" 7002
 # Its push reports the NI up; our recovery pings bring its health back.
 ms=$(wait_for p1_health 1000)
 lab_log "peer's eth1 up: $p1 back to health 1000 in $ms ms"
+# A tx of ours may have waited out its timeout on a connection that the
+# peer dropped while its port came back (rxe on a loaded machine has shown
+# that), charging our o2ib1 NI: selection leaves the rail until its own
+# recovery pings bring it back too.
+ms=$(wait_for me1_health 1000)
+lab_log "and $me1 at health 1000 after $ms ms more"
 rail1_used "after the peer's eth1 came back"
 
 # rxe1 deleted under a flood (the device removed): o2ib1 is marked fatal
