@@ -1026,6 +1026,8 @@ unsafe extern "C" fn lnet_parse(
     private: *mut c_void,
     rdma_req: c_int,
 ) -> c_int {
+    // lnd.h's contract: process context, no LND lock held.
+    crate::kapi::kthread::might_sleep();
     if hdr.is_null() || from.is_null() {
         return EINVAL.to_errno();
     }

@@ -578,6 +578,9 @@ pub(crate) fn lnd_send(lnet: &TheLnet, m: KBox<Msg>) {
 /// Ends a message (`lnet_finalize`): delivers its event, sends the ACK an
 /// incoming PUT asked for, and frees it.
 pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: Status) {
+    // lnd.h's contract, checked on every call (the lab kernel reports a
+    // caller holding a spinlock even when nothing here sleeps).
+    crate::kapi::kthread::might_sleep();
     // A resend takes credits afresh on its new path.
     crate::credits::give_back(lnet, &mut m);
     let Some(mut m) = crate::health::check(lnet, m, status, hstatus) else {

@@ -21,6 +21,11 @@ void kapi_cond_resched(void)
 	cond_resched();
 }
 
+void kapi_might_sleep(void)
+{
+	might_sleep();
+}
+
 /*
  * Bytes queued in the socket and not yet acknowledged by the peer, and the
  * sequence number of the oldest of them, which moves whenever the peer

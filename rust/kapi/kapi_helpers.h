@@ -8,6 +8,7 @@
 struct socket;
 
 void kapi_cond_resched(void);
+void kapi_might_sleep(void);
 int kapi_sock_wmem_queued(struct socket *sock);
 u32 kapi_sock_snd_una(struct socket *sock);
 int kapi_sock_zc_capable(struct socket *sock);

@@ -81,6 +81,15 @@ pub fn msleep(ms: u32) {
 
 extern "C" {
     fn kapi_cond_resched();
+    fn kapi_might_sleep();
+}
+
+/// Declares that the caller may sleep: with `CONFIG_DEBUG_ATOMIC_SLEEP`,
+/// a call from atomic context (a spinlock held, interrupts off) is
+/// reported at once, whether or not this call would have slept.
+pub fn might_sleep() {
+    // SAFETY: a C wrapper around might_sleep(), which only checks.
+    unsafe { kapi_might_sleep() };
 }
 
 /// Lets another thread run if one is waiting for this CPU; for loops that

@@ -61,7 +61,7 @@ module_param(inflight, int, 0444);
 MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
 static char *mode = "self";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "self (over 0@lo), server, client, burst, flood, pinginfo or pushes (with peer=)");
+MODULE_PARM_DESC(mode, "self (over 0@lo), traffic (only traffic=1's thread), server, client, burst, flood, pinginfo or pushes (with peer=)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
@@ -1068,8 +1068,19 @@ static atomic_t traffic_finals = ATOMIC_INIT(0);
 static char traffic_src[4096], traffic_dst[4096], traffic_sink[4096];
 static struct lnet_handle_md traffic_post;
 
+static int slow_ms;
+module_param(slow_ms, int, 0444);
+MODULE_PARM_DESC(slow_ms, "traffic: each ACK's handler sleeps this long (a ULP slow in its callback while LNet shuts down)");
+static bool unloading;
+
 static void traffic_handler(struct lnet_event *ev)
 {
+	if (slow_ms > 0 && ev->type == LNET_EVENT_ACK) {
+		/* Its message is in flight until the handler returns. */
+		msleep(slow_ms);
+		if (READ_ONCE(unloading))
+			pr_info("lnet_ulp: a slow handler returned during unload\n");
+	}
 	if (ev->md_user_ptr == traffic_src && ev->unlinked)
 		atomic_inc(&traffic_finals);
 }
@@ -1824,6 +1835,17 @@ static int ulp_start(void)
 			LNetNIFini();
 		return rc;
 	}
+	if (!strcmp(mode, "traffic")) {
+		/* Only the traffic thread, for unload under traffic. */
+		start_traffic();
+		if (failures) {
+			LNetNIFini();
+			if (traffic_task)
+				kthread_stop(traffic_task);
+			return -EIO;
+		}
+		return 0;
+	}
 	if (!strcmp(mode, "burst")) {
 		rc = burst_run();
 		if (rc)
@@ -1890,6 +1912,7 @@ static void __exit lnet_ulp_exit(void)
 {
 	int i;
 
+	WRITE_ONCE(unloading, true);
 	server_stop();
 	/* LNet goes down under the traffic thread's feet. */
 	LNetNIFini();

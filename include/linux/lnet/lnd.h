@@ -145,7 +145,9 @@ void lnet_set_link_fatal_state(struct lnet_ni *ni, unsigned int fatal);
  * run the upper layer's event handler, send ACKs and REPLYs (calling
  * lnd_send() again) and may call lnd_recv() or lnd_send() of this very
  * connection. An LND takes what it must finalize out of its locked state
- * first, drops the lock, then calls LNet.
+ * first, drops the lock, then calls LNet. Both begin with might_sleep(),
+ * so a kernel with CONFIG_DEBUG_ATOMIC_SLEEP (the lab's) reports a caller
+ * in atomic context on every call, not only when it happens to sleep.
  */
 
 /*
