@@ -131,7 +131,7 @@ pub(crate) fn check(
     };
     // Held from the peer's shape to its health update: one lookup.
     let mut peers = lnet.peers.lock();
-    let found = peers.find(&peer_nid);
+    let found = peers.locate(&peer_nid);
     let peer_multi_rail = found
         .and_then(|(pi, _)| peers.list.get(pi))
         .is_some_and(|p| p.nis.len() > 1);

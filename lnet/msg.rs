@@ -451,8 +451,8 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid) -> Nid {
             }
         }
     }
-    peers
-        .find(src)
+    let found = peers.locate(src);
+    found
         .and_then(|(pi, _)| peers.list.get(pi))
         .map_or(*src, |p| p.primary)
 }

@@ -7,6 +7,7 @@
 
 use crate::lnet_core::health::MAX_HEALTH;
 use crate::lnet_core::nid::{Net, Nid};
+use crate::lnet_core::nid_index::{self, NidSlot};
 use kernel::prelude::*;
 
 /// One NI of a peer.
@@ -145,31 +146,106 @@ impl Peer {
     }
 }
 
-/// All peers. Linear searches: fine for the node counts of a lab, to be
-/// replaced by a hash when peers number in thousands.
+/// All peers.
 #[derive(Default)]
 pub(crate) struct Peers {
     pub(crate) list: KVec<Peer>,
+    /// Where each NID was last found in `list`, sorted by NID: a hint,
+    /// checked on every use (lnet-core `nid_index`), so that code changing
+    /// `list` need not keep it. Kept up to date by `locate`.
+    index: KVec<NidSlot>,
 }
 
 impl Peers {
-    /// The peer owning `nid` and the index of that NID in it.
-    pub(crate) fn find(&self, nid: &Nid) -> Option<(usize, usize)> {
+    /// The index's entry for `nid`, if it still tells the truth.
+    fn hint(&self, nid: &Nid) -> Option<(usize, usize)> {
+        let s = nid_index::lookup(&self.index, nid)?;
+        let (pi, li) = (s.peer as usize, s.ni as usize);
+        (self.list.get(pi)?.nis.get(li)?.nid == *nid).then_some((pi, li))
+    }
+
+    /// A walk of every peer NI.
+    fn scan(&self, nid: &Nid) -> Option<(usize, usize)> {
         self.list
             .iter()
             .enumerate()
             .find_map(|(pi, p)| p.nis.iter().position(|n| n.nid == *nid).map(|ni| (pi, ni)))
     }
 
+    /// The peer owning `nid` and the index of that NID in it.
+    pub(crate) fn find(&self, nid: &Nid) -> Option<(usize, usize)> {
+        self.hint(nid).or_else(|| self.scan(nid))
+    }
+
+    /// `find`, keeping the index: a NID the index lacks is added; a hint
+    /// that lied (peers were removed or moved) rebuilds it.
+    pub(crate) fn locate(&mut self, nid: &Nid) -> Option<(usize, usize)> {
+        if let Some(f) = self.hint(nid) {
+            return Some(f);
+        }
+        let stale = nid_index::lookup(&self.index, nid).is_some();
+        let f = self.scan(nid);
+        if stale {
+            self.reindex();
+        } else if let Some((pi, li)) = f {
+            self.remember(*nid, pi, li);
+        }
+        f
+    }
+
+    /// Rebuilds the index from the table. Without memory for it the index
+    /// is left empty: lookups walk the table, which is slower, not wrong.
+    fn reindex(&mut self) {
+        crate::kapi::vec::clear(&mut self.index);
+        let total: usize = self.list.iter().map(|p| p.nis.len()).sum();
+        if self.index.reserve(total, GFP_ATOMIC).is_err() {
+            return;
+        }
+        for (pi, p) in self.list.iter().enumerate() {
+            for (li, n) in p.nis.iter().enumerate() {
+                let slot = NidSlot {
+                    nid: n.nid,
+                    peer: pi as u32,
+                    ni: li as u32,
+                };
+                // Cannot fail: reserved above.
+                let _ = self.index.push(slot, GFP_ATOMIC);
+            }
+        }
+        nid_index::sort(&mut self.index);
+    }
+
+    /// Records that `nid` is NI `li` of peer `pi`.
+    fn remember(&mut self, nid: Nid, pi: usize, li: usize) {
+        let slot = NidSlot {
+            nid,
+            peer: pi as u32,
+            ni: li as u32,
+        };
+        match nid_index::position(&self.index, &nid) {
+            Ok(i) => {
+                if let Some(s) = self.index.get_mut(i) {
+                    *s = slot;
+                }
+            }
+            Err(i) => {
+                // Without memory the NID stays out: found by a walk.
+                if self.index.push(slot, GFP_ATOMIC).is_ok() {
+                    nid_index::settle_last(&mut self.index, i);
+                }
+            }
+        }
+    }
+
     /// The peer NI with NID `nid`, if known.
     pub(crate) fn peer_ni_mut(&mut self, nid: &Nid) -> Option<&mut PeerNi> {
-        let (pi, li) = self.find(nid)?;
+        let (pi, li) = self.locate(nid)?;
         self.list.get_mut(pi)?.nis.get_mut(li)
     }
 
     /// The peer of `nid`, created (non-Multi-Rail, one NI) if unknown.
     pub(crate) fn find_or_create(&mut self, nid: &Nid) -> Result<(usize, usize)> {
-        if let Some(f) = self.find(nid) {
+        if let Some(f) = self.locate(nid) {
             return Ok(f);
         }
         let mut nis = KVec::new();
@@ -187,7 +263,9 @@ impl Peers {
             },
             GFP_ATOMIC,
         )?;
-        Ok((self.list.len() - 1, 0))
+        let pi = self.list.len() - 1;
+        self.remember(*nid, pi, 0);
+        Ok((pi, 0))
     }
 
     /// `lnetctl peer add`: creates the peer `primary` if needed and adds

@@ -46,3 +46,8 @@ pub fn push_or_back<T>(v: &mut KVec<T>, x: T, flags: kernel::alloc::Flags) -> Re
     let _ = v.push(x, flags);
     Ok(())
 }
+
+/// Removes every element.
+pub fn clear<T>(v: &mut KVec<T>) {
+    while pop(v).is_some() {}
+}

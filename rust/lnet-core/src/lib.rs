@@ -18,6 +18,7 @@ pub mod kstrto;
 pub mod md;
 pub mod networks;
 pub mod nid;
+pub mod nid_index;
 pub mod o2iblnd;
 pub mod o2iblnd_credits;
 pub mod o2iblnd_health;
