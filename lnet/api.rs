@@ -1072,6 +1072,8 @@ pub(crate) unsafe fn lnet_parse_rs(
 /// has not been finalized yet.
 #[no_mangle]
 pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, hstatus: c_uint) {
+    // lnd.h's contract, whatever the message (a discarded receive has none).
+    crate::kapi::kthread::might_sleep();
     let Ok(lnet) = lnet() else {
         return;
     };

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Benchmarks: figures, not pass/fail on speed. Builds what the lab needs
-# and runs the bench_* scenarios (tests/vm), which print ratios against a
-# baseline measured in the same run. Set-up is scripts/setup.sh's.
+# Benchmarks: figures, not pass/fail on speed. Sets up what is missing,
+# builds the perf lab kernel once (kernel/perf.config: no checkers) and the
+# modules for it apart from the checkout's, and runs the bench_* scenarios
+# (tests/vm) on it; each prints ratios against a baseline measured in the
+# same run. Arguments go to tests/lab/lab.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
+bash scripts/setup.sh
+bash scripts/build-kernel.sh perf
 # Host: selection cost (criterion), each figure beside its baseline.
 cargo bench -q -p lnet-core --bench select -- --noplot >/dev/null
 python3 - <<'PY'
@@ -19,8 +23,14 @@ for peers in (1, 1000, 100000):
     print(f"bench: selection, 4x4 pick with {peers} peers known: {i:.0f} ns by the NID index, "
           f"{w:.0f} ns by a walk of every peer NI (baseline): {i / w:.3f} x")
 PY
-make -s CLIPPY=1 KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
 cargo build --release -q -p lnetctl --bins
+# The sources (tracked and new, no build output) built for the perf kernel
+# in a tree of their own: the checkout keeps the test kernel's modules.
+src=lab-out/perf-src
+rm -rf "$src"
+mkdir -p "$src"
+git ls-files -co --exclude-standard -z | tar -c --null -T - | tar -x -C "$src"
+make -s -C "$src" KDIR="$(lnet_perf_kdir)" KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
 mapfile -t benches < <(cd tests/vm && ls bench_*.sh | sed 's/\.sh$//')
-python3 tests/lab/lab.py "${benches[@]}" "$@"
-grep -ah 'lab: bench' lab-out/boot-*/console-vm*.log | sed 's/^lab: //'
+python3 tests/lab/lab.py --perf "$src" --out lab-out/perf "${benches[@]}" "$@"
+grep -ah 'lab: bench' lab-out/perf/boot-*/console-vm*.log | sed 's/^lab: //'

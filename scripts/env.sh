@@ -23,3 +23,12 @@ lnet_kernel_key() {
 lnet_kdir() {
 	echo "$LNET_CACHE/kernel-$(lnet_kernel_key)/linux"
 }
+
+# The perf lab kernel (kernel/perf.config on top, for scripts/bench.sh).
+lnet_perf_kdir() {
+	key=$({
+		lnet_kernel_key
+		cat "$LNET_TOP/kernel/perf.config"
+	} | sha256sum | cut -c1-16)
+	echo "$LNET_CACHE/perf-kernel-$key/linux"
+}

@@ -146,7 +146,7 @@ def finish_initramfs(root, work, name):
     return cpio
 
 
-def build_initramfs(kd, work):
+def build_initramfs(kd, work, src=TOP):
     """The initramfs of lnet-rs VMs: our modules and userspace tools."""
     root = work / "root"
     base_root(root)
@@ -158,8 +158,8 @@ def build_initramfs(kd, work):
         copy_in(root, str(path), f"/usr/sbin/{tool}")
         for lib in shared_libs(str(path)):
             copy_in(root, lib)
-    kos = sorted(p for p in TOP.glob("*/*.ko"))
-    kos += sorted(p for p in (TOP / "tests").glob("**/*.ko"))
+    kos = sorted(p for p in src.glob("*/*.ko"))
+    kos += sorted(p for p in (src / "tests").glob("**/*.ko"))
     if not kos:
         sys.exit("lab: no modules built: run make first")
     install_modules(root, kernel_release(kd), kos, kd)
@@ -314,10 +314,13 @@ class Hub:
 class Boot:
     """One boot of a lab: nvms VMs with nics NICs, running `scenarios`."""
 
-    def __init__(self, kd, initrd, work, nvms, nics, scenarios, timeout, mem="384M", lustre=None):
+    def __init__(self, kd, initrd, work, nvms, nics, scenarios, timeout, mem="384M", lustre=None,
+                 perf=False):
         self.kd, self.initrd, self.work = kd, initrd, work
         self.nvms, self.nics, self.scenarios = nvms, nics, scenarios
         self.timeout, self.mem = timeout, mem
+        # The perf kernel (no checkers): the VMs skip their leak scans.
+        self.perf = perf
         # (count, bundle, initramfs): the last `count` VMs are Lustre nodes.
         self.lustre = lustre
         self.procs, self.consoles = [], []
@@ -339,6 +342,7 @@ class Boot:
                 "console=ttyS0", "panic=-1", "oops=panic", "printk.time=1",
                 f"lab.vm={vm}", f"lab.nvms={self.nvms}", f"lab.nics={self.nics}",
                 f"lab.lustre={int(self.is_lustre(vm))}",
+                f"lab.perf={int(self.perf)}",
                 "lab.run=" + ",".join(self.scenarios),
             ]),
         ]
@@ -546,6 +550,8 @@ def main():
     ap.add_argument("--out", default=str(TOP / "lab-out"), help="consoles and initramfs go here")
     ap.add_argument("--show", action="store_true", help="print each console when done")
     ap.add_argument("--follow", action="store_true", help="print consoles live, prefixed by VM")
+    ap.add_argument("--perf", metavar="SRC", default=None,
+                    help="boot the perf kernel (scripts/build-kernel.sh perf) with the modules built in SRC for it")
     ap.add_argument("--kernel-filter", default=None,
                     help="with --follow: show only kernel lines matching this regex (and any splat)")
     args = ap.parse_args()
@@ -565,9 +571,14 @@ def main():
         g["timeout"] += lab["timeout"]
 
     kd = kdir()
+    src = TOP
+    if args.perf:
+        kd = Path(subprocess.check_output(
+            ["bash", "-c", ". scripts/env.sh && lnet_perf_kdir"], cwd=TOP, text=True).strip())
+        src = Path(args.perf)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    initrd = build_initramfs(kd, out)
+    initrd = build_initramfs(kd, out, src)
     lustre_initrd = None
     if any(k[2] for k in groups):
         bundle = lustre_peer()
@@ -581,7 +592,8 @@ def main():
         which = f" ({nlustre} of them Lustre)" if nlustre else ""
         log(f"lab: booting {nvms} VM(s){which} x {nics} NIC(s) for: {' '.join(g['names'])}")
         lustre = (nlustre, *lustre_initrd) if nlustre else None
-        boot = Boot(kd, initrd, work, nvms, nics, g["names"], g["timeout"], lustre=lustre)
+        boot = Boot(kd, initrd, work, nvms, nics, g["names"], g["timeout"], lustre=lustre,
+                    perf=bool(args.perf))
         kfilter = re.compile(args.kernel_filter) if args.kernel_filter else None
         consoles = boot.run(follow=args.follow, kernel_filter=kfilter)
         times = [boot_time(c) for c in consoles]

@@ -48,8 +48,8 @@ pub fn sort(index: &mut [NidSlot]) {
 #[cfg(test)]
 mod tests {
     extern crate std;
+    use super::super::nid::Net;
     use super::*;
-    use crate::nid::Net;
     use proptest::prelude::*;
     use std::vec::Vec;
 
