@@ -46,6 +46,8 @@ pub(crate) struct PeerDisc {
     pub(crate) data_bytes: usize,
     /// A REPLY's or push's buffer not merged yet.
     pub(crate) data: Option<KVec<u8>>,
+    /// Its sequence number.
+    pub(crate) data_seq: u32,
     /// Why the last discovery failed (`lp_dc_error`).
     pub(crate) error: i32,
     ping_error: i32,
@@ -350,6 +352,7 @@ fn ping_event(p: &mut Peer, d: &DcMd, ev: &lnet_event) {
     let mut copy = copy;
     copy.copy_from_slice(data);
     p.disc.data = Some(copy);
+    p.disc.data_seq = info.sequence();
     p.disc.state = (p.disc.state & !state::PING_SENT) | state::DATA_PRESENT;
 }
 
@@ -370,6 +373,7 @@ pub(crate) fn push_received(lnet: &TheLnet, from: Nid, data: &[u8], info: Option
     let Some(p) = peers.list.get_mut(pi) else {
         return;
     };
+    let mut stale = None;
     let (valid, complete, feats) = match info {
         Some(i) => (copy.is_some(), i.is_complete(), i.features),
         None => (false, false, 0),
@@ -391,16 +395,32 @@ pub(crate) fn push_received(lnet: &TheLnet, from: Nid, data: &[u8], info: Option
         PushOutcome::Ping(s) => p.set_lp_state(s),
         PushOutcome::Store(s) => {
             p.set_lp_state(s);
-            if let Some(i) = info {
-                p.disc.peer_seqno = i.sequence();
+            let seq = info.map_or(0, |i| i.sequence());
+            p.disc.peer_seqno = seq;
+            let pending = p.disc.data.as_ref().map(|_| p.disc.data_seq);
+            if dc::push_replaces(pending, seq) {
+                p.disc.data = copy;
+                p.disc.data_seq = seq;
+            } else {
+                stale = Some((p.primary, seq, p.disc.data_seq));
             }
-            p.disc.data = copy;
         }
     }
     let mut q = lnet.discovery.lock();
     let _ = queue(p, &mut q);
     drop(q);
     drop(peers);
+    if let Some((primary, seq, pending)) = stale {
+        let mut c = lnet.pushes.lock();
+        c.stale = c.stale.wrapping_add(1);
+        drop(c);
+        pr_info!(
+            "Stale push from {} dropped: sequence {}, {} waiting to be merged\n",
+            primary,
+            seq,
+            pending
+        );
+    }
     wake(lnet);
 }
 

@@ -43,6 +43,8 @@ pub(crate) struct Pushes {
     /// Pushes taken, and those refused as not a ping buffer.
     pub(crate) received: u32,
     pub(crate) refused: u32,
+    /// Older than the buffer still waiting to be merged.
+    pub(crate) stale: u32,
 }
 
 /// One push buffer; freed by the handler at its MD's final event.

@@ -10,20 +10,14 @@ use crate::lnet_core::o2iblnd_params::IbParam;
 use crate::ni::IbNi;
 use crate::params;
 use core::ffi::{c_int, c_uint, c_void};
-use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 use kernel::types::ForeignOwnable;
 
 pub(crate) use crate::kapi::lnd::{LnetNi, Msg};
 
-extern "C" {
-    fn try_module_get(module: *mut kernel::bindings::module) -> bool;
-    fn module_put(module: *mut kernel::bindings::module);
-}
-
 /// This module, for the references its running NIs hold on it.
-static THIS: AtomicPtr<kernel::bindings::module> = AtomicPtr::new(core::ptr::null_mut());
+static THIS: crate::kapi::lnd::ModuleRefs = crate::kapi::lnd::ModuleRefs::new();
 
 static O2IBLND: lnet_lnd = lnet_lnd {
     lnd_type: lnd::O2IB as u32,
@@ -40,7 +34,7 @@ extern "C" fn o2iblnd_get_timeout() -> c_uint {
 }
 
 pub(crate) fn register(module: &'static ThisModule) -> Result {
-    THIS.store(module.as_ptr(), Ordering::Relaxed);
+    THIS.set(module);
     crate::kapi::lnd::register(&O2IBLND)
 }
 
@@ -60,9 +54,7 @@ fn ib_ni<'a>(ni: *mut lnet_ni) -> Option<ArcBorrow<'a, IbNi>> {
 ///
 /// Called by LNet only.
 unsafe extern "C" fn o2iblnd_startup(ni: *mut lnet_ni) -> c_int {
-    let module = THIS.load(Ordering::Relaxed);
-    // SAFETY: our own module, loaded while its init or LNet runs this.
-    if !unsafe { try_module_get(module) } {
+    if !THIS.get() {
         return ENODEV.to_errno();
     }
     let mut t = lnet_ni_tunables {
@@ -86,7 +78,7 @@ unsafe extern "C" fn o2iblnd_startup(ni: *mut lnet_ni) -> c_int {
         }
         Err(e) => {
             // SAFETY: taken above.
-            unsafe { module_put(module) };
+            unsafe { THIS.put() };
             e.to_errno()
         }
     }
@@ -110,7 +102,7 @@ unsafe extern "C" fn o2iblnd_shutdown(ni: *mut lnet_ni) {
     // SAFETY: clearing it.
     unsafe { LnetNi(ni).set_data(core::ptr::null_mut()) };
     // SAFETY: the module reference startup took.
-    unsafe { module_put(THIS.load(Ordering::Relaxed)) };
+    unsafe { THIS.put() };
 }
 
 /// # Safety

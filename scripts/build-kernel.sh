@@ -38,7 +38,10 @@ cd "$kdir"
 
 mk() { make -s ARCH=x86_64 LLVM=-19 "$@"; }
 mk tinyconfig
-scripts/kconfig/merge_config.sh -m .config "${fragments[@]}" >/dev/null
+# "is not set" lines only say what the check below expects unset: options
+# that go with one turned off, some of them not booleans.
+grep -hv '^# CONFIG_.* is not set$' "${fragments[@]}" >"$top/fragment.config"
+scripts/kconfig/merge_config.sh -m .config "$top/fragment.config" >/dev/null
 mk olddefconfig
 
 # Every option of the fragments must have stuck, a later fragment's value

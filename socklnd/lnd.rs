@@ -10,20 +10,14 @@ use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
 use crate::params;
 use core::ffi::{c_int, c_uint, c_void};
-use core::sync::atomic::{AtomicPtr, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
 use kernel::types::ForeignOwnable;
 
 pub(crate) use crate::kapi::lnd::{LnetNi, Msg};
 
-extern "C" {
-    fn try_module_get(module: *mut kernel::bindings::module) -> bool;
-    fn module_put(module: *mut kernel::bindings::module);
-}
-
 /// This module, for the references its running NIs hold on it.
-static THIS: AtomicPtr<kernel::bindings::module> = AtomicPtr::new(core::ptr::null_mut());
+static THIS: crate::kapi::lnd::ModuleRefs = crate::kapi::lnd::ModuleRefs::new();
 
 static SOCKLND: lnet_lnd = lnet_lnd {
     lnd_type: lnd::SOCK as u32,
@@ -40,7 +34,7 @@ extern "C" fn socklnd_get_timeout() -> c_uint {
 }
 
 pub(crate) fn register(module: &'static ThisModule) -> Result {
-    THIS.store(module.as_ptr(), Ordering::Relaxed);
+    THIS.set(module);
     crate::kapi::lnd::register(&SOCKLND)
 }
 
@@ -57,9 +51,7 @@ fn sock_ni<'a>(ni: *mut lnet_ni) -> Option<&'a SockNi> {
 ///
 /// Called by LNet only.
 unsafe extern "C" fn socklnd_startup(ni: *mut lnet_ni) -> c_int {
-    let module = THIS.load(Ordering::Relaxed);
-    // SAFETY: our own module, loaded while its init or LNet runs this.
-    if !unsafe { try_module_get(module) } {
+    if !THIS.get() {
         return ENODEV.to_errno();
     }
     // The NI's tunables: what `lnetctl net add` gave, the rest from our
@@ -83,7 +75,7 @@ unsafe extern "C" fn socklnd_startup(ni: *mut lnet_ni) -> c_int {
         }
         Err(e) => {
             // SAFETY: taken above.
-            unsafe { module_put(module) };
+            unsafe { THIS.put() };
             e.to_errno()
         }
     }
@@ -103,7 +95,7 @@ unsafe extern "C" fn socklnd_shutdown(ni: *mut lnet_ni) {
     // SAFETY: clearing it.
     unsafe { LnetNi(ni).set_data(core::ptr::null_mut()) };
     // SAFETY: the reference startup took.
-    unsafe { module_put(THIS.load(Ordering::Relaxed)) };
+    unsafe { THIS.put() };
 }
 
 /// # Safety

@@ -13,6 +13,10 @@ use kernel::prelude::*;
 use kernel::types::ForeignOwnable;
 
 extern "C" {
+    // `struct module *` as an opaque pointer: bindgen's struct is not
+    // FFI-safe on kernels without lockdep (an empty `lockdep_map`).
+    fn try_module_get(module: *mut c_void) -> bool;
+    fn module_put(module: *mut c_void);
     fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int;
     fn lnet_unregister_lnd(lnd: *const lnet_lnd);
     fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid);
@@ -206,5 +210,47 @@ impl Msg {
             // SAFETY: a message being sent, not finalized yet.
             unsafe { lnet_msg_set_hstatus(self.0, hstatus as c_uint) };
         }
+    }
+}
+
+/// The references an LND module holds on itself, one per running NI, so
+/// that it cannot be unloaded under LNet.
+pub struct ModuleRefs(core::sync::atomic::AtomicPtr<c_void>);
+
+impl Default for ModuleRefs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ModuleRefs {
+    /// No module yet: `set` at registration.
+    pub const fn new() -> Self {
+        ModuleRefs(core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()))
+    }
+
+    /// The module the references are taken on.
+    pub fn set(&self, module: &'static ThisModule) {
+        self.0.store(
+            module.as_ptr().cast(),
+            core::sync::atomic::Ordering::Relaxed,
+        );
+    }
+
+    /// Takes a reference; false while the module is being unloaded.
+    pub fn get(&self) -> bool {
+        // SAFETY: `set`'s module is loaded while its code runs; a null
+        // module (not set) is the kernel's own, always there.
+        unsafe { try_module_get(self.0.load(core::sync::atomic::Ordering::Relaxed)) }
+    }
+
+    /// Drops a reference.
+    ///
+    /// # Safety
+    ///
+    /// Pairs with an earlier `get` that returned true.
+    pub unsafe fn put(&self) {
+        // SAFETY: by this function's contract, the reference is ours.
+        unsafe { module_put(self.0.load(core::sync::atomic::Ordering::Relaxed)) };
     }
 }

@@ -238,6 +238,15 @@ pub fn apply_push(
     PushOutcome::Store(s | state::DATA_PRESENT)
 }
 
+/// Whether a push's buffer (sequence `push_seq`) replaces one a REPLY or
+/// an earlier push left unmerged (sequence `pending_seq`): only a newer one
+/// does, as in Lustre's ping/push race; the older one is dropped. With
+/// nothing pending, a push is taken whatever its sequence number (Lustre
+/// "always assumes new data": a rebooted peer starts its count again).
+pub fn push_replaces(pending_seq: Option<u32>, push_seq: u32) -> bool {
+    pending_seq.map_or(true, |p| push_seq > p)
+}
+
 /// How a peer NI's status in a merged buffer changes its health
 /// (`handle_disc_lpni_health`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -462,5 +471,14 @@ mod tests {
         assert_eq!(reply_bytes(0), ping::MIN_SIZE);
         assert_eq!(reply_bytes(1000), 1000);
         assert_eq!(reply_bytes(1 << 20), ping::PING_BUFFER_MAX);
+    }
+
+    #[test]
+    fn a_push_replaces_pending_data_only_when_newer() {
+        assert!(push_replaces(None, 0));
+        assert!(push_replaces(None, 7));
+        assert!(push_replaces(Some(4), 5));
+        assert!(!push_replaces(Some(5), 5));
+        assert!(!push_replaces(Some(9), 5));
     }
 }
