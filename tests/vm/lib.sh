@@ -113,6 +113,33 @@ lab_watch() {
 	done
 }
 
+# The processes of session $1 still running.
+lab_session_pids() {
+	ps -o pid,sid | awk -v s="$1" '$2 == s { print $1 }'
+}
+
+# Ends what a scenario (session $1) left running, a background flood or
+# server, and waits until it has exited: a module whose init still runs
+# cannot be unloaded, and the next scenario would find it. A process in
+# the kernel exits only once its call returns (lnet_ulp's flood gives up
+# after its op_timeout), so this may take minutes. Fails if something is
+# still running after 300 s.
+lab_end_session() {
+	[ -n "$1" ] || return 0
+	left=$(lab_session_pids "$1")
+	[ -n "$left" ] || return 0
+	echo "lab: ending what the scenario left running: $(for p in $left; do tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null; echo ";"; done | tr '\n' ' ')"
+	kill -TERM -- "-$1" 2>/dev/null
+	i=0
+	while [ -n "$(lab_session_pids "$1")" ] && [ "$i" -lt 300 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	[ -z "$(lab_session_pids "$1")" ] && return 0
+	echo "LAB-FAIL: still running ${i}s after the scenario: $(lab_session_pids "$1" | tr '\n' ' ')"
+	return 1
+}
+
 # lab_sync K (1..9): the scenario's K-th meeting point of all the VMs.
 lab_sync() {
 	lab_barrier $((LAB_STEP + $1))

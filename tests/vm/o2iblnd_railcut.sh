@@ -104,6 +104,9 @@ flood_both() {
 	done
 	kill -0 $flooding 2>/dev/null || lab_fail "the flood ended before the cut"
 }
+# "At once": the port event, not a timeout (tens of seconds) tells LNet.
+# Usually well under a second; CI's loaded machine has taken 1.4 s.
+SHOWN_DOWN_MS=5000
 # lnet_ulp's client checks, which must use both rails ($1: when).
 rail1_used() {
 	lab_client_rails "$p0" 16
@@ -122,7 +125,7 @@ ip link set eth1 down
 ms=$(wait_for me1_status down)
 cut1=$(lab_ni_sends "$me1")
 lab_log "eth1 down: $me1 shown down in $ms ms, after $((cut1 - start1)) sends"
-[ "$ms" -le 1000 ] || lab_fail "$me1 took $ms ms to be shown down"
+[ "$ms" -le "$SHOWN_DOWN_MS" ] || lab_fail "$me1 took $ms ms to be shown down"
 flood_done 24 "flood with our eth1 cut"
 end1=$(lab_ni_sends "$me1")
 # At most what was waiting for its credits when the port went down
@@ -172,7 +175,7 @@ rdma link delete rxe1 &
 deleting=$!
 ms=$(wait_for me1_status down)
 lab_log "rxe1 deleted: $me1 shown down in $ms ms"
-[ "$ms" -le 1000 ] || lab_fail "$me1 took $ms ms to be shown down"
+[ "$ms" -le "$SHOWN_DOWN_MS" ] || lab_fail "$me1 took $ms ms to be shown down"
 flood_done 24 "flood with rxe1 deleted"
 kill -0 $deleting 2>/dev/null || lab_fail "rxe1 went while its NI was still up"
 lnetctl net del --net o2ib1 || lab_fail "net del o2ib1 after rxe1 went"
