@@ -100,12 +100,7 @@ lab_tell "$server" 7001
 # VM 1's eth1 goes down: its push says so (the status change costs the
 # peer NI one remote failure, as in Lustre), and selection leaves it.
 nc -l -p 7008 </dev/null >/dev/null || lab_fail "no word from the server"
-tries=0
-until [ "$(lab_peer_ni_health "$p1")" -lt 1000 ]; do
-	tries=$((tries + 1))
-	[ "$tries" -lt 20 ] || { cat /tmp/peer3; lab_fail "no push said $p1 is down"; }
-	sleep 1
-done
+lab_wait_health "$p1" lt 1000 20 >/dev/null
 lab_client_rails "$p0" 30
 lab_log "$p1 reported down: sends over $me0: $d0, over $me1: $d1"
 [ "$d0" -ge 20 ] && [ "$d1" -le 4 ] || lab_fail "traffic still chose $p1 ($d0, $d1)"

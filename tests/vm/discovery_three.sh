@@ -86,12 +86,7 @@ if [ "$LAB_VM" != 0 ]; then
 	# health back, and the last push said it is up: PUTs use it again.
 	n0=$(lab_addr 0 0)@tcp
 	n1=$(lab_addr 0 1)@tcp1
-	tries=0
-	until [ "$(lab_peer_ni_health "$n1")" = 1000 ]; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 30 ] || { cat /tmp/peer3; lab_fail "$n1 never healthy again"; }
-		sleep 1
-	done
+	tries=$(lab_wait_health "$n1" eq 1000 30)
 	s0=$(lab_peer_ni_sends "$n0")
 	s1=$(lab_peer_ni_sends "$n1")
 	dmesg -c >/dev/null

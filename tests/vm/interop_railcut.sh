@@ -21,184 +21,112 @@
 # Lustre's own tests do): it loses at most the PUTs in flight there, its
 # health drops, and it uses our tcp1 again once the loss ends.
 lab_interop_setup
+other=$(lab_addr "$peer" 0)
+
+# serve_cut BASE CUT RESTORE: serves lnet_ulp's buffers (saying so on port
+# BASE), runs CUT when the client asks (port BASE+2, answered on BASE+3)
+# and RESTORE likewise (BASE+4, BASE+5), until the client is done (BASE+1).
+serve_cut() {
+	modprobe lnet_ulp mode=server || lab_fail "$side: server did not start"
+	nc -ll -p "$1" -e /bin/true &
+	up=$!
+	for step in 2 4; do
+		nc -l -p $(($1 + step)) </dev/null >/dev/null || lab_fail "$side: no word from the client"
+		if [ "$step" = 2 ]; then $2 || lab_fail "$side: $2"; else $3; fi
+		lab_tell "$other" $(($1 + step + 1))
+	done
+	nc -l -p $(($1 + 1)) </dev/null >/dev/null || lab_fail "$side: no word from the client"
+	kill $up
+	lab_rmmod lnet_ulp
+}
+
+# ask PORT: has the server go on (cut or restore), and waits until it has.
+ask() {
+	nc -l -p $(($1 + 1)) </dev/null >/dev/null &
+	w=$!
+	lab_tell "$other" "$1"
+	wait $w
+}
+
+# used WHAT [SECONDS]: 10 PUTs, all ACKed (each given SECONDS, 10), some
+# of them to the peer's tcp1 NID. After a silence, TCP on that rail may
+# still wait out its backed-off retransmission timer (seconds) before the
+# stream moves again: those get 60.
+used() {
+	a1=$(lab_peer_ni_sends "$p1")
+	lab_expect_eq "$(lab_burst "$p0" PUT 10 "${2:-10}")" "10 0" "$side: PUTs $1 (ok failed)"
+	[ $(($(lab_peer_ni_sends "$p1") - a1)) -gt 0 ] || lab_fail "$side: $p1 unused $1"
+}
+
+# lost WHAT MAX: 20 PUTs, at most MAX of them lost; sets h, the health of
+# the peer's tcp1 NID after them, which must be below 1000.
+lost() {
+	set -- "$1" "$2" $(lab_burst "$p0" PUT 20)
+	lab_log "$side: $1: $3 PUTs ACKed, $4 lost; $(dmesg | grep -o 'longest [0-9]* ms')"
+	[ "$4" -le "$2" ] || lab_fail "$side: $4 of 20 PUTs lost $1"
+	h=$(lab_peer_ni_health "$p1")
+	[ "${h:-1000}" -lt 1000 ] || lab_fail "$side: $p1 at health ${h:-?} $1"
+}
+
 if [ "$LAB_LUSTRE" = 1 ]; then
-	modprobe lnet_ulp mode=server || lab_fail "Lustre: server did not start"
-	nc -ll -p 7050 -e /bin/true &
-	up=$!
-	nc -l -p 7052 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
-	ip link set eth1 down
-	lab_tell "$(lab_addr "$peer" 0)" 7053
-	nc -l -p 7051 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
-	kill $up
-	ip link set eth1 up
-	lab_rmmod lnet_ulp
+	serve_cut 7050 "ip link set eth1 down" "ip link set eth1 up"
 
-	us=$(lab_addr "$peer" 0)
-	lab_wait_server "$us" 7054
-	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "Lustre: PUTs over both rails (ok failed)"
-	a1=$(lab_peer_ni_sends "$p1")
-	[ "${a1:-0}" -gt 0 ] || lab_fail "Lustre: $p1 not used"
-	nc -l -p 7057 </dev/null >/dev/null &
-	cut=$!
-	lab_tell "$us" 7056
-	wait $cut
-	tries=0
-	until [ "$(lab_peer_ni_health "$p1")" -lt 1000 ]; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 15 ] || { cat /tmp/peer3; lab_fail "Lustre: no push said $p1 is down"; }
-		sleep 1
-	done
-	lab_log "Lustre: $p1 at health $(lab_peer_ni_health "$p1") ${tries}s after our eth1 went down, before any PUT"
-	set -- $(lab_burst "$p0" PUT 20)
-	lab_log "Lustre: with our eth1 down: $1 PUTs ACKed, $2 lost; $(dmesg | grep -o 'longest [0-9]* ms')"
-	[ "$1 $2" = "20 0" ] || lab_fail "Lustre: $2 of 20 PUTs lost although we said $p1 was down"
-	nc -l -p 7058 </dev/null >/dev/null &
-	back=$!
-	lab_tell "$us" 7055
-	wait $back
-	tries=0
-	until [ "$(lab_peer_ni_health "$p1")" = 1000 ]; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 90 ] || { cat /tmp/peer3; lab_fail "Lustre: $p1 not back at 1000"; }
-		sleep 1
-	done
-	lab_log "Lustre: $p1 back at health 1000 ${tries}s after our eth1 came up"
-	a1=$(lab_peer_ni_sends "$p1")
-	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "Lustre: PUTs once our eth1 is back (ok failed)"
-	d1=$(($(lab_peer_ni_sends "$p1") - a1))
-	[ "$d1" -gt 0 ] || lab_fail "Lustre: $p1 unused after it came back"
-	lab_tell "$us" 7059
+	lab_wait_server "$other" 7060
+	used "over both rails"
+	ask 7062
+	t=$(lab_wait_health "$p1" lt 1000 15)
+	lab_log "$side: $p1 at health $(lab_peer_ni_health "$p1") ${t}s after our eth1 went down, before any PUT"
+	lost "with our eth1 down" 0
+	ask 7064
+	t=$(lab_wait_health "$p1" eq 1000 90)
+	lab_log "$side: $p1 back at health 1000 ${t}s after our eth1 came up"
+	used "once our eth1 is back"
+	lab_tell "$other" 7061
 
-	modprobe lnet_ulp mode=server || lab_fail "Lustre: server did not start"
-	nc -ll -p 7060 -e /bin/true &
-	up=$!
-	nc -l -p 7062 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
-	tc qdisc add dev eth1 root netem loss 100% || lab_fail "Lustre: netem"
-	lab_tell "$us" 7063
-	nc -l -p 7064 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
-	tc qdisc del dev eth1 root
-	lab_tell "$us" 7065
-	nc -l -p 7061 </dev/null >/dev/null || lab_fail "no word from lnet-rs"
-	kill $up
-	lab_rmmod lnet_ulp
+	serve_cut 7070 "tc qdisc add dev eth1 root netem loss 100%" "tc qdisc del dev eth1 root"
 
-	lab_wait_server "$us" 7066
-	tries=0
-	until [ "$(lab_peer_ni_health "$p1")" = 1000 ]; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 90 ] || { cat /tmp/peer3; lab_fail "Lustre: $p1 not at 1000"; }
-		sleep 1
-	done
+	lab_wait_server "$other" 7080
+	lab_wait_health "$p1" eq 1000 90 >/dev/null
 	tt=$(lnetctl global show | awk '$1 == "transaction_timeout:" { print $2 }')
 	lnetctl set transaction_timeout 10 || lab_fail "Lustre: set transaction_timeout"
-	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "Lustre: PUTs before our silence (ok failed)"
-	nc -l -p 7069 </dev/null >/dev/null &
-	cut=$!
-	lab_tell "$us" 7068
-	wait $cut
-	set -- $(lab_burst "$p0" PUT 20)
-	lab_log "Lustre: with our eth1 silent: $1 PUTs ACKed, $2 lost; $(dmesg | grep -o 'longest [0-9]* ms')"
-	[ "$2" -le 2 ] || lab_fail "Lustre: $2 of 20 PUTs lost on the silent rail"
-	h=$(lab_peer_ni_health "$p1")
-	[ "${h:-1000}" -lt 1000 ] || lab_fail "Lustre: $p1 at health ${h:-?} while silent"
-	nc -l -p 7071 </dev/null >/dev/null &
-	back=$!
-	lab_tell "$us" 7070
-	wait $back
-	tries=0
-	until [ "$(lab_peer_ni_health "$p1")" = 1000 ]; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 120 ] || { cat /tmp/peer3; lab_fail "Lustre: $p1 not back at 1000"; }
-		sleep 1
-	done
-	lab_log "Lustre: $p1 at health $h while silent, back at 1000 ${tries}s after the loss ended"
-	a1=$(lab_peer_ni_sends "$p1")
-	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "Lustre: PUTs after our silence (ok failed)"
-	[ $(($(lab_peer_ni_sends "$p1") - a1)) -gt 0 ] || lab_fail "Lustre: $p1 unused after the silence"
+	used "before our silence"
+	ask 7082
+	lost "with our eth1 silent" 2
+	ask 7084
+	t=$(lab_wait_health "$p1" eq 1000 120)
+	lab_log "$side: $p1 at health $h while silent, back at 1000 ${t}s after the loss ended"
+	used "after our silence" 60
 	lnetctl set transaction_timeout "${tt:-150}"
-	lab_tell "$us" 7067
+	lab_tell "$other" 7081
 else
-	lab_wait_server "$(lab_addr "$peer" 0)" 7050
+	lab_wait_server "$other" 7050
 	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "PUTs over both rails (ok failed)"
 	a0=$(lab_peer_ni_sends "$p0")
 	a1=$(lab_peer_ni_sends "$p1")
 	[ "$a0" -gt 0 ] && [ "$a1" -gt 0 ] || lab_fail "not both rails used ($a0, $a1)"
-	nc -l -p 7053 </dev/null >/dev/null &
-	cut=$!
-	lab_tell "$(lab_addr "$peer" 0)" 7052
-	wait $cut
-	set -- $(lab_burst "$p0" PUT 20)
-	lab_log "with the Lustre node's eth1 down: $1 PUTs ACKed, $2 lost"
-	[ "$2" -le 2 ] || lab_fail "$2 of 20 PUTs lost after the rail died"
-	h=$(lab_peer_ni_health "$p1")
-	[ "${h:-1000}" -lt 1000 ] || lab_fail "$p1 at health ${h:-?} after its PUTs timed out"
+	ask 7052
+	lost "with the Lustre node's eth1 down" 2
 	t0=$(date +%s)
 	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "PUTs once $p1 lost health (ok failed)"
 	h2=$(lab_peer_ni_health "$p1")
 	lab_log "$p1 at health $h, then $h2 after 10 more PUTs in $(($(date +%s) - t0))s"
 	[ "${h2:-1000}" -lt 1000 ] || lab_fail "$p1 back at health 1000 with its link down"
-	lab_tell "$(lab_addr "$peer" 0)" 7051
+	ask 7054
+	lab_tell "$other" 7051
 
-	lustre=$(lab_addr "$peer" 0)
-	modprobe lnet_ulp mode=server || lab_fail "server did not start"
-	nc -ll -p 7054 -e /bin/true &
-	up=$!
-	nc -l -p 7056 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	ip link set eth1 down
-	lab_tell "$lustre" 7057
-	nc -l -p 7055 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	ip link set eth1 up
-	lab_tell "$lustre" 7058
-	nc -l -p 7059 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	kill $up
-	lab_rmmod lnet_ulp
+	serve_cut 7060 "ip link set eth1 down" "ip link set eth1 up"
 
-	# Wait until health is 1000 (≤ $2 s) of the peer NI $1; prints the seconds.
-	healthy() {
-		n=0
-		until [ "$(lab_peer_ni_health "$1")" = 1000 ]; do
-			n=$((n + 1))
-			[ "$n" -lt "$2" ] || { cat /tmp/peer3; lab_fail "$1 not back at health 1000"; }
-			sleep 1
-		done
-		echo "$n"
-	}
-	lab_wait_server "$lustre" 7060
-	healthy "$p1" 90 >/dev/null
-	a1=$(lab_peer_ni_sends "$p1")
-	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "PUTs over both rails before the silence (ok failed)"
-	[ $(($(lab_peer_ni_sends "$p1") - a1)) -gt 0 ] || lab_fail "$p1 unused before the silence"
-	nc -l -p 7063 </dev/null >/dev/null &
-	cut=$!
-	lab_tell "$lustre" 7062
-	wait $cut
-	set -- $(lab_burst "$p0" PUT 20)
-	lab_log "with the Lustre node's eth1 silent: $1 PUTs ACKed, $2 lost; $(dmesg | grep -o 'longest [0-9]* ms')"
-	[ "$2" -le 2 ] || lab_fail "$2 of 20 PUTs lost on the silent rail"
-	h=$(lab_peer_ni_health "$p1")
-	[ "${h:-1000}" -lt 1000 ] || lab_fail "$p1 at health ${h:-?} while silent"
-	nc -l -p 7065 </dev/null >/dev/null &
-	back=$!
-	lab_tell "$lustre" 7064
-	wait $back
-	t=$(healthy "$p1" 120)
+	lab_wait_server "$other" 7070
+	lab_wait_health "$p1" eq 1000 90 >/dev/null
+	used "over both rails before the silence"
+	ask 7072
+	lost "with the Lustre node's eth1 silent" 2
+	ask 7074
+	t=$(lab_wait_health "$p1" eq 1000 120)
 	lab_log "$p1 at health $h while silent, back at 1000 ${t}s after the loss ended"
-	a1=$(lab_peer_ni_sends "$p1")
-	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "PUTs after the silence (ok failed)"
-	[ $(($(lab_peer_ni_sends "$p1") - a1)) -gt 0 ] || lab_fail "$p1 unused after the silence"
-	lab_tell "$lustre" 7061
+	used "after the silence" 60
+	lab_tell "$other" 7071
 
-	modprobe lnet_ulp mode=server || lab_fail "server did not start"
-	nc -ll -p 7066 -e /bin/true &
-	up=$!
-	nc -l -p 7068 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	tc qdisc add dev eth1 root netem loss 100% || lab_fail "netem"
-	lab_tell "$lustre" 7069
-	nc -l -p 7070 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	tc qdisc del dev eth1 root
-	lab_tell "$lustre" 7071
-	nc -l -p 7067 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	kill $up
-	lab_rmmod lnet_ulp
+	serve_cut 7080 "tc qdisc add dev eth1 root netem loss 100%" "tc qdisc del dev eth1 root"
 fi
 lab_interop_teardown

@@ -276,12 +276,13 @@ lab_ni_recvs() {
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "recv_count:" && cur == nid { print $2; exit }' /tmp/nets
 }
 
-# lab_burst PEER OP COUNT: COUNT PUTs (OP PUT) or GETs (OP GET) to PEER,
-# one at a time through lnet_ulp; prints "ok failed".
+# lab_burst PEER OP COUNT [SECONDS]: COUNT PUTs (OP PUT) or GETs (OP GET)
+# to PEER, one at a time through lnet_ulp, each given SECONDS (10) for its
+# ACK or REPLY; prints "ok failed".
 lab_burst() {
 	dmesg -c >/dev/null
 	if [ "$2" = GET ]; then g=1; else g=0; fi
-	modprobe lnet_ulp mode=burst peer="$1" repeat="$3" get=$g op_timeout=10 || lab_fail "burst did not run"
+	modprobe lnet_ulp mode=burst peer="$1" repeat="$3" get=$g op_timeout="${4:-10}" || lab_fail "burst did not run"
 	lab_rmmod lnet_ulp
 	dmesg | sed -n 's/.*lnet_ulp: burst of [0-9]* [A-Z]*s: \([0-9]*\) ok, \([0-9]*\) failed.*/\1 \2/p'
 }
@@ -319,6 +320,20 @@ lab_check_learnt() {
 	[ $((state & 16)) -ne 0 ] || { cat /tmp/peer3; lab_fail "peer $1: state $state lacks DISCOVERED"; }
 	[ $((state & 8)) -eq 0 ] || lab_fail "peer $1: state $state says configured"
 	lab_log "peer $1: both NIDs, Multi-Rail, state $state"
+}
+
+# lab_wait_health NID lt|eq VALUE SECONDS: waits until the health of the
+# peer NI NID is below (lt) or at (eq) VALUE, for SECONDS at most; prints
+# the seconds it took.
+lab_wait_health() {
+	n=0
+	until [ "$(lab_peer_ni_health "$1")" -"$2" "$3" ]; do
+		n=$((n + 1))
+		# To stderr: callers read the seconds from stdout.
+		[ "$n" -lt "$4" ] || { cat /tmp/peer3 >&2; lab_fail "$1 at health $(lab_peer_ni_health "$1"), not $2 $3 after ${4}s" >&2; }
+		sleep 1
+	done
+	echo "$n"
 }
 
 # Sends to the peer NI with NID $1 (lnetctl peer show -v 2).
