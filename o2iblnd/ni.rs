@@ -497,8 +497,9 @@ impl IbNi {
         // While the port is down, a closed connection's QP is flushed but
         // its DREQ (and the id's destruction, which may send one) waits
         // for the port: a CM message sent on a down port is lost anyway,
-        // and on Soft-RoCE it breaks the device's management QP for good,
-        // so that no connection could be made once the port is back.
+        // and an unpatched Soft-RoCE breaks its QP1 for good on it
+        // (kernel/patches), so that no connection could be made once the
+        // port is back.
         // Stopping the NI does not wait.
         let hold = {
             let mut g = self.table.lock();

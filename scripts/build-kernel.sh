@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the lab kernel from Debian's linux-source-6.12 with kernel/lab.config
-# on top of tinyconfig, in a cache directory outside the checkout. A second
-# run with the same package version, config and toolchain does nothing.
+# Builds the lab kernel from Debian's linux-source-6.12, with kernel/patches
+# applied and kernel/lab.config on top of tinyconfig, in a cache directory
+# outside the checkout. A second run with the same package version, patches,
+# config and toolchain does nothing.
 # `build-kernel.sh perf` builds the perf lab kernel instead (kernel/perf.config
 # on top: no checkers), for scripts/bench.sh.
 set -euo pipefail
@@ -35,6 +36,11 @@ mkdir -p "$top"
 tar -xf /usr/src/linux-source-6.12.tar.xz -C "$top"
 mv "$top/linux-source-6.12" "$kdir"
 cd "$kdir"
+# The lab's fixes to the kernel (each patch says why).
+shopt -s nullglob
+for p in "$LNET_TOP"/kernel/patches/*.patch; do
+	patch -s -p1 <"$p"
+done
 
 mk() { make -s ARCH=x86_64 LLVM=-19 "$@"; }
 mk tinyconfig

@@ -1,5 +1,6 @@
 # Sourced by the project's scripts: toolchain paths and the lab kernel's
-# cache location, keyed by kernel package version, config and toolchain.
+# cache location, keyed by kernel package version, patches, config and
+# toolchain.
 # shellcheck shell=bash
 # CI may run with a trimmed environment: do not rely on HOME being set.
 : "${HOME:=$(getent passwd "$(id -u)" | cut -d: -f6)}"
@@ -12,7 +13,7 @@ export LLVM=-19
 lnet_kernel_key() {
 	{
 		dpkg-query -W -f='${Version}\n' linux-source-6.12
-		cat "$LNET_TOP/kernel/lab.config"
+		cat "$LNET_TOP/kernel/lab.config" "$LNET_TOP"/kernel/patches/*.patch
 		rustc -V
 		bindgen --version 2>/dev/null | head -n 1
 		clang-19 --version | head -n 1

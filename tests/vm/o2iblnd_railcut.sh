@@ -5,6 +5,8 @@
 #   rxe1's PORT_ERR marks o2ib1 fatal (shown down within a second), what was
 #   in flight on it fails over, the ULP sees no failed PUT, and o2ib1 takes
 #   no new send; eth1 up: PORT_ACTIVE, and o2ib1 carries traffic again;
+# - a connection request in flight when our eth1 goes down: o2ib1 connects
+#   again once the port is back;
 # - the peer's eth1 goes down under a flood: its push reports its o2ib1 NI
 #   down, what was in flight to it fails over, no PUT fails, and a second
 #   flood leaves that peer NI alone; its eth1 up: the NI is used again;
@@ -141,6 +143,35 @@ lab_log "$me1 back to health 1000 in $ms ms"
 ms=$(wait_for p1_health 1000)
 lab_log "$p1 back to health 1000 in $ms ms"
 rail1_used "after eth1 came back"
+
+# A connection request in flight when the port goes down: the CM sends it
+# again on the down port, where an HCA loses it. eth1 is silenced (netem)
+# so that o2ib1's new connection waits for its reply, the port goes down
+# for longer than the CM waits before sending again, and comes back: o2ib1
+# must connect again.
+# The peer's address stays resolved while eth1 is silent, so that the
+# request goes out.
+paddr1=$(lab_addr "$peer" 1)
+ping -c 1 -W 2 "$paddr1" >/dev/null || lab_fail "ping $paddr1"
+mac=$(ip neigh show "$paddr1" dev eth1 | awk '{ print $3; exit }')
+ip neigh replace "$paddr1" lladdr "$mac" dev eth1 nud permanent || lab_fail "neighbour $paddr1 ($mac)"
+tc qdisc add dev eth1 root netem loss 100% || lab_fail "netem on eth1"
+lnetctl net del --net o2ib1 || lab_fail "net del o2ib1"
+lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1 again"
+lab_must_fail lnetctl ping --source "$me1" "$p1" --timeout 1
+ip link set eth1 down
+ms=$(wait_for me1_status down)
+sleep 8
+ip link set eth1 up
+tc qdisc del dev eth1 root || lab_fail "netem off eth1"
+t=$(now_ms)
+i=0
+until lnetctl ping --source "$me1" "$p1" --timeout 5 >/dev/null 2>&1; do
+	i=$((i + 1))
+	[ $i -lt 12 ] || lab_fail "o2ib1 cannot connect after the port came back"
+done
+lab_log "connect in flight as eth1 went down: o2ib1 pings $p1 $(($(now_ms) - t)) ms after eth1 came back"
+ms=$(wait_for me1_health 1000)
 
 # The peer's eth1 down mid-flood. Lustre shows no peer NI's reported
 # status, so what we see is where the PUTs go.
