@@ -35,10 +35,6 @@ traffic() {
 		echo "burst done at $(now_ms) ms" >>/tmp/bursts
 	done
 }
-# Milliseconds since boot (busybox's date has no %N).
-now_ms() {
-	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
-}
 # From the bursts of this cut (/tmp/bursts): PUTs that failed, and the
 # longest PUT in ms.
 failures() {

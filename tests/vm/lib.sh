@@ -23,6 +23,11 @@ lab_log() {
 	echo "lab: $*"
 }
 
+# Milliseconds since boot (busybox's date has no %N).
+now_ms() {
+	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
+}
+
 # Address of NIC $2 (0-based) on VM $1.
 lab_addr() {
 	echo "10.$(($2 + 1)).0.$(($1 + 1))"

@@ -54,10 +54,6 @@ ni_status() {
 	lnetctl net show >/tmp/nets || lab_fail "net show"
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "status:" && cur == nid { print $2; exit }' /tmp/nets
 }
-# Milliseconds since boot (busybox's date has no %N).
-now_ms() {
-	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
-}
 # Waits (600 tries) until command $1 prints $2; prints the milliseconds
 # it took (run in $(...): a failure is told on stderr).
 wait_for() {
