@@ -6,7 +6,7 @@ set -euo pipefail
 APT_PKGS=(
 	linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev
 	bc bison flex libelf-dev libssl-dev cpio kmod make xz-utils patch
-	qemu-system-x86 busybox-static iproute2 python3 tshark
+	qemu-system-x86 busybox-static iproute2 util-linux python3 tshark
 )
 
 missing=()

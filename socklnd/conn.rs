@@ -360,6 +360,13 @@ impl Conn {
         // the receive lock is not held across it.
         let req = self.rx.lock().take();
         if let Some(req) = req {
+            if !req.msg.0.is_null() {
+                pr_info!(
+                    "{} fails the receive from {} with its connection\n",
+                    self.sni().nid,
+                    self.peer
+                );
+            }
             req.msg.finalize(EIO.to_errno(), Status::RemoteError);
         }
     }

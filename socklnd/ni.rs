@@ -151,6 +151,24 @@ impl SockNi {
         // Nothing joins the table from now on.
         sni.table.lock().closed = true;
         sni.listener.shutdown();
+        // Every connection is closed before anything here waits, as
+        // Lustre's shutdown deletes its peers before it stops threads: a
+        // receive LNet has answered is then failed here, never read by a
+        // receive thread that runs while we wait (socklnd_lazy relies on
+        // it).
+        loop {
+            let open = sni
+                .table
+                .lock()
+                .conns
+                .iter()
+                .find(|c| !c.is_dead())
+                .cloned();
+            let Some(c) = open else {
+                break;
+            };
+            c.close(crate::kapi::errno::ENETDOWN().to_errno());
+        }
         // Acceptor and reaper exit now; no new connection appears.
         loop {
             let t = vec::pop(&mut sni.threads.lock());

@@ -92,14 +92,14 @@ def copy_in(root, src, dst=None):
 
 
 def base_root(root):
-    """What every VM's initramfs has: busybox and its applet links, ip, tc
-    and rdma with their libraries, users."""
+    """What every VM's initramfs has: busybox and its applet links, ip, tc,
+    rdma and chrt (busybox has none) with their libraries, users."""
     if root.exists():
         shutil.rmtree(root)
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc", "lab/tests", "root"):
         (root / d).mkdir(parents=True, exist_ok=True)
     copy_in(root, "/bin/busybox")
-    for tool in ("ip", "tc", "rdma"):
+    for tool in ("ip", "tc", "rdma", "chrt"):
         path = shutil.which(tool, path="/usr/sbin:/usr/bin:/sbin:/bin")
         if not path:
             sys.exit(f"lab: {tool} not found: run scripts/setup.sh")

@@ -9,7 +9,10 @@
 # waiting request is dropped when VM 1 deletes the NI (`net del`). In
 # between, the same for a request held by a delay rule with the buffer
 # posted: VM 0 restarts while VM 1 holds it, and once the rule is deleted
-# it ends with -EIO.
+# it ends with -EIO. Last, a request LNet has answered (its buffer just
+# posted) when the NI goes, before the receive thread could read it: the
+# close fails it, outside ksocklnd's receive lock (lnet_finalize's
+# might_sleep reports a call under it).
 peer=$(lab_peer)
 paddr=$(lab_addr "$peer" 0)
 dmesg -c >/dev/null
@@ -69,7 +72,31 @@ if [ "$LAB_VM" = 1 ]; then
 	lnetctl net del --net tcp || lab_fail "net del"
 	dmesg | grep -q "Dropping PUT from $paddr@tcp on $me: its NI is going away" ||
 		lab_fail "the request waiting on the deleted NI was not dropped"
+	lnetctl net add --net tcp --if eth0 || lab_fail "net add"
 	echo deleted | nc -w 5 "$paddr" 7006 || lab_fail "cannot tell the client"
+	nc -l -p 7009 </dev/null >/dev/null || lab_fail "no word from the client"
+	# The buffer is posted and the NI deleted by one real-time task: on
+	# our one CPU the receive thread LNet wakes cannot run until that task
+	# waits, and ksocklnd closes every connection before it waits for
+	# anything. Neither RT throttling nor the fair server may let it run.
+	rt=/proc/sys/kernel/sched_rt_runtime_us
+	fs=/sys/kernel/debug/sched/fair_server/cpu0/runtime
+	lab_read $rt
+	rt_was=$LAB_V
+	lab_read $fs
+	fs_was=$LAB_V
+	echo -1 >$rt && echo 0 >$fs || lab_fail "cannot let a real-time task keep the CPU"
+	dmesg -c >/dev/null
+	rc=0
+	chrt -f 50 sh -c 'echo 1 >/sys/module/lnet_ulp/parameters/attach &&
+		exec lnetctl net del --net tcp' || rc=$?
+	echo "$fs_was" >$fs
+	echo "$rt_was" >$rt
+	[ $rc = 0 ] || lab_fail "attach and net del"
+	dmesg | grep -q "$me fails the receive from $paddr@tcp with its connection" ||
+		lab_fail "the receive thread got the answered request before the close"
+	ends_eio answered
+	echo done | nc -w 5 "$paddr" 7010 || lab_fail "cannot tell the client"
 	kill $ready
 	lab_rmmod lnet_ulp
 	lnetctl lnet unconfigure || lab_fail "unconfigure"
@@ -113,6 +140,10 @@ dmesg -c >/dev/null
 lazy_put
 echo waiting | nc -w 5 "$paddr" 7004 || lab_fail "cannot tell the server"
 nc -l -p 7006 </dev/null >/dev/null || lab_fail "no word from the server"
+# VM 1 has its NI again; this one is answered as the NI goes.
+lazy_put
+echo waiting | nc -w 5 "$paddr" 7009 || lab_fail "cannot tell the server"
+nc -l -p 7010 </dev/null >/dev/null || lab_fail "no word from the server"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd
 lab_rmmod lnet
