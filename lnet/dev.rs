@@ -441,9 +441,17 @@ fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     for (d, s) in n.ni_intf.iter_mut().zip(ni.iface().bytes()) {
         *d = s;
     }
-    n.ni_send_count = ni.send_count.load(Relaxed);
-    n.ni_recv_count = ni.recv_count.load(Relaxed);
-    n.ni_drop_count = ni.drop_count.load(Relaxed);
+    let (sent, received, dropped) = (
+        ni.sent.snapshot(),
+        ni.received.snapshot(),
+        ni.dropped.snapshot(),
+    );
+    n.ni_send_count = sent.sum();
+    n.ni_recv_count = received.sum();
+    n.ni_drop_count = dropped.sum();
+    n.ni_sent_stats = sent.0;
+    n.ni_received_stats = received.0;
+    n.ni_dropped_stats = dropped.0;
     // As configured and completed by the LND; -1 (not applicable) shows
     // as the ioctl's "default" marker.
     let shown = |v: i32| if v < 0 { TUNABLE_DEFAULT } else { v as u32 };
@@ -696,9 +704,12 @@ fn fill_peer_ni(
     p.pn_available_rtr_credits = credits.max as u32;
     p.pn_min_rtr_credits = credits.max as u32;
     p.pn_refcount = 1;
-    p.pn_send_count = ni.send_count;
-    p.pn_recv_count = ni.recv_count;
-    p.pn_drop_count = ni.drop_count;
+    p.pn_send_count = ni.sent.sum();
+    p.pn_recv_count = ni.received.sum();
+    p.pn_drop_count = ni.dropped.sum();
+    p.pn_sent_stats = ni.sent.0;
+    p.pn_received_stats = ni.received.0;
+    p.pn_dropped_stats = ni.dropped.0;
     p.pn_health_value = ni.health;
     p.pn_hs_dropped = ni.hstats.dropped;
     p.pn_hs_timeout = ni.hstats.timeout;

@@ -13,6 +13,7 @@ use crate::lnd::lnet_msg;
 use crate::lnet_core::hdr::{Hdr, MsgBody, WireHandle, HDR_NID16_LEN, HDR_NID4_LEN};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{self as core_md, EventKind, Incoming, Match, Op};
+use crate::lnet_core::msg_stats;
 use crate::lnet_core::nid::{Net, Nid};
 use crate::lnet_core::select::{self, NetCandidate, NiCandidate, PeerNiCandidate};
 use crate::md::flags;
@@ -264,6 +265,7 @@ fn select_path(
     src: &Nid,
     reserved: bool,
     md_node: i32,
+    slot: usize,
 ) -> Option<(Arc<Ni>, Nid, Nid)> {
     let numa_range = params::snapshot().numa_range;
     let nis = lnet.nis.lock();
@@ -420,7 +422,7 @@ fn select_path(
         }
         (ni, li)
     };
-    peer.commit(lpni);
+    peer.commit(lpni, slot);
     let to = peer.nis.get(lpni)?.nid;
     ni.seq.store(
         lnet.net_seq.fetch_add(1, Ordering::Relaxed).wrapping_add(1),
@@ -434,7 +436,7 @@ fn select_path(
 /// peer that is not Multi-Rail gets the receiving NI as its preferred one,
 /// as Lustre does). Returns the primary NID of `src`'s peer, the message's
 /// initiator (`lnet_peer_primary_nid_locked`).
-fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid) -> Nid {
+fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize) -> Nid {
     if ni.nid == Nid::LO {
         return *src;
     }
@@ -443,7 +445,7 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid) -> Nid {
         if let Some(peer) = peers.list.get_mut(pi) {
             let multi_rail = peer.multi_rail;
             if let Some(p) = peer.nis.get_mut(li) {
-                p.recv_count = p.recv_count.wrapping_add(1);
+                p.received.add(slot);
                 if !multi_rail {
                     p.pref_nid.get_or_insert(ni.nid);
                 }
@@ -481,8 +483,15 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
     );
     // SAFETY: the payload belongs to the MD the message holds.
     let md_node = unsafe { crate::numa::payload_node(&m.desc) };
-    let Some((ni, to, src)) = select_path(lnet, &m.hdr.dest_nid, &m.hdr.src_nid, reserved, md_node)
-    else {
+    let slot = msg_stats::slot(&m.hdr.msg);
+    let Some((ni, to, src)) = select_path(
+        lnet,
+        &m.hdr.dest_nid,
+        &m.hdr.src_nid,
+        reserved,
+        md_node,
+        slot,
+    ) else {
         if log_allowed(lnet) {
             pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
         }
@@ -525,7 +534,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
             return;
         }
     }
-    ni.count_send(hdr.payload_length);
+    ni.count_send(hdr.payload_length, msg_stats::slot(&hdr.msg));
     Counters::add(&lnet.counters.send_count);
     Counters::add_len(&lnet.counters.send_length, hdr.payload_length);
     m.ni = Some(ni);
@@ -720,12 +729,13 @@ fn recv(
 
 /// Counts a dropped message of `len` bytes on LNet, its NI and the peer
 /// NI it came from or was going to.
-fn count_dropped(lnet: &TheLnet, ni: &Ni, peer: &Nid, len: u32) {
+fn count_dropped(lnet: &TheLnet, ni: &Ni, peer: &Nid, len: u32, body: &MsgBody) {
+    let slot = msg_stats::slot(body);
     Counters::add(&lnet.counters.drop_count);
     Counters::add_len(&lnet.counters.drop_length, len);
-    Counters::add(&ni.drop_count);
+    ni.dropped.add(slot);
     if let Some(p) = lnet.peers.lock().peer_ni_mut(peer) {
-        p.drop_count = p.drop_count.wrapping_add(1);
+        p.dropped.add(slot);
     }
 }
 
@@ -733,7 +743,7 @@ fn count_dropped(lnet: &TheLnet, ni: &Ni, peer: &Nid, len: u32) {
 /// it.
 pub(crate) fn count_expired(lnet: &TheLnet, m: &Msg) {
     if let Some(ni) = m.ni.as_ref() {
-        count_dropped(lnet, ni, &m.hdr.dest_nid, m.hdr.payload_length);
+        count_dropped(lnet, ni, &m.hdr.dest_nid, m.hdr.payload_length, &m.hdr.msg);
     }
     if log_allowed(lnet) {
         pr_warn!(
@@ -746,7 +756,7 @@ pub(crate) fn count_expired(lnet: &TheLnet, m: &Msg) {
 
 /// Discards an incoming message's payload (`lnet_drop_message`).
 fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: &str, hdr: &Hdr) {
-    count_dropped(lnet, ni, &hdr.src_nid, rlen);
+    count_dropped(lnet, ni, &hdr.src_nid, rlen, &hdr.msg);
     if log_allowed(lnet) {
         pr_warn!(
             "Dropping {} from {} on {}: {}\n",
@@ -827,8 +837,9 @@ pub(crate) fn parse(
     };
     Counters::add(&lnet.counters.recv_count);
     Counters::add_len(&lnet.counters.recv_length, rlen);
-    ni.count_recv(rlen);
-    let initiator = count_rx(lnet, ni, &from, &hdr.src_nid);
+    let slot = msg_stats::slot(&hdr.msg);
+    ni.count_recv(rlen, slot);
+    let initiator = count_rx(lnet, ni, &from, &hdr.src_nid, slot);
     let Ok(mut m) = Msg::new(lnet, hdr) else {
         drop_incoming(lnet, ni, private, rlen, "out of memory", &hdr);
         return 0;
@@ -1404,8 +1415,9 @@ pub(crate) fn set_reply_len(lnet: &TheLnet, m: &mut Msg, len: u32) -> bool {
     Counters::add(&lnet.counters.recv_count);
     Counters::add_len(&lnet.counters.recv_length, len);
     if let Some(ni) = m.ni.as_ref() {
-        ni.count_recv(len);
-        count_rx(lnet, ni, &m.from, &m.hdr.src_nid);
+        let slot = msg_stats::slot(&m.hdr.msg);
+        ni.count_recv(len, slot);
+        count_rx(lnet, ni, &m.from, &m.hdr.src_nid, slot);
     }
     if let Some(cookie) = m.md {
         detach_tracker(lnet, &mut lnet.res.lock(), cookie);

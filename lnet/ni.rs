@@ -6,6 +6,7 @@
 use crate::counters::Counters;
 use crate::lnd::LndRef;
 use crate::lnet_core::credits::{NetTunables, TxCredits, UNSET};
+use crate::lnet_core::msg_stats::AtomicMsgCounts;
 use crate::lnet_core::nid::Nid;
 use core::ffi::c_void;
 use core::sync::atomic::{
@@ -81,9 +82,10 @@ pub(crate) struct Ni {
     pub(crate) net_priority: AtomicU32,
     pub(crate) hstats: crate::health::NiStats,
     pub(crate) recovery: crate::recovery::NiRecovery,
-    pub(crate) send_count: AtomicU32,
-    pub(crate) recv_count: AtomicU32,
-    pub(crate) drop_count: AtomicU32,
+    /// Messages by type (`ni_stats`); `send_count`... are their sums.
+    pub(crate) sent: AtomicMsgCounts,
+    pub(crate) received: AtomicMsgCounts,
+    pub(crate) dropped: AtomicMsgCounts,
     pub(crate) send_length: AtomicU64,
     pub(crate) recv_length: AtomicU64,
     pub(crate) tunables: Tunables,
@@ -117,9 +119,9 @@ impl Ni {
             net_priority: AtomicU32::new(u32::MAX),
             hstats: crate::health::NiStats::default(),
             recovery: crate::recovery::NiRecovery::default(),
-            send_count: AtomicU32::new(0),
-            recv_count: AtomicU32::new(0),
-            drop_count: AtomicU32::new(0),
+            sent: AtomicMsgCounts::default(),
+            received: AtomicMsgCounts::default(),
+            dropped: AtomicMsgCounts::default(),
             send_length: AtomicU64::new(0),
             recv_length: AtomicU64::new(0),
             tunables: Tunables::new(t),
@@ -203,13 +205,18 @@ impl Ni {
         self.state.store(s as u32, Relaxed);
     }
 
-    pub(crate) fn count_send(&self, len: u32) {
-        Counters::add(&self.send_count);
+    /// Counts a message of type `slot` handed to the LND. Not at its
+    /// successful end, as Lustre's `lnet_msg_decommit_tx` counts: a send
+    /// that then fails still counts on the NI that tried it, so that
+    /// `net show` tells where traffic went, failures and resends included.
+    pub(crate) fn count_send(&self, len: u32, slot: usize) {
+        self.sent.add(slot);
         Counters::add_len(&self.send_length, len);
     }
 
-    pub(crate) fn count_recv(&self, len: u32) {
-        Counters::add(&self.recv_count);
+    /// Counts a message of type `slot` received (when parsed).
+    pub(crate) fn count_recv(&self, len: u32, slot: usize) {
+        self.received.add(slot);
         Counters::add_len(&self.recv_length, len);
     }
 

@@ -6,6 +6,7 @@
 //! spread traffic over a Multi-Rail peer's NIs.
 
 use crate::lnet_core::health::MAX_HEALTH;
+use crate::lnet_core::msg_stats::MsgCounts;
 use crate::lnet_core::nid::{Net, Nid};
 use crate::lnet_core::nid_index::{self, NidSlot};
 use kernel::prelude::*;
@@ -19,9 +20,11 @@ pub(crate) struct PeerNi {
     pub(crate) seq: u64,
     /// Non-Multi-Rail peers: the local NI that talks to this one.
     pub(crate) pref_nid: Option<Nid>,
-    pub(crate) send_count: u32,
-    pub(crate) recv_count: u32,
-    pub(crate) drop_count: u32,
+    /// Messages by type (`lpni_stats`); `send_count`... are their sums.
+    /// Sends count at selection, as the NI's do (`Ni::count_send`).
+    pub(crate) sent: MsgCounts,
+    pub(crate) received: MsgCounts,
+    pub(crate) dropped: MsgCounts,
     pub(crate) hstats: crate::health::PeerNiStats,
     pub(crate) recovery: crate::recovery::Recovery,
     /// Monotonic seconds of the last message from this NID (0: never).
@@ -49,9 +52,9 @@ impl PeerNi {
             health: MAX_HEALTH,
             seq: 0,
             pref_nid: None,
-            send_count: 0,
-            recv_count: 0,
-            drop_count: 0,
+            sent: MsgCounts::default(),
+            received: MsgCounts::default(),
+            dropped: MsgCounts::default(),
             hstats: crate::health::PeerNiStats {
                 dropped: 0,
                 timeout: 0,
@@ -133,13 +136,14 @@ impl Peer {
         }
     }
 
-    /// Records a send to `lpni` (selection.md §6).
-    pub(crate) fn commit(&mut self, lpni: usize) {
+    /// Records a send of a message of type `slot` to `lpni` (selection.md
+    /// §6).
+    pub(crate) fn commit(&mut self, lpni: usize, slot: usize) {
         self.send_seq = self.send_seq.wrapping_add(1);
         let seq = self.send_seq;
         if let Some(p) = self.nis.get_mut(lpni) {
             p.seq = seq;
-            p.send_count = p.send_count.wrapping_add(1);
+            p.sent.add(slot);
             let net = p.nid.net();
             self.set_net_seq(net, seq);
         }

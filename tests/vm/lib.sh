@@ -275,6 +275,16 @@ lab_ni_sends() {
 	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "send_count:" && cur == nid { print $2; exit }' /tmp/nets
 }
 
+# lab_elem_stat FILE NID SECTION KEY: KEY of SECTION (statistics,
+# sent_stats...) of the NI or peer NI with NID NID in FILE, the output of
+# `net show -v 3` or `peer show -v 3`.
+lab_elem_stat() {
+	awk -v nid="$2" -v sec="$3" -v key="$4:" '
+		$1 == "-" && $2 == "nid:" { cur = $3; s = "" }
+		NF == 1 && $1 ~ /:$/ { s = substr($1, 1, length($1) - 1) }
+		cur == nid && s == sec && $1 == key { print $2; exit }' "$1"
+}
+
 # Receives counted by the local NI with NID $1 (lnetctl net show -v).
 lab_ni_recvs() {
 	lnetctl net show -v >/tmp/nets || lab_fail "net show -v"

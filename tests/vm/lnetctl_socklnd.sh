@@ -1,7 +1,8 @@
 # lab: vms=2 nics=2 timeout=240
 # lnetctl over /dev/lnet with ksocklnd on two nets, one per rail
 # (tcp on eth0, tcp1 on eth1): configure, net show, ping the other VM over
-# each rail (the reply lists both its NIs), stats, bad ioctls refused,
+# each rail (the reply lists both its NIs), stats, counts by message type
+# (`-v 3`: sent_stats... summing to send_count...), bad ioctls refused,
 # unconfigure. A ping with a source on another net than its target fails
 # (no route), and unpinned pings of a tcp NID leave from tcp. A ping that
 # would wait 60 s for a silenced rail returns at once when SIGINT comes. VM 1 then takes its LNet down
@@ -54,6 +55,30 @@ for i in 1 2 3 4 5 6; do
 	lnetctl ping "$p0" --timeout 10 >/dev/null || lab_fail "ping $p0"
 done
 lab_expect_eq "$(lab_ni_sends "$me1")" "$before1" "sends on $me1 for pings of $p0"
+# Counts by message type, as Lustre's lnet_element_stats: each total is
+# the sum of its types; the pings are GETs out and REPLYs in.
+lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
+lnetctl peer show -v 3 --nid "$p0" >/tmp/peer3 || lab_fail "peer show -v 3"
+for f in /tmp/nets3:$me0 /tmp/peer3:$p0; do
+	for d in sent:send received:recv dropped:drop; do
+		sum=0
+		for k in put get reply ack hello; do
+			v=$(lab_elem_stat "${f%%:*}" "${f#*:}" "${d%%:*}_stats" $k)
+			sum=$((sum + ${v:-0}))
+		done
+		lab_expect_eq "$sum" "$(lab_elem_stat "${f%%:*}" "${f#*:}" statistics "${d#*:}_count")" \
+			"${f#*:}: ${d#*:}_count against its ${d%%:*}_stats"
+	done
+	v=$(lab_elem_stat "${f%%:*}" "${f#*:}" sent_stats get)
+	[ "${v:-0}" -ge 6 ] || { cat "${f%%:*}"; lab_fail "${f#*:}: $v GETs sent for 6 pings"; }
+done
+v=$(lab_elem_stat /tmp/nets3 "$me0" received_stats reply)
+[ "${v:-0}" -ge 6 ] || { cat /tmp/nets3; lab_fail "$me0: $v REPLYs received for 6 pings"; }
+v=
+for k in put get reply ack; do
+	v="$v $k $(lab_elem_stat /tmp/nets3 "$me0" sent_stats $k)/$(lab_elem_stat /tmp/nets3 "$me0" received_stats $k)"
+done
+lab_log "$me0 sent/received by type:$v"
 lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"
 # SIGINT ends at once a ping that would wait its whole 60 s: eth1 is
 # silenced, so nothing answers on tcp1. From timeout(1), in the

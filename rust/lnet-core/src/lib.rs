@@ -16,6 +16,7 @@ pub mod health;
 pub mod ip2nets;
 pub mod kstrto;
 pub mod md;
+pub mod msg_stats;
 pub mod networks;
 pub mod nid;
 pub mod nid_index;
