@@ -93,7 +93,8 @@ def copy_in(root, src, dst=None):
 
 def base_root(root):
     """What every VM's initramfs has: busybox and its applet links, ip, tc,
-    rdma and chrt (busybox has none) with their libraries, users."""
+    rdma and chrt (busybox has none), kmod's modprobe and insmod, with
+    their libraries, users."""
     if root.exists():
         shutil.rmtree(root)
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev", "tmp", "etc", "lab/tests", "root"):
@@ -106,6 +107,17 @@ def base_root(root):
         copy_in(root, path, f"/usr/sbin/{tool}")
         for lib in shared_libs(path):
             copy_in(root, lib)
+    # busybox's modprobe and insmod load a module a second time when its
+    # init fails (finit_module, then init_module): a failed lnet_ulp run
+    # would be run again, and could pass unseen. kmod's load it once.
+    kmod = shutil.which("kmod", path="/usr/sbin:/usr/bin:/sbin:/bin")
+    if not kmod:
+        sys.exit("lab: kmod not found: run scripts/setup.sh")
+    copy_in(root, kmod, "/sbin/kmod")
+    for lib in shared_libs(kmod):
+        copy_in(root, lib)
+    for name in ("modprobe", "insmod"):
+        (root / "sbin" / name).symlink_to("kmod")
     # Applet links made here: `busybox --install` takes seconds under TCG.
     applets = subprocess.run(["/bin/busybox", "--list-full"], capture_output=True, text=True, check=True).stdout
     for applet in applets.split():
