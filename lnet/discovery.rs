@@ -751,8 +751,15 @@ pub(crate) fn discover(lnet: &TheLnet, nid: Nid, force: bool) -> Result {
         let mut peers = lnet.peers.lock();
         let (pi, _) = peers.find_or_create(&nid)?;
         let p = peers.list.get_mut(pi).ok_or(ENOENT)?;
+        // Asked for, discovery pings the peer even if it is up to date,
+        // as Lustre's `lnet_discover` does: what the peer has changed
+        // since (a restarted LND whose push was lost) is learnt now.
+        // `--force` pushes our buffer too.
+        if params::snapshot().peer_discovery_disabled == 0 || force {
+            p.disc.state &= !state::NIDS_UPTODATE;
+        }
         if force {
-            p.disc.state = (p.disc.state & !state::NIDS_UPTODATE) | state::FORCE_PING;
+            p.disc.state |= state::FORCE_PING | state::FORCE_PUSH;
         }
         if !force && dc::is_uptodate(&p.view(lnet)) {
             return Ok(());
