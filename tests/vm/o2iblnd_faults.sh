@@ -1,0 +1,218 @@
+# lab: vms=2 nics=2 timeout=600
+# ko2iblnd Health when connections cannot be made or a rail goes silent,
+# two VMs over rxe0/rxe1 with o2ib and o2ib1 (o2iblnd-events.md §2, §3.2):
+# - a NID with no node behind it: address resolution fails (ADDR_ERROR),
+#   the ping ends at once with NETWORK_TIMEOUT;
+# - the peer's o2ib1 deleted, nobody listens: the CM rejects with "invalid
+#   service ID", NETWORK_TIMEOUT;
+# - the peer's eth1 under another net: its LND refuses the request (FATAL),
+#   REMOTE_DROPPED;
+# - our eth1 silenced (netem) under a flood of 1 MiB PUTs: what was on
+#   o2ib1 fails over, the ULP sees no failed PUT, and every failure is
+#   counted alike by `stats show`, `net show -v 3` and `peer show -v 3`;
+# - the peer restarts its LND (ko2iblnd unloaded and loaded) under a
+#   flood: every PUT ends; rediscovered, the peer gets traffic on both
+#   rails again.
+# A transaction timeout of 30 s (LND timeout 9 s) keeps what waits for a
+# timeout short.
+for nic in 0 1; do
+	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
+done
+peer=$(lab_peer)
+paddr=$(lab_addr "$peer" 0)
+me0=$(lab_addr "$LAB_VM" 0)@o2ib
+me1=$(lab_addr "$LAB_VM" 1)@o2ib1
+p0=$paddr@o2ib
+p1=$(lab_addr "$peer" 1)@o2ib1
+dmesg -c >/dev/null
+modprobe lnet lnet_max_recovery_ping_interval=4 lnet_transaction_timeout=30 ||
+	lab_fail "lnet did not load"
+modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
+lnetctl lnet configure || lab_fail "configure"
+lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
+lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
+
+if [ "$LAB_VM" = 1 ]; then
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	nc -ll -p 7000 -e /bin/true &
+	up=$!
+	# VM 0 says when; we say when it is done.
+	step() {
+		nc -l -p 7002 </dev/null >/dev/null || lab_fail "no word for: $1"
+		shift
+		"$@"
+		lab_tell "$paddr" 7003
+	}
+	lnd_restart() {
+		lnetctl net del --net o2ib1 || lab_fail "net del o2ib1"
+		lnetctl net del --net o2ib || lab_fail "net del o2ib"
+		lab_rmmod ko2iblnd
+		modprobe ko2iblnd || lab_fail "ko2iblnd did not load again"
+		lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib again"
+		lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1 again"
+	}
+	step "no listener" lnetctl net del --net o2ib1
+	step "another net" lnetctl net add --net o2ib5 --if eth1
+	step "o2ib1 again" sh -c 'lnetctl net del --net o2ib5 && lnetctl net add --net o2ib1 --if eth1'
+	step "LND restart" lnd_restart
+	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
+	kill $up
+	lab_rmmod lnet_ulp
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ko2iblnd
+	lab_rmmod lnet
+	for nic in 0 1; do rdma link delete "rxe$nic"; done
+	exit 0
+fi
+
+# Asks VM 1 for its next step and waits until it is done.
+ask() {
+	lab_tell "$paddr" 7002
+	nc -l -p 7003 </dev/null >/dev/null || lab_fail "no word from the server"
+}
+# The global counter $1 (lnetctl stats show).
+stat() {
+	lnetctl stats show >/tmp/stats || lab_fail "stats show"
+	awk -v k="$1:" '$1 == k { print $2; exit }' /tmp/stats
+}
+# A ping from o2ib1 to $1 that must fail, fast (its send fails, no
+# timeout is waited out), moving the counter $2 of `stats show`.
+ping_fails() {
+	c0=$(stat "$2")
+	t=$(now_ms)
+	lab_must_fail lnetctl ping --source "$me1" "$1" --timeout 30
+	t=$(($(now_ms) - t))
+	c=$(($(stat "$2") - c0))
+	lab_log "ping $1: failed after $t ms, $2 +$c"
+	[ "$c" -ge 1 ] || lab_fail "ping $1: $2 did not move"
+	[ "$t" -lt 20000 ] || lab_fail "ping $1 waited out its timeout"
+}
+# A flood of $1 1 MiB PUTs to the peer's o2ib NID, in the background.
+flood() {
+	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=flood peer="$p0" repeat="$1" op_timeout=60 &
+	flooding=$!
+}
+# Waits for the flood (not in a subshell: it waits for our job); sets
+# ok, failed and unended.
+flood_end() {
+	wait $flooding || lab_fail "flood did not run"
+	line=$(dmesg | grep 'lnet_ulp: flood of' | tail -n 1)
+	lab_log "$1: $line"
+	lab_rmmod lnet_ulp
+	set -- $(echo "$line" | sed -n 's/.*: \([0-9]*\) ok, \([0-9]*\) failed, \([0-9]*\) without a final event$/\1 \2 \3/p')
+	ok=${1:?no flood result}
+	failed=$2
+	unended=$3
+}
+# The health value of our o2ib1 NI.
+me1_health() {
+	lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
+	awk -v nid="$me1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/nets3
+}
+# hsum FILE KEY: KEY summed over the "health stats" sections of FILE.
+hsum() {
+	awk -v key="$2:" '
+		{ ind = match($0, /[^ ]/) }
+		inh && ind <= hind { inh = 0 }
+		/^ *health stats:$/ { inh = 1; hind = ind; next }
+		inh && index(substr($0, ind), key) == 1 { sum += substr($0, ind + length(key)) }
+		END { print sum + 0 }' "$1"
+}
+# Every health status as `stats show` counts it, and the same summed over
+# our NIs (local statuses) or the peer NIs (remote ones), from `net show -v
+# 3` and `peer show -v 3`: "name global elements" per line.
+hstatuses() {
+	lnetctl stats show >/tmp/hs_stats || lab_fail "stats show"
+	lnetctl net show -v 3 >/tmp/hs_nets || lab_fail "net show -v 3"
+	lnetctl peer show -v 3 >/tmp/hs_peers || lab_fail "peer show -v 3"
+	for m in local_interrupt:n:interrupts local_dropped:n:dropped \
+		local_aborted:n:aborted local_no_route:n:no_route \
+		local_timeout:n:timeouts local_error:n:error \
+		remote_dropped:p:dropped remote_error:p:error \
+		remote_timeout:p:timeout network_timeout:p:network_timeout; do
+		name=${m%%:*}
+		key=$(echo "${m##*:}" | tr _ ' ')
+		case $m in *:n:*) f=/tmp/hs_nets ;; *) f=/tmp/hs_peers ;; esac
+		g=$(awk -v k="${name}_count:" '$1 == k { print $2; exit }' /tmp/hs_stats)
+		echo "$name ${g:-missing} $(hsum $f "$key")"
+	done
+}
+
+lab_wait_server "$paddr"
+
+# No node behind the NID: ARP finds nobody.
+ping_fails "$(lab_addr 9 1)@o2ib1" network_timeout_count
+dmesg | grep -q "$me1: can't reach $(lab_addr 9 1)@o2ib1" || lab_fail "no address error logged"
+# Nobody listens on the peer's eth1.
+ask
+ping_fails "$p1" network_timeout_count
+dmesg | grep -q "$me1: $p1 rejected the connection (CM status 8," || lab_fail "no invalid service ID reject"
+# The peer's eth1 is o2ib5: its LND refuses a request for o2ib1.
+ask
+ping_fails "$p1" remote_dropped_count
+dmesg | grep -q "$me1: $p1 rejected the connection (CM status 28, Some(Fatal))" ||
+	lab_fail "no FATAL reject"
+ask
+lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0"; }
+grep -q "nid: $p1\$" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn $p1"; }
+s=$(lab_wait_health "$p1" eq 1000 60)
+lab_client_rails "$p0" 16
+[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used ($d0, $d1)"
+
+# Our eth1 silenced under a flood: o2ib1's txs never complete. The
+# counters are read where nothing fails any more: before the flood, and
+# once both ends of the rail are back to health 1000.
+hstatuses >/tmp/hs0
+start1=$(lab_ni_sends "$me1")
+flood 24
+until [ "$(lab_ni_sends "$me1")" -gt $((start1 + 2)) ]; do
+	kill -0 $flooding 2>/dev/null || lab_fail "the flood ended before o2ib1 carried it"
+	sleep 0.1
+done
+tc qdisc add dev eth1 root netem loss 100% || lab_fail "netem on eth1"
+t=$(now_ms)
+flood_end "flood with eth1 silent"
+lab_log "flood with eth1 silent ended $(($(now_ms) - t)) ms after the silence"
+[ "$ok" = 24 ] || lab_fail "the flood over a silent rail lost PUTs"
+tc qdisc del dev eth1 root || lab_fail "netem off eth1"
+s=$(lab_wait_health "$p1" eq 1000 60)
+i=0
+until [ "$(me1_health)" = 1000 ]; do
+	i=$((i + 1))
+	[ $i -lt 60 ] || lab_fail "$me1 at health $(me1_health) 60 s after eth1 spoke again"
+	sleep 1
+done
+lab_log "eth1 speaks again: $p1 at health 1000 after $s s, $me1 after $i s more"
+hstatuses >/tmp/hs1
+moved=0
+while read -r name g e; do
+	read -r _ g1 e1 <&3
+	dg=$((g1 - g))
+	de=$((e1 - e))
+	[ "$dg" = 0 ] || lab_log "silent rail: $name +$dg"
+	[ "$dg" = "$de" ] || lab_fail "$name: stats show +$dg, the NIs' or peer NIs' health stats +$de"
+	moved=$((moved + dg))
+done </tmp/hs0 3</tmp/hs1
+[ "$moved" -gt 0 ] || lab_fail "nothing failed on the silent rail"
+
+# The peer restarts its LND under a flood: PUTs may fail while it has no
+# NI, but each one ends. Its push of its new NIs may be lost with the
+# old ones (a server sends nothing else): discovery learns them.
+flood 24
+ask
+flood_end "flood while the peer restarted its LND"
+[ $((ok + failed)) = 24 ] && [ "$unended" = 0 ] || lab_fail "not every PUT ended"
+lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0 after its restart"; }
+grep -q "nid: $p1\$" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn $p1 again"; }
+s=$(lab_wait_health "$p1" eq 1000 60)
+lab_client_rails "$p0" 16
+lab_log "after the peer's LND restart: sends on $me0: $d0, on $me1: $d1"
+[ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used after the restart ($d0, $d1)"
+lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors"
+
+lab_server_done "$paddr"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ko2iblnd
+lab_rmmod lnet
+for nic in 0 1; do rdma link delete "rxe$nic"; done
