@@ -527,10 +527,12 @@ fn step(lnet: &TheLnet, nid: Nid) {
                     core::mem::take(&mut p.disc.ping_md),
                 )
             } else {
-                // The push is not retried: the peer counts as having seen
-                // our buffer (`lnet_peer_push_failed`).
+                // The peer has not seen our buffer: its sequence stays,
+                // so the next message to it that waits for discovery
+                // pushes again (`lnet_peer_push_failed` leaves
+                // `lp_node_seqno`), as when a peer lost our push while
+                // it restarted its LND.
                 p.disc.state &= !state::PUSH_FAILED;
-                p.disc.node_seqno = view.target_seqno;
                 (
                     core::mem::take(&mut p.disc.push_error),
                     core::mem::take(&mut p.disc.push_md),

@@ -109,7 +109,8 @@ def base_root(root):
             copy_in(root, lib)
     # busybox's modprobe and insmod load a module a second time when its
     # init fails (finit_module, then init_module): a failed lnet_ulp run
-    # would be run again, and could pass unseen. kmod's load it once.
+    # would be run again, and could pass unseen. kmod's load it once
+    # (lib.sh calls them by path: busybox's shell prefers its applets).
     kmod = shutil.which("kmod", path="/usr/sbin:/usr/bin:/sbin:/bin")
     if not kmod:
         sys.exit("lab: kmod not found: run scripts/setup.sh")

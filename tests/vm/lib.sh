@@ -12,6 +12,10 @@ KMEMLEAK=/sys/kernel/debug/kmemleak
 # has a small `ip` and `tc` of its own: call iproute2's by path.
 ip() { /usr/sbin/ip "$@"; }
 tc() { /usr/sbin/tc "$@"; }
+# kmod's modprobe and insmod too: busybox's load a module a second time
+# when its init fails, so a failed test module would run twice.
+modprobe() { /sbin/modprobe "$@"; }
+insmod() { /sbin/insmod "$@"; }
 MODDIR=/lib/modules/$(uname -r)/extra
 
 lab_fail() {
@@ -318,10 +322,44 @@ lab_client_rails() {
 	d1=$(($(lab_ni_sends "$me1") - s1))
 }
 
+# The health value of the NI or peer NI with NID $2 in FILE $1, the
+# output of `net show -v 3` or `peer show -v 3`.
+lab_health_in() {
+	awk -v nid="$2" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' "$1"
+}
+
 # The health value of the peer NI with NID $1 (lnetctl peer show -v 3).
 lab_peer_ni_health() {
 	lnetctl peer show -v 3 >/tmp/peer3 || lab_fail "peer show -v 3"
-	awk -v nid="$1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/peer3
+	lab_health_in /tmp/peer3 "$1"
+}
+
+# The health value of our NI with NID $1 (lnetctl net show -v 3).
+lab_ni_health() {
+	lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
+	lab_health_in /tmp/nets3 "$1"
+}
+
+# lab_flood N [OP_TIMEOUT]: N 1 MiB PUTs to $p0 in the background
+# (lnet_ulp's flood), each given OP_TIMEOUT (200) seconds.
+lab_flood() {
+	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=flood peer="$p0" repeat="$1" op_timeout="${2:-200}" &
+	flooding=$!
+}
+
+# lab_flood_end WHAT: waits for the flood (not in a subshell: it waits
+# for its job), logs its outcome and sets ok, failed and unended.
+lab_flood_end() {
+	wait $flooding || lab_fail "flood did not run"
+	line=$(dmesg | grep 'lnet_ulp: flood of' | tail -n 1)
+	lab_log "$1: $line"
+	lab_rmmod lnet_ulp
+	# shellcheck disable=SC2046 # three numbers
+	set -- $(echo "$line" | sed -n 's/.*: \([0-9]*\) ok, \([0-9]*\) failed, \([0-9]*\) without a final event$/\1 \2 \3/p')
+	ok=${1:?no flood result}
+	failed=$2
+	unended=$3
 }
 
 # The peer whose primary NID is $1 was learnt by discovery with its NID
@@ -522,4 +560,93 @@ lab_interop_teardown() {
 		lab_rmmod libcfs
 		lab_rmmod sunrpc_addr
 	fi
+}
+
+# Failover benchmarks (bench_failover): steady sequential PUTs to $p0
+# while a rail is cut, sampled as a series for the plots.
+
+# Bursts of 50 4 KiB PUTs, one after another, until /tmp/stop exists; each
+# burst's outcome goes to /tmp/bursts.
+lab_bench_traffic() {
+	while [ ! -e /tmp/stop ]; do
+		modprobe lnet_ulp mode=burst peer="$p0" repeat=50 op_timeout=30 ||
+			lab_fail "burst did not run"
+		# A message caught on the cut rail keeps the module busy until
+		# it ends; the traffic stands still meanwhile.
+		until rmmod lnet_ulp 2>/dev/null; do sleep 1; done
+		# Taken out of the kernel's log at once: over a minute of
+		# bursts it wraps, and the figures would lose what they are for.
+		dmesg -c | grep 'lnet_ulp: burst of' >>/tmp/bursts || true
+		echo "burst done at $(now_ms) ms" >>/tmp/bursts
+	done
+}
+
+# PUTs of the bursts (/tmp/bursts) that failed.
+lab_bench_failures() {
+	sed -n 's/.*lnet_ulp: burst of [0-9]* PUTs: [0-9]* ok, \([0-9]*\) failed.*/\1/p' /tmp/bursts |
+		awk '{ s += $1 } END { print s + 0 }'
+}
+
+# The longest PUT of the bursts, in ms.
+lab_bench_longest() {
+	sed -n 's/.*lnet_ulp: burst of .* longest \([0-9]*\) ms.*/\1/p' /tmp/bursts |
+		awk '$1 > m { m = $1 } END { print m + 0 }'
+}
+
+# The longest time from the end of one burst to the end of the next, in
+# ms: loading lnet_ulp, its 50 PUTs and unloading it.
+lab_bench_longest_burst() {
+	sed -n 's/^burst done at \([0-9]*\) ms$/\1/p' /tmp/bursts |
+		awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'
+}
+
+# lab_bench_sample TAG: one point of the series: the time, the sends of
+# $me0 and $me1, and the health of $me1 and of the peer's $p1. A hung
+# lnetctl is reported, not waited on.
+lab_bench_sample() {
+	timeout 30 lnetctl net show -v 3 >/tmp/bench_nets || lab_fail "net show -v 3 failed or hung"
+	timeout 30 lnetctl peer show -v 3 >/tmp/bench_peers || lab_fail "peer show -v 3 failed or hung"
+	lab_log "bench-series $1 $(now_ms)" \
+		"$(lab_elem_stat /tmp/bench_nets "$me0" statistics send_count)" \
+		"$(lab_elem_stat /tmp/bench_nets "$me1" statistics send_count)" \
+		"$(lab_health_in /tmp/bench_nets "$me1")" \
+		"$(lab_health_in /tmp/bench_peers "$p1")"
+}
+
+# lab_bench_cut TAG NAME COMMAND...: runs COMMAND under traffic, samples
+# the series from 5 s before to 60 s after, checks that the healthy rail
+# goes on, and reports the figures.
+lab_bench_cut() {
+	tag=$1
+	name=$2
+	shift 2
+	rm -f /tmp/stop /tmp/bursts
+	dmesg -c >/dev/null
+	lab_bench_traffic &
+	tr=$!
+	end=$(($(now_ms) + 5000))
+	while [ "$(now_ms)" -lt "$end" ]; do
+		lab_bench_sample "$tag"
+		sleep 0.5
+	done
+	[ "$(lab_elem_stat /tmp/bench_nets "$me1" statistics send_count)" -gt 0 ] ||
+		lab_fail "$name: $me1 carries nothing before the cut"
+	"$@" || lab_fail "$name: cut failed"
+	cut_ms=$(now_ms)
+	lab_log "bench-cut $tag $cut_ms"
+	lab_log "bench: $name: cut"
+	# Long enough for a PUT caught on the cut rail to end: the LND's
+	# timeout, then its resend or its own deadline.
+	while [ "$(now_ms)" -lt $((cut_ms + 60000)) ]; do
+		lab_bench_sample "$tag"
+		sleep 0.5
+	done
+	s0=$(lab_elem_stat /tmp/bench_nets "$me0" statistics send_count)
+	sleep 5
+	lab_bench_sample "$tag"
+	[ "$(lab_elem_stat /tmp/bench_nets "$me0" statistics send_count)" -gt "$s0" ] ||
+		lab_fail "$name: $me0 carries nothing after the cut"
+	touch /tmp/stop
+	wait $tr
+	lab_log "bench: failover after $name: longest single PUT $(lab_bench_longest) ms, longest burst of 50 PUTs (load to unload) $(lab_bench_longest_burst) ms, $(lab_bench_failures) ULP-visible PUT failures"
 }

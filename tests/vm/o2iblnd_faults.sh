@@ -11,26 +11,15 @@
 #   o2ib1 fails over, the ULP sees no failed PUT, and every failure is
 #   counted alike by `stats show`, `net show -v 3` and `peer show -v 3`;
 # - the peer restarts its LND (ko2iblnd unloaded and loaded) under a
-#   flood: every PUT ends; rediscovered, the peer gets traffic on both
-#   rails again.
+#   flood: every PUT ends. Its push of the change is lost with its NIs;
+#   its next PUT to us pushes again, as Lustre's discovery does, and we
+#   send on both rails again.
 # A transaction timeout of 30 s (LND timeout 9 s) keeps what waits for a
 # timeout short.
-for nic in 0 1; do
-	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
-done
-peer=$(lab_peer)
-paddr=$(lab_addr "$peer" 0)
-me0=$(lab_addr "$LAB_VM" 0)@o2ib
-me1=$(lab_addr "$LAB_VM" 1)@o2ib1
-p0=$paddr@o2ib
-p1=$(lab_addr "$peer" 1)@o2ib1
-dmesg -c >/dev/null
 modprobe lnet lnet_max_recovery_ping_interval=4 lnet_transaction_timeout=30 ||
 	lab_fail "lnet did not load"
-modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
-lnetctl lnet configure || lab_fail "configure"
-lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
-lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
+lab_interop_setup o2ib1 o2ib
+paddr=$(lab_addr "$peer" 0)
 
 if [ "$LAB_VM" = 1 ]; then
 	modprobe lnet_ulp mode=server || lab_fail "server did not start"
@@ -54,14 +43,24 @@ if [ "$LAB_VM" = 1 ]; then
 	step "no listener" lnetctl net del --net o2ib1
 	step "another net" lnetctl net add --net o2ib5 --if eth1
 	step "o2ib1 again" sh -c 'lnetctl net del --net o2ib5 && lnetctl net add --net o2ib1 --if eth1'
+	# A PUT to VM 0's server waits for discovery, which pushes our
+	# buffer: VM 0 has not seen it.
+	put_to_client() {
+		lab_rmmod lnet_ulp
+		dmesg -c >/dev/null
+		modprobe lnet_ulp mode=burst peer="$paddr@o2ib" repeat=1 op_timeout=60 ||
+			lab_fail "burst did not run"
+		dmesg | grep -q 'burst of 1 PUTs: 1 ok, 0 failed' ||
+			{ dmesg | grep lnet_ulp; lab_fail "our PUT to the client failed"; }
+		lab_rmmod lnet_ulp
+		modprobe lnet_ulp mode=server || lab_fail "server did not start again"
+	}
 	step "LND restart" lnd_restart
+	step "PUT to the client" put_to_client
 	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
 	kill $up
 	lab_rmmod lnet_ulp
-	lnetctl lnet unconfigure || lab_fail "unconfigure"
-	lab_rmmod ko2iblnd
-	lab_rmmod lnet
-	for nic in 0 1; do rdma link delete "rxe$nic"; done
+	lab_interop_teardown
 	exit 0
 fi
 
@@ -86,29 +85,6 @@ ping_fails() {
 	lab_log "ping $1: failed after $t ms, $2 +$c"
 	[ "$c" -ge 1 ] || lab_fail "ping $1: $2 did not move"
 	[ "$t" -lt 20000 ] || lab_fail "ping $1 waited out its timeout"
-}
-# A flood of $1 1 MiB PUTs to the peer's o2ib NID, in the background.
-flood() {
-	dmesg -c >/dev/null
-	modprobe lnet_ulp mode=flood peer="$p0" repeat="$1" op_timeout=60 &
-	flooding=$!
-}
-# Waits for the flood (not in a subshell: it waits for our job); sets
-# ok, failed and unended.
-flood_end() {
-	wait $flooding || lab_fail "flood did not run"
-	line=$(dmesg | grep 'lnet_ulp: flood of' | tail -n 1)
-	lab_log "$1: $line"
-	lab_rmmod lnet_ulp
-	set -- $(echo "$line" | sed -n 's/.*: \([0-9]*\) ok, \([0-9]*\) failed, \([0-9]*\) without a final event$/\1 \2 \3/p')
-	ok=${1:?no flood result}
-	failed=$2
-	unended=$3
-}
-# The health value of our o2ib1 NI.
-me1_health() {
-	lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
-	awk -v nid="$me1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/nets3
 }
 # hsum FILE KEY: KEY summed over the "health stats" sections of FILE.
 hsum() {
@@ -165,22 +141,22 @@ lab_client_rails "$p0" 16
 # once both ends of the rail are back to health 1000.
 hstatuses >/tmp/hs0
 start1=$(lab_ni_sends "$me1")
-flood 24
+lab_flood 24 60
 until [ "$(lab_ni_sends "$me1")" -gt $((start1 + 2)) ]; do
 	kill -0 $flooding 2>/dev/null || lab_fail "the flood ended before o2ib1 carried it"
 	sleep 0.1
 done
 tc qdisc add dev eth1 root netem loss 100% || lab_fail "netem on eth1"
 t=$(now_ms)
-flood_end "flood with eth1 silent"
+lab_flood_end "flood with eth1 silent"
 lab_log "flood with eth1 silent ended $(($(now_ms) - t)) ms after the silence"
 [ "$ok" = 24 ] || lab_fail "the flood over a silent rail lost PUTs"
 tc qdisc del dev eth1 root || lab_fail "netem off eth1"
 s=$(lab_wait_health "$p1" eq 1000 60)
 i=0
-until [ "$(me1_health)" = 1000 ]; do
+until [ "$(lab_ni_health "$me1")" = 1000 ]; do
 	i=$((i + 1))
-	[ $i -lt 60 ] || lab_fail "$me1 at health $(me1_health) 60 s after eth1 spoke again"
+	[ $i -lt 60 ] || lab_fail "$me1 at health $(lab_ni_health "$me1") 60 s after eth1 spoke again"
 	sleep 1
 done
 lab_log "eth1 speaks again: $p1 at health 1000 after $s s, $me1 after $i s more"
@@ -197,14 +173,17 @@ done </tmp/hs0 3</tmp/hs1
 [ "$moved" -gt 0 ] || lab_fail "nothing failed on the silent rail"
 
 # The peer restarts its LND under a flood: PUTs may fail while it has no
-# NI, but each one ends. Its push of its new NIs may be lost with the
-# old ones (a server sends nothing else): discovery learns them.
-flood 24
+# NI, but each one ends. Then it PUTs to our server: that pushes its NIs
+# to us, the push of their removal having failed.
+lab_flood 24 60
 ask
-flood_end "flood while the peer restarted its LND"
+lab_flood_end "flood while the peer restarted its LND"
 [ $((ok + failed)) = 24 ] && [ "$unended" = 0 ] || lab_fail "not every PUT ended"
-lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0 after its restart"; }
-grep -q "nid: $p1\$" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn $p1 again"; }
+modprobe lnet_ulp mode=server || lab_fail "our server did not start"
+ask
+lab_rmmod lnet_ulp
+lnetctl peer show --nid "$p0" >/tmp/peer || lab_fail "peer show $p0"
+grep -q "nid: $p1\$" /tmp/peer || { cat /tmp/peer; lab_fail "$p1 not learnt from the peer's push"; }
 s=$(lab_wait_health "$p1" eq 1000 60)
 lab_client_rails "$p0" 16
 lab_log "after the peer's LND restart: sends on $me0: $d0, on $me1: $d1"
@@ -212,7 +191,4 @@ lab_log "after the peer's LND restart: sends on $me0: $d0, on $me1: $d1"
 lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors"
 
 lab_server_done "$paddr"
-lnetctl lnet unconfigure || lab_fail "unconfigure"
-lab_rmmod ko2iblnd
-lab_rmmod lnet
-for nic in 0 1; do rdma link delete "rxe$nic"; done
+lab_interop_teardown

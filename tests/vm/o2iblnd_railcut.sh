@@ -67,33 +67,18 @@ wait_for() {
 	echo $(($(now_ms) - t))
 }
 me1_status() { ni_status "$me1"; }
-me1_health() {
-	lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
-	awk -v nid="$me1" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/nets3
-}
+me1_health() { lab_ni_health "$me1"; }
 p1_health() { lab_peer_ni_health "$p1"; }
-# A flood of $1 1 MiB PUTs to the peer's o2ib NID, in the background.
-flood() {
-	dmesg -c >/dev/null
-	modprobe lnet_ulp mode=flood peer="$p0" repeat="$1" op_timeout=200 &
-	flooding=$!
-}
 # Waits for the flood; fails unless all $1 PUTs were acknowledged.
 flood_done() {
-	wait $flooding || lab_fail "flood did not run"
-	line=$(dmesg | grep 'lnet_ulp: flood' | tail -n 1)
-	lab_log "$2: $line"
-	case "$line" in
-	*": $1 ok, 0 failed, 0 without a final event") ;;
-	*) lab_fail "$2: $line" ;;
-	esac
-	lab_rmmod lnet_ulp
+	lab_flood_end "$2"
+	[ "$ok" = "$1" ] && [ "$failed" = 0 ] && [ "$unended" = 0 ] || lab_fail "$2: $line"
 }
 # A flood of $1 PUTs, returning once our o2ib1 NI has carried 3 of them
 # while it still runs: the moment to cut.
 flood_both() {
 	start1=$(lab_ni_sends "$me1")
-	flood "$1"
+	lab_flood "$1"
 	i=0
 	while [ "$(lab_ni_sends "$me1")" -le $((start1 + 2)) ]; do
 		i=$((i + 1))
@@ -177,7 +162,7 @@ cut1=$(lab_peer_ni_sends "$p1")
 flood_done 24 "flood with the peer's eth1 cut"
 end1=$(lab_peer_ni_sends "$p1")
 lab_log "sends to $p1 after the cut: $((end1 - cut1)); its health $(lab_peer_ni_health "$p1")"
-flood 12
+lab_flood 12
 flood_done 12 "second flood, the peer's eth1 still down"
 after1=$(lab_peer_ni_sends "$p1")
 # Recovery pings at most.
