@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
-bash scripts/setup.sh
+bash scripts/setup.sh bench
 bash scripts/build-kernel.sh perf
 # Host: selection cost (criterion), each figure beside its baseline.
 cargo bench -q -p lnet-core --bench select -- --noplot >/dev/null
@@ -33,4 +33,5 @@ git ls-files -co --exclude-standard -z | tar -c --null -T - | tar -x -C "$src"
 make -s -C "$src" KDIR="$(lnet_perf_kdir)" KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
 mapfile -t benches < <(cd tests/vm && ls bench_*.sh | sed 's/\.sh$//')
 python3 tests/lab/lab.py --perf "$src" --out lab-out/perf "${benches[@]}" "$@"
-grep -ah 'lab: bench' lab-out/perf/boot-*/console-vm*.log | sed 's/^lab: //'
+grep -ah 'lab: bench:' lab-out/perf/boot-*/console-vm*.log | sed 's/^lab: //'
+python3 scripts/plot_failover.py lab-out/perf

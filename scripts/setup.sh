@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the build, the lab and the tests need on a fresh
-# Debian bookworm machine. Idempotent: a second run installs nothing.
+# Debian bookworm machine (with `bench`, what the benchmarks need too).
+# Idempotent: a second run installs nothing.
 set -euo pipefail
 
 APT_PKGS=(
@@ -8,6 +9,10 @@ APT_PKGS=(
 	bc bison flex libelf-dev libssl-dev cpio kmod make xz-utils patch
 	qemu-system-x86 busybox-static iproute2 util-linux python3 tshark
 )
+# `setup.sh bench` (scripts/bench.sh): the benchmarks' plots too.
+if [ "${1:-}" = bench ]; then
+	APT_PKGS+=(gnuplot-nox)
+fi
 
 missing=()
 for p in "${APT_PKGS[@]}"; do

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Host tests of the lab's console judge: each kind of report it must catch,
-and the lines it must not mistake for one."""
+"""Host tests of the lab's console judge (each kind of report it must catch,
+and the lines it must not mistake for one), its wire check, and the failover
+benchmark's plot data."""
 
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -180,6 +182,31 @@ class WireCheck(unittest.TestCase):
         self.assertEqual(lab.frame_kind("0x000000c1,0x000000c1", "0,1", "", "msg_type:0 x"), "ACK")
         self.assertEqual(lab.frame_kind("0x000000c0", "", "", ""), "NOOP")
         self.assertEqual(lab.frame_kind("", "2", "0xd2", ""), "o2ib 0xd2 GET")
+
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "scripts"))
+import plot_failover  # noqa: E402
+
+
+class FailoverPlot(unittest.TestCase):
+    def test_series_of_a_cut_become_rates_from_the_cut(self):
+        with tempfile.TemporaryDirectory() as d:
+            boot = Path(d) / "boot-2vm-2nic"
+            boot.mkdir()
+            (boot / "console-vm0.log").write_text(
+                "lab: bench-series tcp-silent 1000 10 10 1000 1000\n"
+                "[   12.0] noise\n"
+                "lab: bench-series tcp-silent 2000 30 20 1000 900\n"
+                "lab: bench-cut tcp-silent 1500\n"
+                "lab: bench-series o2ib-silent 1000 1 1 1000 1000\n"
+                "lab: bench-series tcp-silent 3000 x 20 0 0\n"
+            )
+            found = plot_failover.series(Path(d))
+        # A series without its cut is left out; a garbled line too.
+        self.assertEqual(list(found), ["tcp-silent"])
+        cut, pts = found["tcp-silent"]
+        self.assertEqual(cut, 1500)
+        self.assertEqual(plot_failover.rows(cut, pts), [(0.5, 20.0, 10.0, 1000, 900)])
 
 
 if __name__ == "__main__":
