@@ -515,6 +515,16 @@ impl Conn {
                 }
                 if g.state == State::Connecting {
                     let _ = g.early.push((idx, w.byte_len), GFP_ATOMIC);
+                    // A message before the RTU: the peer is established.
+                    // Tell the CM as an HCA's COMM_EST would (see
+                    // `qp_event`): Soft-RoCE raises none, and a lost RTU
+                    // would hold these receives, and the credits they
+                    // return, until the peer's txs time out.
+                    if !self.active && g.early.len() == 1 {
+                        if let Some(id) = g.cmid.as_ref() {
+                            let _ = id.notify_established();
+                        }
+                    }
                     true
                 } else {
                     false
@@ -873,6 +883,27 @@ impl Conn {
     }
 
     /// The oldest deadline of its txs has passed (`kiblnd_conn_timed_out`).
+    /// Logs where the txs of a connection that timed out stood: which
+    /// queue, and the credits and sends that decide whether they move.
+    pub(crate) fn log_timed_out(&self) {
+        let g = self.inner.lock();
+        let c = &g.credits;
+        pr_err!(
+            "{}: timed out tx for {}: {} queued, {} without credit, {} for a reserved credit, {} posted or waiting for the peer; credits {} of {}, owed {}, sends posted {}, receives posted {}\n",
+            self.ni.nid,
+            self.peer,
+            g.txq.len(),
+            g.txq_nocred.len(),
+            g.txq_rsrvd.len(),
+            g.active.len(),
+            c.credits,
+            c.queue_depth,
+            c.outstanding,
+            c.posted,
+            g.rx_posted
+        );
+    }
+
     pub(crate) fn timed_out(&self, now_ms: u64) -> bool {
         let g = self.inner.lock();
         g.state == State::Established

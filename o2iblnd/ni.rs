@@ -538,7 +538,7 @@ impl IbNi {
                     c.close(-errno::ENETDOWN);
                 }
                 State::Established if c.timed_out(now) => {
-                    pr_err!("{}: timed out tx for {}\n", self.nid, c.peer);
+                    c.log_timed_out();
                     c.close(-errno::ETIMEDOUT);
                 }
                 State::Established => c.check_sends(),
