@@ -9,7 +9,10 @@
 # recovery pings go that way) while its PUTs all succeed. VM 1 then
 # deletes its tcp1 NI:
 # its push tells VM 0, which stops using that NID at once and loses no
-# PUT; VM 1 adds the NI back and VM 0 learns that too. Discovering a NID
+# PUT; VM 1 adds the NI back and VM 0 learns that too. VM 1 deletes it
+# again with its push failing: `lnetctl discover` pings the peer, up to
+# date as it seems, and learns that; VM 1's next push, once the NI is
+# back, says so. Discovering a NID
 # with no node behind it fails with an error while PUTs to VM 1 go on.
 # VM 0 pushes VM 1 its ping buffer spoilt field by field: each is ACKed,
 # refused with a reason and counted, and VM 1 pings VM 0 again instead;
@@ -66,6 +69,17 @@ if [ "$LAB_VM" = 1 ]; then
 	nc -l -p 7003 </dev/null >/dev/null || lab_fail "no word from the client"
 	lnetctl net add --net tcp1 --if eth1 || lab_fail "net add tcp1"
 	lab_tell "$client" 7004
+	# The push of the next delete fails at once (a drop rule with a
+	# status); that of the add after it goes through.
+	nc -l -p 7010 </dev/null >/dev/null || lab_fail "no word from the client"
+	lctl net_drop_add -s '*' -d '*' -p 0 -m PUT -r 1 -e local_error >/dev/null ||
+		lab_fail "net_drop_add for pushes"
+	lnetctl net del --net tcp1 || lab_fail "net del tcp1 again"
+	lab_tell "$client" 7011
+	nc -l -p 7012 </dev/null >/dev/null || lab_fail "no word from the client"
+	lctl net_drop_del -a >/dev/null || lab_fail "net_drop_del"
+	lnetctl net add --net tcp1 --if eth1 || lab_fail "net add tcp1 again"
+	lab_tell "$client" 7013
 	dmesg -c >/dev/null
 	nc -l -p 7005 </dev/null >/dev/null || lab_fail "no word from the client"
 	# The client's spoilt pushes: seven refused as not a ping buffer, one
@@ -120,6 +134,19 @@ wait_listed "$p1" yes
 lab_client_rails "$p0" 40
 lab_log "after the add: sends over $me0: $d0, over $me1: $d1"
 [ "$d0" -ge 10 ] && [ "$d1" -ge 10 ] || lab_fail "traffic did not use both rails again ($d0, $d1)"
+
+# It deletes the NI again, its push lost: we still list p1 until
+# `lnetctl discover` pings it, as Lustre's does however up to date the
+# peer seems.
+lab_tell "$server" 7010
+nc -l -p 7011 </dev/null >/dev/null || lab_fail "no word from the server"
+peer_lists "$p1" || lab_fail "$p1 gone though the push was lost"
+lnetctl discover "$p0" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $p0 after the lost push"; }
+grep -q "nid: $p1\$" /tmp/disc && { cat /tmp/disc; lab_fail "discover $p0 still lists $p1"; }
+peer_lists "$p1" && lab_fail "$p1 still listed after discover"
+lab_tell "$server" 7012
+nc -l -p 7013 </dev/null >/dev/null || lab_fail "no word from the server"
+wait_listed "$p1" yes
 
 # Nobody at this NID: discovery fails, and traffic to VM 1 goes on meanwhile.
 ghost=$(lab_addr 9 0)@tcp
