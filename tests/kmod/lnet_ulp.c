@@ -68,6 +68,9 @@ MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
 static int seconds;
 module_param(seconds, int, 0444);
 MODULE_PARM_DESC(seconds, "mode=client: keep PUTting for this long after the checks");
+static bool stop_traffic;
+module_param(stop_traffic, bool, 0644);
+MODULE_PARM_DESC(stop_traffic, "mode=client: set to end the seconds= traffic now (it is read while init runs)");
 static int op_timeout = 20;
 module_param(op_timeout, int, 0444);
 MODULE_PARM_DESC(op_timeout, "mode=client: seconds each operation may wait for its ACK");
@@ -1583,7 +1586,7 @@ static int client_run(void)
 		int ok = 0, failed = 0;
 
 		/* Steady traffic; PUTs lost with a rail are allowed to fail. */
-		while (time_before(jiffies, end)) {
+		while (time_before(jiffies, end) && !READ_ONCE(stop_traffic)) {
 			if (remote_op(&srv, false, &small, BITS_SINK, op_timeout,
 				      true) == 0)
 				ok++;

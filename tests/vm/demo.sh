@@ -56,6 +56,8 @@ peer_health() {
 
 if [ "$LAB_VM" = 1 ]; then
 	say "serving buffers for vm0's traffic"
+	# An earlier scenario's "peer done" must not end this one.
+	dmesg -c >/dev/null
 	modprobe lnet_ulp mode=server || lab_fail "server did not start"
 	nc -ll -p 7000 -e /bin/true &
 	ready=$!
@@ -79,6 +81,7 @@ else
 	sed 's/^/    /' /tmp/disc
 	grep -q "nid: $p1" /tmp/disc || lab_fail "discovery did not learn $p1"
 	say "steady traffic to $p0 (a Multi-Rail peer: $p0, $p1), 2 s per PUT at most"
+	# 130 s at most: the traffic is ended once rail 1 has healed.
 	modprobe lnet_ulp mode=client peer="$p0" seconds=130 op_timeout=2 &
 	client=$!
 	s0=$(lab_ni_sends "$me0")
@@ -113,6 +116,10 @@ else
 		silent) [ "$h" -lt 1000 ] && [ $d0 -gt 50 ] && [ $d1 -le 4 ] && steered=1 ;;
 		healing)
 			[ "$h" = 1000 ] && [ $d1 -gt 0 ] && recovered=1
+			# Everything shown: the traffic ends a few seconds on.
+			if [ $recovered = 1 ] && [ $t -ge $((cut + 5)) ]; then
+				echo 1 >/sys/module/lnet_ulp/parameters/stop_traffic
+			fi
 			if [ $recovered = 0 ] && [ $t -ge $((cut + 15)) ] && [ -z "$dumped" ]; then
 				# Not healed yet: show the recovery state behind it.
 				dumped=1
