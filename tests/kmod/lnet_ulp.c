@@ -1582,7 +1582,7 @@ static int client_run(void)
 			ARRAY_SIZE(at));
 	}
 	if (seconds > 0) {
-		unsigned long end = jiffies + seconds * HZ;
+		unsigned long start = jiffies, end = start + seconds * HZ;
 		int ok = 0, failed = 0;
 
 		/* Steady traffic; PUTs lost with a rail are allowed to fail. */
@@ -1593,8 +1593,8 @@ static int client_run(void)
 			else
 				failed++;
 		}
-		pr_info("lnet_ulp: traffic for %ds: %d PUTs acknowledged, %d lost\n",
-			seconds, ok, failed);
+		pr_info("lnet_ulp: traffic for %us: %d PUTs acknowledged, %d lost\n",
+			jiffies_to_msecs(jiffies - start) / 1000, ok, failed);
 		CHECK(ok > 0, "no PUT got through");
 	}
 	for (tries = 0; tries < repeat; tries++)

@@ -97,6 +97,17 @@ ping_fails() {
 	[ "$c" -ge 1 ] || lab_fail "ping $1: $2 did not move"
 	[ "$t" -lt 20000 ] || lab_fail "ping $1 waited out its timeout"
 }
+# Waits up to 60 s for our o2ib1 NI to be back at health 1000 after $1;
+# prints the seconds it took (run in $(...): a failure goes to stderr).
+me1_healed() {
+	n=0
+	until [ "$(lab_ni_health "$me1")" = 1000 ]; do
+		n=$((n + 1))
+		[ $n -lt 60 ] || lab_fail "$me1 at health $(lab_ni_health "$me1") 60 s after $1" >&2
+		sleep 1
+	done
+	echo $n
+}
 # hsum FILE KEY: KEY summed over the "health stats" sections of FILE.
 hsum() {
 	awk -v key="$2:" '
@@ -164,12 +175,7 @@ lab_log "flood with eth1 silent ended $(($(now_ms) - t)) ms after the silence"
 [ "$ok" = 24 ] || lab_fail "the flood over a silent rail lost PUTs"
 tc qdisc del dev eth1 root || lab_fail "netem off eth1"
 s=$(lab_wait_health "$p1" eq 1000 60)
-i=0
-until [ "$(lab_ni_health "$me1")" = 1000 ]; do
-	i=$((i + 1))
-	[ $i -lt 60 ] || lab_fail "$me1 at health $(lab_ni_health "$me1") 60 s after eth1 spoke again"
-	sleep 1
-done
+i=$(me1_healed "eth1 spoke again")
 lab_log "eth1 speaks again: $p1 at health 1000 after $s s, $me1 after $i s more"
 hstatuses >/tmp/hs1
 moved=0
@@ -199,12 +205,7 @@ s=$(lab_wait_health "$p1" eq 1000 60)
 # A tx of ours caught on a connection the restart left behind may have
 # waited out its timeout, charging our o2ib1 NI: selection leaves it until
 # its recovery pings bring it back.
-i=0
-until [ "$(lab_ni_health "$me1")" = 1000 ]; do
-	i=$((i + 1))
-	[ $i -lt 60 ] || lab_fail "$me1 at health $(lab_ni_health "$me1") 60 s after the restart"
-	sleep 1
-done
+i=$(me1_healed "the restart")
 lab_client_rails "$p0" 16
 lab_log "after the peer's LND restart: sends on $me0: $d0, on $me1: $d1"
 [ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used after the restart ($d0, $d1)"
