@@ -205,6 +205,16 @@ fn established(conn: &Arc<Conn>, ev: &CmEvent<'_>) {
 /// lost race keeps the peer's waiting txs for the winner's connection.
 fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
     if conn.inner.lock().state != State::Connecting {
+        // The peer gave up on a connection it never saw established
+        // (its CM rejects what it destroys before the RTU): the CM has
+        // already put the QP in error.
+        pr_warn!(
+            "{}: {} rejected an established connection (CM status {})\n",
+            conn.ni.nid,
+            conn.peer,
+            ev.status()
+        );
+        conn.close(-errno::ECONNRESET);
         return;
     }
     if !conn.active {
@@ -216,8 +226,7 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         let g = conn.inner.lock();
         (g.cp, g.peer_stamp)
     };
-    let tries = crate::ni::reconnects(&conn.ni, &conn.peer);
-    let what = after_reject(ev.status(), rej.as_ref(), &sent, stamp, tries);
+    let what = after_reject(ev.status(), rej.as_ref(), &sent, stamp);
     pr_warn!(
         "{}: {} rejected the connection (CM status {}, {:?}): {:?}\n",
         conn.ni.nid,
@@ -226,17 +235,21 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         rej.map(|r| r.why),
         what
     );
+    // -EALREADY: the txs keep waiting, for the peer's connection or our
+    // next one.
     match what {
-        // -EALREADY: the txs keep waiting, for the peer's connection or
-        // our next one.
-        AfterReject::LostRace => conn.close(-errno::EALREADY),
+        AfterReject::LostRace => {
+            conn.close(-errno::EALREADY);
+            crate::ni::reconnect(&conn.ni, conn.peer, None);
+        }
         AfterReject::Reconnect {
             queue_depth,
             max_frags,
             dst_stamp,
         } => {
             conn.close(-errno::EALREADY);
-            crate::ni::reconnect(&conn.ni, conn.peer, queue_depth, max_frags, dst_stamp);
+            let ask = Some((queue_depth, max_frags, dst_stamp));
+            crate::ni::reconnect(&conn.ni, conn.peer, ask);
         }
         AfterReject::GiveUp(e) => conn.close(e),
     }
@@ -299,10 +312,10 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
             }
         }
     }
-    // The higher NID wins a race (`kiblnd_passive_connect`): the loser's
-    // own attempt carries on.
-    if ni.connecting_to(&req.src_nid) && req.src_nid.to_nid4() < ni.nid.to_nid4() {
-        return refuse(ni, id, req.version, RejectReason::ConnRace);
+    // A restarted peer's old connections go, and a race goes to the
+    // higher `nidhash` (`kiblnd_passive_connect`).
+    if let Err(why) = ni.check_request(&req.src_nid, req.src_stamp) {
+        return refuse(ni, id, req.version, why);
     }
     let conn = match Conn::new((*ni).into(), req.src_nid, false) {
         Ok(c) => c,

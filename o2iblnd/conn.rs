@@ -21,7 +21,9 @@ use crate::lnet_core::nid::Nid;
 use crate::lnet_core::o2iblnd::{self as wire, MsgBody, MsgType};
 use crate::lnet_core::o2iblnd_credits::{self as credits, Credits, Post, RxCredit};
 use crate::lnet_core::o2iblnd_health::{self as health, errno, TxPlace};
+use crate::lnet_core::o2iblnd_params::{ib_mtu_enum, IbParam};
 use crate::ni::IbNi;
+use crate::params;
 use crate::tx::{Kiov, PackHead, Tx};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
@@ -50,6 +52,9 @@ pub(crate) struct ConnInner {
     /// Receive buffers by index: `None` while lent to LNet or handled.
     rx: KVec<Option<DmaBuf>>,
     rx_posted: u32,
+    /// Messages posted and received.
+    sent: u64,
+    received: u64,
     /// Receives that completed before ESTABLISHED (index, bytes).
     early: KVec<(usize, u32)>,
     pub(crate) credits: Credits,
@@ -68,6 +73,8 @@ pub(crate) struct ConnInner {
     pub(crate) peer_stamp: u64,
     /// Negotiated parameters.
     pub(crate) cp: wire::ConnParams,
+    /// The path MTU its QP uses (bytes; 0 before the QP is made).
+    pub(crate) path_mtu: u32,
     pub(crate) last_send_ms: u64,
     pub(crate) closed_ms: u64,
     /// connd must disconnect it (closing while connected or connecting).
@@ -120,6 +127,8 @@ impl Conn {
                     cq: None,
                     rx: KVec::new(),
                     rx_posted: 0,
+                    sent: 0,
+                    received: 0,
                     early: KVec::new(),
                     credits: c,
                     txq: KVec::new(),
@@ -130,6 +139,7 @@ impl Conn {
                     comms_error: 0,
                     peer_stamp: 0,
                     cp,
+                    path_mtu: 0,
                     last_send_ms: 0,
                     closed_ms: 0,
                     need_disconnect: false,
@@ -163,6 +173,17 @@ impl Conn {
         if self.inner.lock().state == State::Closing {
             return Err(crate::kapi::errno::ECONNABORTED());
         }
+        // `ib_mtu` (`kiblnd_setup_mtu_locked`): the active side's path
+        // record goes into its connection request, and both QPs take their
+        // MTU from that. Lustre also rewrites a passive id's record, where
+        // it changes nothing but what is reported; ours reports the MTU
+        // the QP uses.
+        let mtu = if self.active {
+            ib_mtu_enum(params::get(IbParam::IbMtu))
+        } else {
+            None
+        };
+        let path_mtu = id.path_mtu(mtu);
         let dev = self.ni.pd.device();
         let max_wr = dev.max_qp_wr().max(2);
         let depth = i32::from(cp.queue_depth).min((max_wr - 2) / 2).max(1);
@@ -205,6 +226,7 @@ impl Conn {
             return Err(e);
         }
         let mut g = self.inner.lock();
+        g.path_mtu = path_mtu;
         g.cq = Some(cq);
         g.rx = bufs;
         g.rx_posted = posted;
@@ -257,8 +279,11 @@ impl Conn {
     pub(crate) fn queue(self: &Arc<Conn>, tx: Tx) {
         let mut g = self.inner.lock();
         if g.state == State::Closing {
+            // Picked as it closed: it never left, so LNet may send it
+            // again elsewhere, as it does the txs queued when it closed.
+            let hs = health::aborted(TxPlace::Queued, g.comms_error);
             drop(g);
-            tx.done(-errno::ECONNABORTED, Status::Ok);
+            tx.done(-errno::ECONNABORTED, hs);
             return;
         }
         let r = queue_locked(&mut g, tx, self.ni.lnd_timeout_ms());
@@ -383,6 +408,7 @@ impl Conn {
                     match rc {
                         Ok(()) => {
                             g.last_send_ms = kthread::now_ms();
+                            g.sent += 1;
                             // Within the capacity reserved above.
                             let _ = g.active.push(tx, GFP_ATOMIC);
                         }
@@ -409,10 +435,12 @@ impl Conn {
             }
             if err != 0 || g.state == State::Established {
                 pr_info!(
-                    "closing connection to {} ({}): {}\n",
+                    "closing connection to {} ({}): {} ({} sent, {} received)\n",
                     self.peer,
                     self.ni.nid,
-                    err
+                    err,
+                    g.sent,
+                    g.received
                 );
             }
             g.state = State::Closing;
@@ -507,12 +535,30 @@ impl Conn {
                 if !w.ok() {
                     if w.status != Wc::FLUSH_ERR {
                         pr_err!("{}: receive failed: {}\n", self.peer, w.status);
+                    } else if g.state == State::Established {
+                        // Nothing of ours failed first: the CM, or an
+                        // error the QP met as a responder, which gives
+                        // no completion.
+                        pr_warn!(
+                            "{}: connection to {} flushed while up\n",
+                            self.ni.nid,
+                            self.peer
+                        );
                     }
                     drop(g);
                     self.close(-errno::EIO);
                     self.ni.wake_connd();
                     return;
                 }
+                if g.state == State::Closing {
+                    // What it held ended with it (`kiblnd_rx_complete`
+                    // ignores it too): an answer to a tx it already
+                    // failed is no protocol error.
+                    drop(g);
+                    self.ni.wake_connd();
+                    return;
+                }
+                g.received += 1;
                 if g.state == State::Connecting {
                     let _ = g.early.push((idx, w.byte_len), GFP_ATOMIC);
                     // A message before the RTU: the peer is established.
@@ -521,8 +567,13 @@ impl Conn {
                     // would hold these receives, and the credits they
                     // return, until the peer's txs time out.
                     if !self.active && g.early.len() == 1 {
-                        if let Some(id) = g.cmid.as_ref() {
-                            let _ = id.notify_established();
+                        if let Some(Err(e)) = g.cmid.as_ref().map(|id| id.notify_established()) {
+                            pr_warn!(
+                                "{}: can't tell the CM that {} is connected: {:?}\n",
+                                self.ni.nid,
+                                self.peer,
+                                e
+                            );
                         }
                     }
                     true
@@ -541,9 +592,20 @@ impl Conn {
             let pos = g.active.iter().position(|t| t.id == w.wr_id && !t.waiting);
             let Some(i) = pos else {
                 // A PUT_REQ or PUT_ACK the peer already answered, or a
-                // flushed work request of a tx that ended.
+                // flushed work request of a tx that ended; but a work
+                // request that failed still broke the QP.
                 drop(g);
-                if !closing {
+                if !w.ok() && w.status != Wc::FLUSH_ERR {
+                    pr_err!(
+                        "{}: send to {} failed after its tx: status {} opcode {} vendor 0x{:x}\n",
+                        self.ni.nid,
+                        self.peer,
+                        w.status,
+                        w.opcode,
+                        w.vendor_err
+                    );
+                    self.close(-errno::EIO);
+                } else if !closing {
                     self.check_sends();
                 }
                 return;
@@ -565,9 +627,10 @@ impl Conn {
             } else {
                 if w.status != Wc::FLUSH_ERR {
                     pr_err!(
-                        "{}: send failed: status {} vendor 0x{:x}\n",
+                        "{}: send failed: status {} opcode {} vendor 0x{:x}\n",
                         self.peer,
                         w.status,
+                        w.opcode,
                         w.vendor_err
                     );
                 }
@@ -889,9 +952,12 @@ impl Conn {
         let g = self.inner.lock();
         let c = &g.credits;
         pr_err!(
-            "{}: timed out tx for {}: {} queued, {} without credit, {} for a reserved credit, {} posted or waiting for the peer; credits {} of {}, owed {}, sends posted {}, receives posted {}\n",
+            "{}: timed out tx for {} ({}, up {} ms, {} received): {} queued, {} without credit, {} for a reserved credit, {} posted or waiting for the peer; credits {} of {}, owed {}, sends posted {}, receives posted {}\n",
             self.ni.nid,
             self.peer,
+            if self.active { "active" } else { "passive" },
+            kthread::now_ms().saturating_sub(self.started_ms),
+            g.received,
             g.txq.len(),
             g.txq_nocred.len(),
             g.txq_rsrvd.len(),

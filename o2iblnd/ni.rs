@@ -19,8 +19,10 @@ use crate::kapi::waitq::WaitQueue;
 use crate::lnd::LnetNi;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
+use crate::lnet_core::o2iblnd::RejectReason;
 use crate::lnet_core::o2iblnd_health::{self as health, errno};
 use crate::lnet_core::o2iblnd_params::{sched_threads, IbParam};
+use crate::lnet_core::o2iblnd_reject::{passive_verdict, reconnect_at_ms, Passive, MAX_CONN_RACES};
 use crate::params;
 use crate::tx::Tx;
 use core::ffi::{c_int, c_void};
@@ -39,35 +41,75 @@ pub(crate) struct Tun {
     pub(crate) peer_credits: u16,
     pub(crate) peer_credits_hiw: u16,
     pub(crate) concurrent_sends: u16,
+    /// Connections made to a peer that has none (1 to 127).
+    pub(crate) conns_per_peer: u16,
 }
 
 /// One peer NI of this NI (Lustre's `kib_peer_ni`).
 pub(crate) struct IbPeer {
     pub(crate) nid: Nid,
-    pub(crate) conn: Option<Arc<Conn>>,
-    pub(crate) connecting: Option<Arc<Conn>>,
+    /// Established connections, taken in turn (`ibp_conns`): up to
+    /// `conns_per_peer` of ours, and those the peer made.
+    conns: KVec<Arc<Conn>>,
+    next_conn: usize,
+    /// Our own connection attempts (`ibp_connecting`).
+    connecting: KVec<Arc<Conn>>,
     /// Txs waiting for a connection, each with its deadline.
     waiting: KVec<Tx>,
     /// What its rejects asked the next request for: a smaller queue
-    /// depth or fewer fragments (0: ours), its incarnation.
+    /// depth or fewer fragments (0: ours).
     depth: u16,
     frags: u16,
+    /// The peer's incarnation as last learnt (`ibp_incarnation`; 0: not
+    /// yet), named in our requests.
     stamp: u64,
-    /// Reconnects after rejects since its last connection came up.
+    /// Reconnects after rejects since a connection last came up
+    /// (`ibp_reconnected`).
     reconnects: u32,
+    /// Reconnects held back until this time (ms; 0: none), once
+    /// `reconnects` reached `RECONN_HIGH_RACE`, and how many.
+    reconnect_at_ms: u64,
+    reconnect_pending: u16,
+    /// Requests refused as races in a row (`ibp_races`).
+    races: u32,
 }
 
 impl IbPeer {
     fn new(nid: Nid) -> IbPeer {
         IbPeer {
             nid,
-            conn: None,
-            connecting: None,
+            conns: KVec::new(),
+            next_conn: 0,
+            connecting: KVec::new(),
             waiting: KVec::new(),
             depth: 0,
             frags: 0,
             stamp: 0,
             reconnects: 0,
+            reconnect_at_ms: 0,
+            reconnect_pending: 0,
+            races: 0,
+        }
+    }
+
+    /// The next established connection in turn (`kiblnd_get_conn_locked`).
+    fn next_conn(&mut self) -> Option<Arc<Conn>> {
+        let n = self.conns.len();
+        if n == 0 {
+            return None;
+        }
+        let i = self.next_conn % n;
+        self.next_conn = (i + 1) % n;
+        Some(self.conns[i].clone())
+    }
+
+    fn forget(list: &mut KVec<Arc<Conn>>, c: &Arc<Conn>) -> bool {
+        match list.iter().position(|x| Arc::ptr_eq(x, c)) {
+            Some(i) => {
+                drop(vec::remove(list, i));
+                true
+            }
+            None => false,
         }
     }
 }
@@ -83,6 +125,14 @@ pub(crate) struct Table {
 impl Table {
     fn peer(&mut self, nid: &Nid) -> Option<&mut IbPeer> {
         self.peers.iter_mut().find(|p| p.nid == *nid)
+    }
+
+    /// Whether a connection from `nid` is being accepted
+    /// (`ibp_accepting`).
+    fn accepting(&self, nid: &Nid) -> bool {
+        self.conns
+            .iter()
+            .any(|c| c.peer == *nid && !c.active && c.inner.lock().state == State::Connecting)
     }
 }
 
@@ -157,6 +207,7 @@ impl IbNi {
             peer_credits: pc as u16,
             peer_credits_hiw: tun.lnd.peercredits_hiw.clamp(0, pc) as u16,
             concurrent_sends: tun.lnd.concurrent_sends.clamp(1, 2 * pc) as u16,
+            conns_per_peer: tun.lnd.conns_per_peer.clamp(1, 127) as u16,
         };
         let service = params::get(IbParam::Service) as u16;
         // SAFETY: no context yet; its handler ignores events until `listen`.
@@ -387,10 +438,12 @@ impl IbNi {
         self.connd_wq.wake();
     }
 
-    /// A connection came up: it becomes the peer's and takes the txs
-    /// waiting for it.
+    /// A connection came up (`kiblnd_connreq_done`): it joins the
+    /// peer's connections, those of another incarnation close as stale,
+    /// and it takes the txs waiting for a connection.
     pub(crate) fn conn_established(&self, c: &Arc<Conn>) {
-        let (old, waiting) = {
+        let stamp = c.inner.lock().peer_stamp;
+        let (stale, n, waiting) = {
             let mut g = self.table.lock();
             if g.closed {
                 drop(g);
@@ -402,40 +455,53 @@ impl IbNi {
                 c.close(-errno::ENETDOWN);
                 return;
             };
-            if p.connecting.as_ref().is_some_and(|x| Arc::ptr_eq(x, c)) {
-                p.connecting = None;
-            }
+            IbPeer::forget(&mut p.connecting, c);
             p.reconnects = 0;
-            // Only another incarnation's connection is stale
-            // (`kiblnd_close_stale_conns_locked`): one of the same stays
-            // and keeps carrying, as when we connect to ourselves (a local
-            // NI's recovery ping), where both ends of the connection are
-            // ours and carry the peer's NID.
-            let stamp = c.inner.lock().peer_stamp;
-            let keep = p.conn.as_ref().is_some_and(|o| {
-                let g = o.inner.lock();
-                !Arc::ptr_eq(o, c) && g.state == State::Established && g.peer_stamp == stamp
-            });
-            let old = if keep {
-                None
-            } else {
-                p.conn.replace(c.clone())
-            };
-            (old, core::mem::take(&mut p.waiting))
-        };
-        pr_info!("{}: connected to {}\n", self.nid, c.peer);
-        c.established(waiting);
-        if let Some(o) = old {
-            if !Arc::ptr_eq(&o, c) {
-                o.close(-errno::ESTALE);
+            p.reconnect_at_ms = 0;
+            p.reconnect_pending = 0;
+            // Only another incarnation's connections are stale
+            // (`kiblnd_close_stale_conns_locked`): those of the same one
+            // stay and carry in turn, as when we connect to ourselves (a
+            // local NI's recovery ping), where both ends of a connection
+            // are ours and carry the peer's NID.
+            let mut stale = KVec::new();
+            let mut i = 0;
+            while i < p.conns.len() {
+                if p.conns[i].inner.lock().peer_stamp != stamp {
+                    if let Some(o) = vec::remove(&mut p.conns, i) {
+                        let _ = stale.push(o, GFP_ATOMIC);
+                    }
+                } else {
+                    i += 1;
+                }
             }
+            p.stamp = stamp;
+            if p.conns.push(c.clone(), GFP_ATOMIC).is_err() {
+                drop(g);
+                c.close(-errno::ENOMEM);
+                return;
+            }
+            (stale, p.conns.len(), core::mem::take(&mut p.waiting))
+        };
+        let mtu = c.inner.lock().path_mtu;
+        pr_info!(
+            "{}: connected to {} ({}, path MTU {}, {} of the peer's)\n",
+            self.nid,
+            c.peer,
+            if c.active { "active" } else { "passive" },
+            mtu,
+            n
+        );
+        c.established(waiting);
+        for o in stale {
+            o.close(-errno::ESTALE);
         }
     }
 
-    /// A connection closed: the peer forgets it; if it was the attempt
-    /// the peer's waiting txs depended on, they fail as the error says
-    /// (`kiblnd_peer_connect_failed`), unless it lost a connection race
-    /// and the peer's own connection will carry them.
+    /// A connection closed: the peer forgets it; if it was the last
+    /// attempt and no connection is left, the peer's waiting txs fail as
+    /// the error says (`kiblnd_peer_connect_failed`), unless it lost a
+    /// connection race or is connecting again.
     pub(crate) fn conn_closed(&self, c: &Arc<Conn>) {
         let err = c.inner.lock().comms_error;
         let failed = {
@@ -443,14 +509,16 @@ impl IbNi {
             match g.peer(&c.peer) {
                 None => KVec::new(),
                 Some(p) => {
-                    if p.conn.as_ref().is_some_and(|x| Arc::ptr_eq(x, c)) {
-                        p.conn = None;
-                    }
-                    let was_connecting = p.connecting.as_ref().is_some_and(|x| Arc::ptr_eq(x, c));
-                    if was_connecting {
-                        p.connecting = None;
-                    }
-                    if was_connecting && p.conn.is_none() && err != -errno::EALREADY {
+                    let was_up = IbPeer::forget(&mut p.conns, c);
+                    // One of our attempts, or a request being accepted.
+                    let attempt = IbPeer::forget(&mut p.connecting, c) || (!c.active && !was_up);
+                    if attempt
+                        && p.conns.is_empty()
+                        && p.connecting.is_empty()
+                        && p.reconnect_at_ms == 0
+                        && err != -errno::EALREADY
+                    {
+                        p.reconnects = 0;
                         core::mem::take(&mut p.waiting)
                     } else {
                         KVec::new()
@@ -478,12 +546,62 @@ impl IbNi {
         Ok(())
     }
 
-    /// Whether we are connecting to `peer` ourselves (a connection race).
-    pub(crate) fn connecting_to(&self, peer: &Nid) -> bool {
-        self.table
-            .lock()
-            .peer(peer)
-            .is_some_and(|p| p.connecting.is_some())
+    /// Decides on a connection request from `src` of incarnation
+    /// `stamp` before a connection is made for it (the peer checks of
+    /// `kiblnd_passive_connect`).
+    pub(crate) fn check_request(&self, src: &Nid, stamp: u64) -> Result<(), RejectReason> {
+        let (stale, verdict) = {
+            let mut g = self.table.lock();
+            let Some(p) = g.peer(src) else {
+                return Ok(());
+            };
+            let verdict = passive_verdict(
+                p.stamp,
+                stamp,
+                !p.connecting.is_empty(),
+                p.races,
+                src.nidhash(),
+                self.nid.nidhash(),
+            );
+            let stale = match verdict {
+                Passive::Stale => {
+                    // Every connection of the old incarnation goes; the
+                    // request is refused and comes again.
+                    p.stamp = stamp;
+                    core::mem::take(&mut p.conns)
+                }
+                Passive::Race => {
+                    p.races += 1;
+                    KVec::new()
+                }
+                Passive::Accept { .. } => {
+                    p.races = 0;
+                    KVec::new()
+                }
+            };
+            (stale, verdict)
+        };
+        for c in stale {
+            c.close(-errno::ESTALE);
+        }
+        match verdict {
+            Passive::Stale => {
+                pr_warn!("{}: stale connections of {} closed\n", self.nid, src);
+                Err(RejectReason::ConnStale)
+            }
+            Passive::Race => Err(RejectReason::ConnRace),
+            Passive::Accept { past_races } => {
+                if past_races {
+                    pr_warn!(
+                        "{}: connection race with {} unresolved after {} tries, letting it win\n",
+                        self.nid,
+                        src,
+                        MAX_CONN_RACES
+                    );
+                }
+                Ok(())
+            }
+        }
     }
 
     /// connd's pass: disconnect closed connections, tear down drained
@@ -512,9 +630,10 @@ impl IbNi {
             let t = &mut *g;
             let conns = &t.conns;
             vec::retain(&mut t.peers, |p| {
-                p.conn.is_some()
-                    || p.connecting.is_some()
+                !p.conns.is_empty()
+                    || !p.connecting.is_empty()
                     || !p.waiting.is_empty()
+                    || p.reconnect_at_ms != 0
                     || conns.iter().any(|c| c.peer == p.nid)
             });
             hold
@@ -543,6 +662,32 @@ impl IbNi {
                 }
                 State::Established => c.check_sends(),
                 _ => {}
+            }
+        }
+    }
+
+    /// Starts the reconnects held back to this second, where still
+    /// needed.
+    fn reconnect_due(&self) {
+        let now = kthread::now_ms();
+        let mut due = KVec::new();
+        {
+            let mut g = self.table.lock();
+            for p in g.peers.iter_mut() {
+                if p.reconnect_at_ms == 0 || now < p.reconnect_at_ms {
+                    continue;
+                }
+                p.reconnect_at_ms = 0;
+                let n = core::mem::take(&mut p.reconnect_pending);
+                if !p.waiting.is_empty() && p.conns.is_empty() {
+                    p.reconnects += 1;
+                    let _ = due.push((p.nid, n), GFP_ATOMIC);
+                }
+            }
+        }
+        for (nid, n) in due {
+            for _ in 0..n {
+                connect(self, nid, false);
             }
         }
     }
@@ -591,8 +736,9 @@ fn now_us() -> u64 {
     (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1000
 }
 
-/// Sends `tx` to its peer: on the peer's connection, or waiting for one,
-/// which is started if none is (`kiblnd_launch_tx`).
+/// Sends `tx` to its peer: on the peer's next connection, or waiting for
+/// one; a peer with none and no attempt under way gets `conns_per_peer`
+/// of them started (`kiblnd_launch_tx`).
 pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
     let target = tx.target;
     {
@@ -602,17 +748,16 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
             tx.done(-errno::ENETDOWN, Status::LocalDropped);
             return;
         }
-        if g.peer(&target).is_none() {
-            if g.peers.push(IbPeer::new(target), GFP_ATOMIC).is_err() {
-                drop(g);
-                tx.done(-errno::EHOSTUNREACH, Status::LocalError);
-                return;
-            }
+        let accepting = g.accepting(&target);
+        if g.peer(&target).is_none() && g.peers.push(IbPeer::new(target), GFP_ATOMIC).is_err() {
+            drop(g);
+            tx.done(-errno::EHOSTUNREACH, Status::LocalError);
+            return;
         }
         let Some(p) = g.peer(&target) else {
             return;
         };
-        if let Some(c) = p.conn.clone() {
+        if let Some(c) = p.next_conn() {
             drop(g);
             c.queue(tx);
             return;
@@ -623,61 +768,93 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
             tx.done(-errno::ENOMEM, Status::LocalError);
             return;
         }
-        if p.connecting.is_some() {
+        if !p.connecting.is_empty() || p.reconnect_at_ms != 0 || accepting {
             return;
         }
     }
-    connect(ni, target);
+    for i in 0..ni.tun.conns_per_peer {
+        if !connect(ni, target, i == 0) {
+            break;
+        }
+    }
 }
 
-/// The peer rejected a connection and asked for `depth`, `frags` and
-/// `stamp` next time: connect again if txs still wait
-/// (`kiblnd_reconnect_peer`). Returns the reconnects made so far.
-pub(crate) fn reconnect(ni: &IbNi, peer: Nid, depth: u16, frags: u16, stamp: u64) {
+/// The peer rejected a connection: connect again, with what its reject
+/// asked for (`depth`, `frags`, its incarnation) if it asked, when txs
+/// still wait and no request of the peer's is being accepted
+/// (`kiblnd_check_reconnect`): each refused attempt is made again, so
+/// that `conns_per_peer` of them come up. Past `RECONN_HIGH_RACE` in a
+/// row, connd starts them at the next second (`kiblnd_connd`'s reconnect
+/// list).
+pub(crate) fn reconnect(ni: &IbNi, peer: Nid, ask: Option<(u16, u16, u64)>) {
+    let now = kthread::now_ms();
     let go = {
         let mut g = ni.table.lock();
+        let accepting = g.accepting(&peer);
         match g.peer(&peer) {
             Some(p) => {
-                p.depth = depth;
-                p.frags = frags;
-                p.stamp = stamp;
-                p.reconnects += 1;
-                !p.waiting.is_empty() && p.conn.is_none() && p.connecting.is_none()
+                if let Some((depth, frags, stamp)) = ask {
+                    p.depth = depth;
+                    p.frags = frags;
+                    if stamp != 0 {
+                        p.stamp = stamp;
+                    }
+                }
+                // Txs wait only while the peer has no connection.
+                let needed = !p.waiting.is_empty() && !accepting;
+                let at = reconnect_at_ms(p.reconnects, now);
+                if !needed {
+                    false
+                } else if at > now {
+                    if p.reconnect_at_ms == 0 {
+                        p.reconnect_at_ms = at;
+                    }
+                    p.reconnect_pending += 1;
+                    false
+                } else {
+                    p.reconnects += 1;
+                    true
+                }
             }
             None => false,
         }
     };
     if go {
-        connect(ni, peer);
+        connect(ni, peer, false);
     }
 }
 
-/// Reconnects to `peer` after rejects since its last connection.
-pub(crate) fn reconnects(ni: &IbNi, peer: &Nid) -> u32 {
-    ni.table.lock().peer(peer).map_or(0, |p| p.reconnects)
-}
-
-/// Starts an active connection to `peer` (`kiblnd_connect_peer`).
-fn connect(ni: &IbNi, peer: Nid) {
+/// Starts an active connection to `peer` (`kiblnd_connect_peer`); with
+/// `first`, only if it has no connection and none under way. Whether one
+/// was started.
+fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
     // SAFETY: `ni` is the NI LNet keeps alive by the reference startup
     // gave it while it sends on it, so one more reference may be taken.
     let ni_arc = unsafe { kernel::sync::ArcBorrow::from_raw(ni as *const IbNi) };
     let c = match Conn::new(ni_arc.into(), peer, true) {
         Ok(c) => c,
         Err(e) => {
-            fail_waiting(ni, &peer, e.to_errno());
-            return;
+            if first {
+                fail_waiting(ni, &peer, e.to_errno());
+            }
+            return false;
         }
     };
     {
         let mut g = ni.table.lock();
         let Some(p) = g.peer(&peer) else {
-            return;
+            return false;
         };
-        if p.connecting.is_some() || p.conn.is_some() {
-            return;
+        if first && (!p.connecting.is_empty() || !p.conns.is_empty()) {
+            return false;
         }
-        p.connecting = Some(c.clone());
+        if p.connecting.push(c.clone(), GFP_ATOMIC).is_err() {
+            drop(g);
+            if first {
+                fail_waiting(ni, &peer, -(kernel::bindings::ENOMEM as i32));
+            }
+            return false;
+        }
         {
             // What the peer's rejects asked for.
             let mut ci = c.inner.lock();
@@ -690,17 +867,20 @@ fn connect(ni: &IbNi, peer: Nid) {
             ci.peer_stamp = p.stamp;
         }
         if g.conns.push(c.clone(), GFP_ATOMIC).is_err() {
-            if let Some(p) = g.peer(&peer) {
-                p.connecting = None;
-            }
+            let fail = g.peer(&peer).is_some_and(|p| {
+                IbPeer::forget(&mut p.connecting, &c);
+                p.connecting.is_empty() && p.conns.is_empty()
+            });
             drop(g);
-            fail_waiting(ni, &peer, -(kernel::bindings::ENOMEM as i32));
-            return;
+            if fail {
+                fail_waiting(ni, &peer, -(kernel::bindings::ENOMEM as i32));
+            }
+            return false;
         }
     }
     let Some(dst) = peer.addr4() else {
         c.close(-errno::EHOSTUNREACH);
-        return;
+        return true;
     };
     let service = params::get(IbParam::Service) as u16;
     let r = {
@@ -726,6 +906,7 @@ fn connect(ni: &IbNi, peer: Nid) {
         pr_err!("{}: can't connect to {}: {:?}\n", ni.nid, peer, e);
         c.close(e.to_errno());
     }
+    true
 }
 
 /// With `use_privileged_port`, binds the source to the first free port
@@ -825,6 +1006,7 @@ unsafe extern "C" fn connd_main(data: *mut c_void) -> c_int {
         });
         ni.connd_kick.store(false, Ordering::Release);
         ni.expire_waiting();
+        ni.reconnect_due();
         ni.connd_pass();
     }
     0

@@ -177,7 +177,9 @@ fn o2iblnd_writes(m: &o2iblnd::Msg<'_>, data: &[u8]) {
 }
 
 /// A reject, however malformed, never has the active side reconnect
-/// asking for more than it asked before, or past the reconnect limit.
+/// asking for more than it asked before; reconnects past the high-water
+/// mark wait at most a second; the passive side refuses only a changed
+/// incarnation or a race it wins.
 fn o2iblnd_after_reject(data: &[u8]) {
     let byte = |i: usize| data.get(i).copied().unwrap_or(0);
     let sent = o2iblnd::ConnParams {
@@ -186,15 +188,28 @@ fn o2iblnd_after_reject(data: &[u8]) {
         max_msg_size: 4096,
     };
     let cm_status = i32::from(byte(3));
-    let tries = u32::from(byte(4) % 16);
+    let tries = u32::from(byte(4));
+    let now = u64::from_le_bytes(core::array::from_fn(|i| byte(5 + i))) >> 8;
+    let at = o2iblnd_reject::reconnect_at_ms(tries, now);
+    assert!(at >= now && at <= now + 1000);
+    assert_eq!(at == now, tries < o2iblnd_reject::RECONN_HIGH_RACE);
+    let (known, stamp) = (u64::from(byte(13) % 3), u64::from(byte(14) % 3));
+    let (src, ours) = (u64::from(byte(15)), u64::from(byte(16)));
+    let connecting = byte(17) & 1 != 0;
+    match o2iblnd_reject::passive_verdict(known, stamp, connecting, tries, src, ours) {
+        o2iblnd_reject::Passive::Stale => assert!(known != 0 && known != stamp),
+        o2iblnd_reject::Passive::Race => {
+            assert!(connecting && src < ours && tries < o2iblnd_reject::MAX_CONN_RACES)
+        }
+        o2iblnd_reject::Passive::Accept { .. } => assert!(known == 0 || known == stamp),
+    }
     let rej = o2iblnd::Rej::decode(data.get(5..).unwrap_or(&[])).ok();
-    match o2iblnd_reject::after_reject(cm_status, rej.as_ref(), &sent, 7, tries) {
+    match o2iblnd_reject::after_reject(cm_status, rej.as_ref(), &sent, 7) {
         o2iblnd_reject::AfterReject::Reconnect {
             queue_depth,
             max_frags,
             ..
         } => {
-            assert!(tries < o2iblnd_reject::MAX_RECONNECTS);
             assert!(queue_depth <= sent.queue_depth && max_frags <= sent.max_frags);
         }
         o2iblnd_reject::AfterReject::GiveUp(e) => assert!(e < 0),

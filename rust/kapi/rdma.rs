@@ -58,6 +58,7 @@ extern "C" {
     ) -> c_int;
     fn kapi_rdma_resolve_route(id: RawCmId, timeout_ms: c_int) -> c_int;
     fn kapi_rdma_set_tos(id: RawCmId, tos: c_int);
+    fn kapi_rdma_path_mtu(id: RawCmId, mtu: c_int) -> c_int;
     fn kapi_rdma_peer4(id: RawCmId, addr: *mut u32, port: *mut u16) -> c_int;
     fn kapi_rdma_connect(
         id: RawCmId,
@@ -357,6 +358,16 @@ impl<'a> CmIdRef<'a> {
     pub fn set_tos(&self, tos: u8) {
         // SAFETY: a live id.
         unsafe { kapi_rdma_set_tos(self.id, tos.into()) }
+    }
+
+    /// Sets the route's path MTU to the IB MTU enum `mtu` (`IB_MTU_256`
+    /// = 1 ... `IB_MTU_4096` = 5) when given, before the QP is made; the
+    /// path's MTU in bytes (0: the route has no path record).
+    pub fn path_mtu(&self, mtu: Option<u8>) -> u32 {
+        // SAFETY: a live id, under its handler: the route is not resolved
+        // again meanwhile.
+        let r = unsafe { kapi_rdma_path_mtu(self.id, mtu.map_or(0, c_int::from)) };
+        r.max(0) as u32
     }
 
     /// Sends a connection request carrying `private` (from the handler

@@ -94,6 +94,22 @@ void kapi_rdma_set_tos(struct rdma_cm_id *id, int tos)
 	rdma_set_service_type(id, tos);
 }
 
+/*
+ * Sets the path MTU of a resolved (or requested) route to the IB MTU enum
+ * @mtu unless it is 0, and returns the path's MTU in bytes (0: no path
+ * record, as on iWARP).
+ */
+int kapi_rdma_path_mtu(struct rdma_cm_id *id, int mtu)
+{
+	struct sa_path_rec *rec = id->route.path_rec;
+
+	if (!rec)
+		return 0;
+	if (mtu)
+		rec->mtu = mtu;
+	return ib_mtu_enum_to_int(rec->mtu);
+}
+
 /* The peer's IPv4 address and port, host order. */
 int kapi_rdma_peer4(struct rdma_cm_id *id, __u32 *addr, __u16 *port)
 {

@@ -52,6 +52,7 @@ int kapi_rdma_resolve_addr4(struct rdma_cm_id *id, __u32 src, __u32 dst,
 			    __u16 port, int timeout_ms);
 int kapi_rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms);
 void kapi_rdma_set_tos(struct rdma_cm_id *id, int tos);
+int kapi_rdma_path_mtu(struct rdma_cm_id *id, int mtu);
 int kapi_rdma_peer4(struct rdma_cm_id *id, __u32 *addr, __u16 *port);
 int kapi_rdma_connect(struct rdma_cm_id *id, const void *priv, __u8 len,
 		      int retry_count, int rnr_retry_count);

@@ -650,3 +650,17 @@ lab_bench_cut() {
 	wait $tr
 	lab_log "bench: failover after $name: longest single PUT $(lab_bench_longest) ms, longest burst of 50 PUTs (load to unload) $(lab_bench_longest_burst) ms, $(lab_bench_failures) ULP-visible PUT failures"
 }
+
+# The nonzero hardware counters of every rxe port (retries, RNR, sequence
+# errors): what Soft-RoCE saw under a failure.
+lab_rxe_counters() {
+	for d in /sys/class/infiniband/rxe*/ports/1/hw_counters; do
+		[ -d "$d" ] || continue
+		dev=${d#/sys/class/infiniband/}
+		dev=${dev%%/*}
+		for f in "$d"/*; do
+			v=$(cat "$f" 2>/dev/null) || continue
+			[ "$v" = 0 ] || printf '  %s %s %s\n' "$dev" "${f##*/}" "$v"
+		done
+	done
+}

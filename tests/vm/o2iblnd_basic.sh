@@ -3,12 +3,13 @@
 # nets o2ib and o2ib1, configured as an administrator would: each VM
 # pings both NIDs of the other, so both sides connect actively and
 # passively over RDMA CM (CONNREQ/CONNACK) and carry IMMEDIATE messages
-# with credits. Then VM 0 runs lnet_ulp's client checks against VM 1's
-# server: PUT and GET of 4 KiB and 1 MiB with the data checked (PUT_REQ,
-# PUT_ACK over a fast-registered sink, RDMA WRITE, PUT_DONE; a GET's
-# 1 MiB REPLY the same way back), then 16 more PUTs. VM 0 then takes
-# eth1 down and up: rxe1's port events set and clear the o2ib1 NI's fatal
-# state at once. Then each unloads with no leak and no splat.
+# with credits, all at path MTU 512 (ib_mtu). Then VM 0 runs lnet_ulp's
+# client checks against VM 1's server: PUT and GET of 4 KiB and 1 MiB
+# with the data checked (PUT_REQ, PUT_ACK over a fast-registered sink,
+# RDMA WRITE, PUT_DONE; a GET's 1 MiB REPLY the same way back), then 16
+# more PUTs. VM 0 then takes eth1 down and up: rxe1's port events set
+# and clear the o2ib1 NI's fatal state at once. Then each unloads with
+# no leak and no splat.
 for nic in 0 1; do
 	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
 done
@@ -19,7 +20,9 @@ p0=$(lab_addr "$peer" 0)@o2ib
 p1=$(lab_addr "$peer" 1)@o2ib1
 dmesg -c >/dev/null
 modprobe lnet || lab_fail "lnet did not load"
-modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
+# ib_mtu below the ports' 1024: every connection, active or passive,
+# must run at 512, the MTU the active side's request carries.
+modprobe ko2iblnd ib_mtu=512 || lab_fail "ko2iblnd did not load"
 lnetctl lnet configure || lab_fail "configure"
 lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
 lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1"
@@ -83,6 +86,10 @@ else
 	lab_tell "$(lab_addr "$peer" 0)" 7003
 fi
 lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors after bulk"
+dmesg | grep 'ko2iblnd: .* connected to ' >/tmp/conns
+grep -qE 'path MTU 512[,)]' /tmp/conns || { cat /tmp/conns; lab_fail "no connection at ib_mtu 512"; }
+! grep -vE 'path MTU 512[,)]' /tmp/conns || lab_fail "a connection not at ib_mtu 512"
+lab_log "$(wc -l </tmp/conns) connections, all at path MTU 512"
 
 # eth1 down takes rxe1's port down: its PORT_ERR marks the o2ib1 NI fatal
 # at once, and PORT_ACTIVE clears it when eth1 comes back.

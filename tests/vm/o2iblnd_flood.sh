@@ -1,12 +1,14 @@
 # lab: vms=2 nics=2 timeout=600
 # ko2iblnd under load, two VMs over rxe0/rxe1 with o2ib and o2ib1,
-# ko2iblnd loaded with peer_credits=16 on VM 0 and 4 (raised to 8, as
-# Lustre does) on VM 1, which requires privileged source ports:
-# - VM 0's first connection request asks a queue depth of 16, VM 1
-#   rejects it (MSG_QUEUE_SIZE, with its own depth), and VM 0 reconnects
+# ko2iblnd loaded with peer_credits=16 and conns_per_peer=2 on VM 0 and
+# peer_credits=4 (raised to 8, as Lustre does) on VM 1, which requires
+# privileged source ports:
+# - VM 0's two connection requests ask a queue depth of 16, VM 1 rejects
+#   them (MSG_QUEUE_SIZE, with its own depth), and VM 0 reconnects both
 #   with 8;
 # - 32 concurrent 1 MiB PUTs to VM 1's o2ib NID: every one gets its ACK,
-#   and every LNet peer credit is back afterwards;
+#   every LNet peer credit is back afterwards, and both connections
+#   carried them in turn (counted as they close);
 # - VM 1 added as a Multi-Rail peer (o2ib + o2ib1): lnet_ulp's client
 #   checks and 24 more PUTs use both rails;
 # - a flood to o2ib1 while `rmmod ko2iblnd` is refused (its NIs hold it)
@@ -26,7 +28,7 @@ modprobe lnet || lab_fail "lnet did not load"
 # VM 1 also requires connections from privileged ports, which VM 0's
 # use_privileged_port (on by default, as in Lustre) gives.
 args="peer_credits=4 require_privileged_port=1"
-[ "$LAB_VM" = 0 ] && args="peer_credits=16"
+[ "$LAB_VM" = 0 ] && args="peer_credits=16 conns_per_peer=2"
 # shellcheck disable=SC2086 # a list of parameters
 modprobe ko2iblnd $args || lab_fail "ko2iblnd did not load"
 lnetctl lnet configure || lab_fail "configure"
@@ -39,6 +41,7 @@ if [ "$LAB_VM" = 1 ]; then
 	up=$!
 	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
 	kill $up
+	lab_rxe_counters
 	lab_rmmod lnet_ulp
 	lnetctl lnet unconfigure || lab_fail "unconfigure"
 	lab_rmmod ko2iblnd
@@ -56,6 +59,7 @@ credit() { # nid key
 t0=$(date +%s)
 modprobe lnet_ulp mode=flood peer="$p0" repeat=32 op_timeout=300 || lab_fail "flood did not run"
 lab_rmmod lnet_ulp
+lab_rxe_counters
 line=$(dmesg | grep 'lnet_ulp: flood' | tail -n 1)
 lab_log "$line ($(($(date +%s) - t0))s)"
 case "$line" in
@@ -67,11 +71,20 @@ dmesg | grep -q "rejected the connection.*MsgQueueSize.*Reconnect { queue_depth:
 max=$(credit "$p0" max_ni_tx_credits)
 lab_expect_eq "$(credit "$p0" available_tx_credits)" "$max" "o2ib credits after the flood"
 lab_expect_eq "$(credit "$p0" tx_q_num_of_buf)" 0 "o2ib bytes queued after the flood"
+dmesg | grep -q "connected to $p0 (active, .*, 2 of the peer's)" ||
+	{ dmesg | grep 'connected to'; lab_fail "not two connections to $p0"; }
 
 # The flood's discovery of the peer learnt its o2ib1 NID.
 lab_client_rails "$p0" 24
 lab_log "Multi-Rail over o2ib: sends on $me0: $d0, on $me1: $d1"
 [ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "not both rails used ($d0, $d1)"
+
+# With ib_mtu left at 0, connections keep the path's MTU: rxe's 1024
+# under a 1500-byte Ethernet MTU (o2iblnd_basic sets 512).
+dmesg | grep 'ko2iblnd: .* connected to ' >/tmp/conns
+grep -qE 'path MTU 1024[,)]' /tmp/conns && ! grep -vE 'path MTU 1024[,)]' /tmp/conns ||
+	lab_fail "connections not all at the path's MTU 1024"
+dmesg | grep "closing connection to $p0 " >/tmp/closed
 
 dmesg -c >/dev/null
 modprobe lnet_ulp mode=flood peer="$p1" repeat=32 op_timeout=120 &
@@ -93,6 +106,17 @@ lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol er
 
 lab_tell "$(lab_addr "$peer" 0)" 7001
 lnetctl lnet unconfigure || lab_fail "unconfigure"
+# The two connections to p0 took sends in turn: the 32 PUTs' PUT_REQs and
+# PUT_DONEs alone make 64 messages, so each carried at least 20 (one only
+# given credit-returning NOOPs would carry a few). Refused requests close
+# with none.
+dmesg | grep "closing connection to $p0 " >>/tmp/closed
+sed 's/^/  /' /tmp/closed
+sed -n 's/.* (\([0-9]*\) sent, .*/\1/p' /tmp/closed | grep -v '^0$' >/tmp/sent
+lab_expect_eq "$(wc -l </tmp/sent)" 2 "connections to $p0 that carried sends"
+while read -r n; do
+	[ "$n" -ge 20 ] || lab_fail "a connection to $p0 carried only $n sends"
+done </tmp/sent
 lab_rmmod ko2iblnd
 lab_rmmod lnet
 for nic in 0 1; do rdma link delete "rxe$nic"; done

@@ -300,6 +300,18 @@ impl Nid {
             .unwrap_or(&self.addr)
     }
 
+    /// Lustre's `nidhash`: the net XORed with each 32-bit word of the
+    /// address as the host loads it (the words are big-endian in memory).
+    /// o2iblnd breaks a connection race by it, so both ends of a race,
+    /// ours or Lustre's, must agree on it.
+    pub fn nidhash(&self) -> u64 {
+        self.addr
+            .chunks_exact(4)
+            .fold(u64::from(self.net().as_u32()), |h, w| {
+                h ^ u64::from(u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))
+            })
+    }
+
     /// The 4-byte address, if the address is 4 bytes.
     pub fn addr4(&self) -> Option<u32> {
         match self.addr_bytes() {
@@ -537,6 +549,23 @@ pub fn cpt_of_nid4(nid4: u64, number: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nidhash_is_lustres() {
+        let h = |s: &str| super::Nid::parse(s).unwrap().nidhash();
+        // o2ib is LND type 5: the net of o2ib1 is 0x50001.
+        let net = 0x5_0001u64;
+        let word = |a: [u8; 4]| u64::from(u32::from_ne_bytes(a));
+        assert_eq!(h("10.2.0.1@o2ib1"), net ^ word([10, 2, 0, 1]));
+        // Unlike the NID's own order, the hash orders 10.1.0.2 after
+        // 10.2.0.1 on a little-endian host (the last octet weighs most).
+        #[cfg(target_endian = "little")]
+        {
+            assert!(h("10.1.0.2@o2ib") > h("10.2.0.1@o2ib"));
+            assert!(h("10.2.0.1@o2ib") < h("10.2.0.2@o2ib"));
+        }
+        assert_eq!(h("0@lo"), 0x9_0000);
+    }
+
     use super::*;
     extern crate std;
     use proptest::prelude::*;

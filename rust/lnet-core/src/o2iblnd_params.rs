@@ -31,6 +31,9 @@
 //!   Health and Multi-Rail instead.
 //! - `map_on_demand`: obsolete in Lustre too; every connection offers 257
 //!   fragments.
+//! - `ntx`: the size of Lustre's pools of txs with mapped message
+//!   buffers, which grow past it anyway. lnet-rs allocates and maps each
+//!   tx's buffer as it is made.
 //!
 //! They stay declared so that existing modprobe configurations load.
 //! `pmr_pool_size` and `skip_mr_reg` are not parameters of the Lustre

@@ -1,8 +1,10 @@
-//! What the active side does when its connection request is rejected
-//! (Lustre's `kiblnd_rejected` and `kiblnd_check_reconnect`, wire.md
-//! §6.3): reconnect with what the peer asked for, leave the txs to the
-//! peer's own connection (a lost race), or give up with the errno the
-//! waiting txs fail with.
+//! Connection requests refused and made again (wire.md §6.3): what the
+//! passive side refuses for the peer it knows (Lustre's
+//! `kiblnd_passive_connect`: a stale incarnation, a race), and what the
+//! active side does when refused (`kiblnd_rejected`,
+//! `kiblnd_check_reconnect`): reconnect with what the peer asked for, or
+//! give up with the errno the waiting txs fail with; and how often
+//! reconnects may come (`kiblnd_connd`).
 
 use super::o2iblnd::{ConnParams, Rej, RejectReason, VERSION};
 use super::o2iblnd_health::errno;
@@ -13,8 +15,61 @@ pub const CM_REJ_INVALID_SERVICE_ID: i32 = 8;
 pub const CM_REJ_STALE_CONN: i32 = 10;
 /// `IB_CM_REJ_CONSUMER_DEFINED`: the peer's LND refused, saying why.
 pub const CM_REJ_CONSUMER_DEFINED: i32 = 28;
-/// Reconnects in a row before giving up (`KIB_RECONN_HIGH_RACE`).
-pub const MAX_RECONNECTS: u32 = 10;
+/// Reconnects in a row after which each waits for the next second
+/// (`KIB_RECONN_HIGH_RACE`); Lustre never gives up on their count.
+pub const RECONN_HIGH_RACE: u32 = 10;
+/// Races refused in a row before the lower NID's request is let through,
+/// in case the higher one's is stuck (`MAX_CONN_RACES_BEFORE_ABORT`).
+pub const MAX_CONN_RACES: u32 = 20;
+
+/// The passive side's decision on a request from a peer it knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Passive {
+    /// Accept; `past_races` when it wins only because races went on too
+    /// long.
+    Accept {
+        /// Let through after `MAX_CONN_RACES` refusals.
+        past_races: bool,
+    },
+    /// The peer restarted: close its old connections, refuse with
+    /// CONN_STALE, learn its new incarnation.
+    Stale,
+    /// We are connecting too and win: refuse with CONN_RACE.
+    Race,
+}
+
+/// Decides on a request of incarnation `stamp` from a peer last known as
+/// `known` (0: not yet), while we are `connecting` to it or not, after
+/// `races` refused in a row; the NIDs are compared by `nidhash`, as
+/// Lustre does, so that both ends of a race agree on its winner.
+pub fn passive_verdict(
+    known: u64,
+    stamp: u64,
+    connecting: bool,
+    races: u32,
+    src_hash: u64,
+    our_hash: u64,
+) -> Passive {
+    if known != 0 && known != stamp {
+        return Passive::Stale;
+    }
+    if connecting && src_hash < our_hash && races < MAX_CONN_RACES {
+        return Passive::Race;
+    }
+    Passive::Accept {
+        past_races: races >= MAX_CONN_RACES,
+    }
+}
+
+/// When a reconnect after `reconnected` in a row may start, at `now_ms`:
+/// at once, or past `RECONN_HIGH_RACE` at the next whole second.
+pub fn reconnect_at_ms(reconnected: u32, now_ms: u64) -> u64 {
+    if reconnected < RECONN_HIGH_RACE {
+        now_ms
+    } else {
+        (now_ms / 1000 + 1) * 1000
+    }
+}
 
 /// The decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +83,8 @@ pub enum AfterReject {
         /// The peer's incarnation to name (`dststamp`).
         dst_stamp: u64,
     },
-    /// We lost a connection race: the peer's connection carries the txs.
+    /// We lost a connection race: connect again with the same
+    /// parameters, unless the peer's connection is being accepted.
     LostRace,
     /// Fail the waiting txs with this errno (negative).
     GiveUp(i32),
@@ -36,25 +92,17 @@ pub enum AfterReject {
 
 /// Decides after a reject with CM status `cm_status` and, for a consumer
 /// reject, the peer's `kib_rej`; `sent` is what the request asked,
-/// `dst_stamp` the incarnation it named, `tries` the reconnects already
-/// made in a row.
+/// `dst_stamp` the incarnation it named.
 pub fn after_reject(
     cm_status: i32,
     rej: Option<&Rej>,
     sent: &ConnParams,
     dst_stamp: u64,
-    tries: u32,
 ) -> AfterReject {
-    let again = |queue_depth, max_frags, dst_stamp| {
-        if tries >= MAX_RECONNECTS {
-            AfterReject::GiveUp(-errno::ECONNREFUSED)
-        } else {
-            AfterReject::Reconnect {
-                queue_depth,
-                max_frags,
-                dst_stamp,
-            }
-        }
+    let again = |queue_depth, max_frags, dst_stamp| AfterReject::Reconnect {
+        queue_depth,
+        max_frags,
+        dst_stamp,
     };
     match cm_status {
         CM_REJ_INVALID_SERVICE_ID => return AfterReject::GiveUp(-errno::EHOSTUNREACH),
@@ -121,7 +169,7 @@ mod tests {
     fn a_smaller_queue_is_adopted() {
         let r = rej(RejectReason::MsgQueueSize, 8, F);
         assert_eq!(
-            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(16, F), 0, 0),
+            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(16, F), 0),
             AfterReject::Reconnect {
                 queue_depth: 8,
                 max_frags: F,
@@ -130,7 +178,7 @@ mod tests {
         );
         // Not smaller: nothing to adopt.
         assert_eq!(
-            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 0, 0),
+            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 0),
             AfterReject::GiveUp(-errno::ECONNREFUSED)
         );
     }
@@ -139,7 +187,7 @@ mod tests {
     fn fewer_frags_are_adopted() {
         let r = rej(RejectReason::RdmaFrags, 8, 32);
         assert_eq!(
-            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 5, 0),
+            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 5),
             AfterReject::Reconnect {
                 queue_depth: 8,
                 max_frags: 32,
@@ -152,7 +200,7 @@ mod tests {
     fn stale_names_the_new_incarnation() {
         let r = rej(RejectReason::ConnStale, 8, F);
         assert_eq!(
-            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 5, 0),
+            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 5),
             AfterReject::Reconnect {
                 queue_depth: 8,
                 max_frags: F,
@@ -160,7 +208,7 @@ mod tests {
             }
         );
         assert!(matches!(
-            after_reject(CM_REJ_STALE_CONN, None, &cp(8, F), 5, 0),
+            after_reject(CM_REJ_STALE_CONN, None, &cp(8, F), 5),
             AfterReject::Reconnect { dst_stamp: 0, .. }
         ));
     }
@@ -169,7 +217,7 @@ mod tests {
     fn races_and_refusals() {
         let race = rej(RejectReason::ConnRace, 8, F);
         assert_eq!(
-            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&race), &cp(8, F), 0, 0),
+            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&race), &cp(8, F), 0),
             AfterReject::LostRace
         );
         for why in [
@@ -179,13 +227,13 @@ mod tests {
         ] {
             let r = rej(why, 8, F);
             assert_eq!(
-                after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 0, 0),
+                after_reject(CM_REJ_CONSUMER_DEFINED, Some(&r), &cp(8, F), 0),
                 AfterReject::GiveUp(-errno::ECONNREFUSED),
                 "{why:?}"
             );
         }
         assert_eq!(
-            after_reject(CM_REJ_INVALID_SERVICE_ID, None, &cp(8, F), 0, 0),
+            after_reject(CM_REJ_INVALID_SERVICE_ID, None, &cp(8, F), 0),
             AfterReject::GiveUp(-errno::EHOSTUNREACH)
         );
         // A V1 peer's FATAL asks for V1, which is not spoken here.
@@ -195,23 +243,40 @@ mod tests {
             params: None,
         };
         assert_eq!(
-            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&v1), &cp(8, F), 0, 0),
+            after_reject(CM_REJ_CONSUMER_DEFINED, Some(&v1), &cp(8, F), 0),
             AfterReject::GiveUp(-errno::ECONNREFUSED)
         );
     }
 
     #[test]
-    fn reconnects_are_bounded() {
-        let r = rej(RejectReason::ConnStale, 8, F);
+    fn reconnects_slow_down_but_go_on() {
+        assert_eq!(reconnect_at_ms(0, 12_345), 12_345);
+        assert_eq!(reconnect_at_ms(RECONN_HIGH_RACE - 1, 12_345), 12_345);
+        assert_eq!(reconnect_at_ms(RECONN_HIGH_RACE, 12_345), 13_000);
+        assert_eq!(reconnect_at_ms(1000, 13_000), 14_000);
+    }
+
+    #[test]
+    fn the_passive_side_knows_its_peer() {
+        // Unknown, or the same incarnation, and not racing: accepted.
+        let ok = Passive::Accept { past_races: false };
+        assert_eq!(passive_verdict(0, 5, false, 0, 1, 2), ok);
+        assert_eq!(passive_verdict(5, 5, false, 0, 1, 2), ok);
+        // A new incarnation: the old connections are stale.
+        assert_eq!(passive_verdict(5, 6, false, 0, 1, 2), Passive::Stale);
+        assert_eq!(passive_verdict(5, 6, true, 0, 3, 2), Passive::Stale);
+        // Racing: the higher hash wins, whichever end it is.
+        assert_eq!(passive_verdict(5, 5, true, 0, 1, 2), Passive::Race);
+        assert_eq!(passive_verdict(5, 5, true, 0, 3, 2), ok);
+        assert_eq!(passive_verdict(5, 5, true, 0, 2, 2), ok);
+        // Until the lower one has lost too many in a row.
         assert_eq!(
-            after_reject(
-                CM_REJ_CONSUMER_DEFINED,
-                Some(&r),
-                &cp(8, F),
-                0,
-                MAX_RECONNECTS
-            ),
-            AfterReject::GiveUp(-errno::ECONNREFUSED)
+            passive_verdict(5, 5, true, MAX_CONN_RACES - 1, 1, 2),
+            Passive::Race
+        );
+        assert_eq!(
+            passive_verdict(5, 5, true, MAX_CONN_RACES, 1, 2),
+            Passive::Accept { past_races: true }
         );
     }
 }
