@@ -9,4 +9,4 @@ bash scripts/setup.sh
 bash scripts/build-kernel.sh
 make -s
 cargo build --release -q -p lnetctl --bins
-python3 tests/lab/lab.py --follow --kernel-filter 'lnet|ksocklnd|rxe|LNet' demo
+python3 tests/lab/lab.py --follow --kernel-filter 'lnet|ko2iblnd|rxe|LNet' demo_o2ib

@@ -1,32 +1,52 @@
 # lab: vms=2 nics=2 timeout=420
-# The lab demo (scripts/demo.sh shows it live). Two Lustre nodes with two
-# rails each (tcp on eth0, tcp1 on eth1, Soft-RoCE on both NICs). VM 0
-# discovers VM 1 (no `peer add`: a ping learns VM 1's second NID, a push
-# tells VM 1 ours) and sends steady LNet traffic to it over both rails.
-# Rail 1 fails on VM 0 (eth1 down): ksocklnd's netdev notifier marks its
-# NI down at once and traffic moves to rail 0; the link returns and rail 1
-# carries traffic again. Then rail 1 goes silent (a fault-injection rule
-# fails every send on tcp1 as REMOTE_DROPPED): the peer NI's health falls
-# with each failure, traffic leaves the rail, and once the rule goes
-# recovery pings raise its health back to 1000 and traffic returns.
+# The lab demo over ksocklnd (demo_o2ib.sh runs it over ko2iblnd, and
+# scripts/demo.sh shows that one live). Two Lustre nodes with two rails
+# each (tcp on eth0, tcp1 on eth1, or o2ib and o2ib1 over Soft-RoCE on
+# them). VM 0 discovers VM 1 (no `peer add`: a ping learns VM 1's second
+# NID, a push tells VM 1 ours) and sends steady LNet traffic to it over
+# both rails. Rail 1 fails on VM 0 (eth1 down): ksocklnd's netdev
+# notifier, or the IB port's PORT_ERR, marks its NI down at once and
+# traffic moves to rail 0; the link returns and rail 1 carries traffic
+# again. Then rail 1 goes silent (a fault-injection rule fails every send
+# on it as REMOTE_DROPPED): the peer NI's health falls with each failure,
+# traffic leaves the rail, and once the rule goes recovery pings raise its
+# health back to 1000 and traffic returns.
 say() { echo "== vm$LAB_VM: $*"; }
+lnd=${DEMO_LND:-tcp}
+lndmod=ksocklnd
+[ "$lnd" = o2ib ] && lndmod=ko2iblnd
 peer=$(lab_peer)
-p0=$(lab_addr "$peer" 0)@tcp
-p1=$(lab_addr "$peer" 1)@tcp1
-me0=$(lab_addr "$LAB_VM" 0)@tcp
-me1=$(lab_addr "$LAB_VM" 1)@tcp1
+p0=$(lab_addr "$peer" 0)@$lnd
+p1=$(lab_addr "$peer" 1)@${lnd}1
+me0=$(lab_addr "$LAB_VM" 0)@$lnd
+me1=$(lab_addr "$LAB_VM" 1)@${lnd}1
 
-say "loading lnet.ko and ksocklnd.ko as a Lustre node would"
+say "Soft-RoCE on every NIC"
+for nic in 0 1; do
+	rdma link add "rxe$nic" type rxe netdev "eth$nic"
+done
+sleep 1
+for nic in 0 1; do
+	rdma link show "rxe$nic/1" | grep -q "state ACTIVE" || lab_fail "rxe$nic not ACTIVE"
+done
+rdma link show | sed 's/^/    /'
+
+say "loading lnet.ko and $lndmod.ko as a Lustre node would"
 # A recovery ping lost after its send completed (written into a socket
 # the peer had reset while the link was down) holds the peer NI's recovery
 # until its response times out, as in Lustre: transaction_timeout bounds
 # that wait.
-modprobe lnet networks="tcp(eth0),tcp1(eth1)" lnet_health_sensitivity=100 lnet_retry_count=2 \
+modprobe lnet networks="$lnd(eth0),${lnd}1(eth1)" lnet_health_sensitivity=100 lnet_retry_count=2 \
 	lnet_max_recovery_ping_interval=4 lnet_transaction_timeout=30 ||
 	lab_fail "lnet did not load"
-# A PUT caught in a socket on the cut rail holds the sequential traffic
-# until ksocklnd gives up on that connection: sock_timeout bounds it.
-modprobe ksocklnd sock_timeout=10 || lab_fail "ksocklnd did not load"
+# A PUT caught on the cut rail holds the sequential traffic until the LND
+# gives up on that connection: sock_timeout (timeout for ko2iblnd) bounds
+# it.
+if [ "$lnd" = o2ib ]; then
+	modprobe ko2iblnd timeout=10 || lab_fail "ko2iblnd did not load"
+else
+	modprobe ksocklnd sock_timeout=10 || lab_fail "ksocklnd did not load"
+fi
 say "LNet health parameters (/sys/module/lnet/parameters):"
 for p in lnet_health_sensitivity lnet_retry_count lnet_transaction_timeout \
 	lnet_recovery_limit lnet_max_recovery_ping_interval lnet_response_tracking networks; do
@@ -38,16 +58,6 @@ fi
 lnetctl lnet configure --all || lab_fail "configure"
 say "lnetctl net show:"
 lnetctl net show | sed 's/^/    /'
-
-say "Soft-RoCE on every NIC"
-for nic in 0 1; do
-	rdma link add "rxe$nic" type rxe netdev "eth$nic"
-done
-sleep 1
-for nic in 0 1; do
-	rdma link show "rxe$nic/1" | grep -q "state ACTIVE" || lab_fail "rxe$nic not ACTIVE"
-done
-rdma link show | sed 's/^/    /'
 
 peer_health() {
 	lnetctl peer show -v 3 >/tmp/peers3 || lab_fail "peer show -v 3"
@@ -155,8 +165,8 @@ else
 				returned=1
 			fi
 			if [ $returned = 1 ] || [ $t -ge $((cut + 40)) ]; then
-				say "t=${t}s RAIL 1 GOES SILENT: every send on tcp1 fails (lctl net_drop_add -e remote_dropped)"
-				lctl net_drop_add -s '*@tcp1' -d '*@tcp1' -r 1 -e remote_dropped | sed 's/^/      /'
+				say "t=${t}s RAIL 1 GOES SILENT: every send on ${lnd}1 fails (lctl net_drop_add -e remote_dropped)"
+				lctl net_drop_add -s "*@${lnd}1" -d "*@${lnd}1" -r 1 -e remote_dropped | sed 's/^/      /'
 				phase=silent
 				cut=$t
 			fi
@@ -198,11 +208,11 @@ else
 	[ $recovered = 1 ] || lab_fail "rail 1 did not recover and carry traffic again"
 	lnetctl stats show | grep -E 'resend_count|response_timeout_count|remote_dropped|send_count' | sed 's/^/    /'
 fi
+lab_rmmod lnet_ulp
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod "$lndmod"
+lab_rmmod lnet
 for nic in 0 1; do
 	rdma link delete "rxe$nic"
 done
-lab_rmmod lnet_ulp
-lnetctl lnet unconfigure || lab_fail "unconfigure"
-lab_rmmod ksocklnd
-lab_rmmod lnet
 say "done"
