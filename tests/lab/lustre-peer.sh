@@ -7,6 +7,10 @@
 # Arguments and output are build.sh's. Idempotent: build.sh caches the
 # bundle under a key of what it builds from, staged files included.
 set -euo pipefail
+# The peer is the gcc build build.sh describes: our scripts export LLVM for
+# our own kernel, and with it Lustre's ko2iblnd does not build (clang
+# refuses its LBUG() fall-throughs under Lustre's -Werror).
+unset LLVM
 HERE=$(cd "$(dirname "$0")" && pwd)
 SHARED=$(cd "$HERE/../../../shared/peers/lustre" && pwd)
 STAGE=$HOME/.cache/lnet-rs/lustre-peer-stage
