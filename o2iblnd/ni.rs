@@ -748,7 +748,6 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
             tx.done(-errno::ENETDOWN, Status::LocalDropped);
             return;
         }
-        let accepting = g.accepting(&target);
         if g.peer(&target).is_none() && g.peers.push(IbPeer::new(target), GFP_ATOMIC).is_err() {
             drop(g);
             tx.done(-errno::EHOSTUNREACH, Status::LocalError);
@@ -768,7 +767,9 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
             tx.done(-errno::ENOMEM, Status::LocalError);
             return;
         }
-        if !p.connecting.is_empty() || p.reconnect_at_ms != 0 || accepting {
+        let busy = !p.connecting.is_empty() || p.reconnect_at_ms != 0;
+        // Only a peer without a connection pays for the walk.
+        if busy || g.accepting(&target) {
             return;
         }
     }
