@@ -58,8 +58,18 @@ impl Kiov {
         let mut m = RdmaMap::new(&ni.pd, wire::MAX_RDMA_FRAGS)?;
         // SAFETY: the pages stay valid until the message ends, which the
         // tx holding the map outlives only after dropping it.
-        unsafe { m.map(self.slice(), self.offset, self.len, remote_write)? };
-        Ok(m)
+        let r = unsafe { m.map(self.slice(), self.offset, self.len, remote_write) };
+        if r == Err(crate::kapi::errno::EPROTONOSUPPORT()) {
+            // Lustre refuses these too (unless its device maps gappy
+            // registrations, which rxe cannot).
+            pr_err!(
+                "{}: {} bytes in {} fragments have gaps (a fragment starts or ends mid-page inside them): fast registration can't map them\n",
+                ni.nid,
+                self.len,
+                self.niov
+            );
+        }
+        r.map(|()| m)
     }
 }
 

@@ -1012,7 +1012,10 @@ impl RdmaMap {
     }
 
     /// Maps bytes `[offset, offset + len)` of `kiov` (for the peer to
-    /// write into when `remote_write`) under a new key.
+    /// write into when `remote_write`) under a new key. Bytes with gaps (a
+    /// fragment but the first starting mid-page, or one but the last
+    /// ending mid-page) fail with `EPROTONOSUPPORT`: one registration maps
+    /// pages in a row.
     ///
     /// # Safety
     ///

@@ -398,6 +398,16 @@ int kapi_rdma_map_kiov(struct kapi_rdma_map *m, const struct bio_vec *kiov,
 		if (n == m->max)
 			return -E2BIG;
 		take = min(len, kiov[i].bv_len - offset);
+		/*
+		 * One fast registration maps whole pages in a row: only the
+		 * first fragment may start mid-page and only the last may end
+		 * mid-page. Anything else is a gap, which ib_map_mr_sg would
+		 * map short; refuse it up front, as Lustre's ko2iblnd does.
+		 */
+		if ((n && ((kiov[i].bv_offset + offset) & ~PAGE_MASK)) ||
+		    (len > take &&
+		     ((kiov[i].bv_offset + offset + take) & ~PAGE_MASK)))
+			return -EPROTONOSUPPORT;
 		sg_set_page(&m->sg[n++], kiov[i].bv_page, take,
 			    kiov[i].bv_offset + offset);
 		len -= take;

@@ -80,6 +80,9 @@ MODULE_PARM_DESC(repeat, "mode=client: extra 4 KiB PUTs after the checks");
 static int sweep;
 module_param(sweep, int, 0444);
 MODULE_PARM_DESC(sweep, "mode=client: PUT/GET round trips of 0 B to 1 MiB at offsets, and a 4 MiB MD refused; 2: without the small one across a page of the server's MD (Lustre's ko2iblnd sends that REPLY wrong)");
+static int gaps;
+module_param(gaps, int, 0444);
+MODULE_PARM_DESC(gaps, "mode=client: PUT from and GET into a page vector with a gap (its middle fragment starts and ends mid-page); 1: the LND must carry the data, 2: it must refuse it (fast registration maps no gaps)");
 static bool traffic;
 static bool get;
 module_param(get, bool, 0444);
@@ -1500,6 +1503,78 @@ out:
 	buf_free(&in);
 }
 
+/* A page vector of 9192 bytes whose middle fragment is 1000 bytes at 100. */
+static int buf_alloc_gappy(struct buf *b)
+{
+	static const unsigned int frag[3][2] = {
+		{ 0, PAGE_SIZE }, { 100, 1000 }, { 0, PAGE_SIZE },
+	};
+	unsigned int i;
+
+	memset(b, 0, sizeof(*b));
+	b->kiov = kcalloc(3, sizeof(*b->kiov), GFP_KERNEL);
+	if (!b->kiov)
+		return -ENOMEM;
+	b->start = b->kiov;
+	b->length = 3;
+	b->options = LNET_MD_KIOV;
+	for (i = 0; i < 3; i++) {
+		struct page *p = alloc_page(GFP_KERNEL | __GFP_ZERO);
+
+		if (!p)
+			return -ENOMEM;
+		bvec_set_page(&b->kiov[i], p, frag[i][1], frag[i][0]);
+		b->bytes += frag[i][1];
+	}
+	return 0;
+}
+
+/* Byte off of a gappy buffer (byte_at assumes whole pages). */
+static u8 *gappy_byte(struct buf *b, unsigned int off)
+{
+	unsigned int i = 0;
+
+	while (off >= b->kiov[i].bv_len)
+		off -= b->kiov[i++].bv_len;
+	return (u8 *)page_address(b->kiov[i].bv_page) + b->kiov[i].bv_offset +
+	       off;
+}
+
+/*
+ * PUT from a gappy page vector into the server's sink, then GET back into
+ * another: gaps=1 wants the bytes back as sent, gaps=2 wants both refused
+ * (each ends with a failure event, nothing hangs).
+ */
+static void gappy(struct lnet_processid *srv)
+{
+	struct buf out, in;
+	int put, got;
+	unsigned int i;
+
+	if (buf_alloc_gappy(&out) || buf_alloc_gappy(&in)) {
+		CHECK(0, "no memory for gappy buffers");
+		goto out;
+	}
+	for (i = 0; i < out.bytes; i++)
+		*gappy_byte(&out, i) = (u8)(i * 13 + 5);
+	put = remote_op(srv, false, &out, BITS_SINK, 20, true);
+	got = remote_op(srv, true, &in, BITS_SINK, 20, true);
+	pr_info("lnet_ulp: %u bytes with a gap: PUT %d, GET %d\n", out.bytes,
+		put, got);
+	if (gaps == 1) {
+		CHECK(put == 0 && got == 0, "gappy PUT %d, GET %d", put, got);
+		for (i = 0; i < out.bytes; i++)
+			if (*gappy_byte(&out, i) != *gappy_byte(&in, i))
+				break;
+		CHECK(i == out.bytes, "gappy bytes came back changed at %u", i);
+	} else {
+		CHECK(put && got, "gappy PUT %d, GET %d: not refused", put, got);
+	}
+out:
+	buf_free(&out);
+	buf_free(&in);
+}
+
 /* Above LNET_MTU (256 pages): refused at once, as Lustre's LNetMDBind does. */
 static void too_big(void)
 {
@@ -1581,6 +1656,8 @@ static int client_run(void)
 		pr_info("lnet_ulp: %zu PUT/GET round trips of 0 B to 1 MiB done\n",
 			ARRAY_SIZE(at));
 	}
+	if (gaps)
+		gappy(&srv);
 	if (seconds > 0) {
 		unsigned long start = jiffies, end = start + seconds * HZ;
 		int ok = 0, failed = 0;

@@ -7,9 +7,9 @@
  *   bad version, a queue depth beyond peer_credits, a destination NID the
  *   node does not have, too many fragments) must be REJECTED;
  * - after a valid CONNREQ and its CONNACK, malformed messages (more
- *   credits returned than the queue holds, an unknown type, a PUT_ACK
- *   with 300 fragments, a GET_DONE nobody waited for) must make the node
- *   DISCONNECT.
+ *   credits returned than the queue holds, an unknown type, a wrong
+ *   checksum, a PUT_ACK with 300 fragments, a GET_DONE nobody waited for)
+ *   must make the node DISCONNECT.
  * Prints "o2ib_hostile: <case>: <event>" per case and loads only if every
  * case got the answer it must. Loaded by nothing else.
  */
@@ -286,6 +286,14 @@ static int too_many_credits(u8 *b, u64 dst, u64 stamp)
 	return HDR_LEN;
 }
 
+/* A NOOP whose checksum (bytes 12..16) is not the message's. */
+static int bad_checksum(u8 *b, u64 dst, u64 stamp)
+{
+	put_hdr(b, T_NOOP, 0, HDR_LEN, dst, stamp);
+	*(__le32 *)(b + 12) = cpu_to_le32(0xdeadbeef);
+	return HDR_LEN;
+}
+
 static int unknown_type(u8 *b, u64 dst, u64 stamp)
 {
 	put_hdr(b, 0xe7, 0, HDR_LEN, dst, stamp);
@@ -337,6 +345,7 @@ static int __init o2ib_hostile_init(void)
 
 	fails += !!bad_message("credits beyond the queue", too_many_credits);
 	fails += !!bad_message("unknown message type", unknown_type);
+	fails += !!bad_message("bad checksum", bad_checksum);
 	fails += !!bad_message("PUT_ACK with 300 fragments", put_ack_300_frags);
 	fails += !!bad_message("GET_DONE for nothing", stray_get_done);
 

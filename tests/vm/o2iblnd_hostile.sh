@@ -3,10 +3,11 @@
 # VM 0) against VM 1's ko2iblnd on o2ib over rxe0: six connection
 # requests with malformed private data (short, bad magic, bad version,
 # queue depth 1000, a NID VM 1 does not have, 300 fragments) are each
-# rejected, and four malformed messages on a connection made with a good
-# request (credits beyond the queue, an unknown type, a PUT_ACK of 300
-# fragments, a GET_DONE for nothing) each close it; VM 1 says why on its
-# console and counts them. Then VM 0 loads LNet and pings VM 1: a good
+# rejected, and five malformed messages on a connection made with a good
+# request (credits beyond the queue, an unknown type, a wrong checksum, a
+# PUT_ACK of 300 fragments, a GET_DONE for nothing) each close it; VM 1
+# says why on its console and counts them. VM 1 checksums its own
+# messages (cksum=1). Then VM 0 loads LNet and pings VM 1: a good
 # peer is served as before.
 rdma link add rxe0 type rxe netdev eth0 || lab_fail "rxe0"
 peer=$(lab_peer)
@@ -14,7 +15,7 @@ p0=$(lab_addr "$peer" 0)@o2ib
 dmesg -c >/dev/null
 if [ "$LAB_VM" = 1 ]; then
 	modprobe lnet || lab_fail "lnet did not load"
-	modprobe ko2iblnd || lab_fail "ko2iblnd did not load"
+	modprobe ko2iblnd cksum=1 || lab_fail "ko2iblnd did not load"
 	lnetctl lnet configure || lab_fail "configure"
 	lnetctl net add --net o2ib --if eth0 || lab_fail "net add o2ib"
 	nc -ll -p 7000 -e /bin/true &
@@ -25,9 +26,10 @@ if [ "$LAB_VM" = 1 ]; then
 	d=/sys/kernel/debug/ko2iblnd
 	lab_log "rejected $(cat $d/rejected), protocol errors $(cat $d/protocol_errors)"
 	lab_expect_eq "$(cat $d/rejected)" 6 "connection requests rejected"
-	lab_expect_eq "$(cat $d/protocol_errors)" 4 "connections closed for a protocol error"
+	lab_expect_eq "$(cat $d/protocol_errors)" 5 "connections closed for a protocol error"
 	for why in "bad connection request" "queue depth 1000 too large" "connection request from .* for" \
 		"max frags 300 too large" "returned 200 credits" "unknown message type 0xe7" \
+		"bad checksum 0xdeadbeef" \
 		"bad nfrags 300" "GET_DONE from .* for no GET of ours"; do
 		dmesg | grep -q "ko2iblnd: .*$why" || lab_fail "no console line saying \"$why\""
 	done

@@ -213,13 +213,30 @@ type Fields<'a> = wire::Reader<'a, ProtoError>;
 
 /// The checksum of a message (`kiblnd_cksum`): `msg` is its `ibm_nob`
 /// bytes, and the checksum field (bytes 12..16) counts as zero. Each byte
-/// is added sign-extended, as a signed x86 `char`, after rotating the sum
-/// left by 1. A sum of 0 gives 1, since 0 means "no checksum".
+/// is added after rotating the sum left by 1; a sum of 0 gives 1, since 0
+/// means "no checksum".
+///
+/// Lustre adds each byte as a C `char`, so its sum depends on the kernel
+/// it was built for: since Linux 6.2 the kernel is built with
+/// `-funsigned-char` and the bytes are added as they are (this function,
+/// what Lustre on our 6.12 kernel sends, checked against it in the lab);
+/// before, x86's signed `char` sign-extended bytes of 0x80 and more
+/// ([`cksum_signed_char`]). We send this one and accept either.
 pub fn cksum(msg: &[u8]) -> u32 {
+    sum(msg, u32::from)
+}
+
+/// [`cksum`] as Lustre built for an x86 kernel before 6.2 computes it:
+/// each byte sign-extended, as a signed `char`.
+pub fn cksum_signed_char(msg: &[u8]) -> u32 {
+    // Sign-extend, then reinterpret: `*c++` of a signed char.
+    sum(msg, |c| i32::from(c as i8) as u32)
+}
+
+fn sum(msg: &[u8], widen: impl Fn(u8) -> u32) -> u32 {
     let sum = msg.iter().enumerate().fold(0u32, |sum, (i, &c)| {
         let c = if (12..16).contains(&i) { 0 } else { c };
-        // Sign-extend, then reinterpret: `*c++` of a signed char.
-        sum.rotate_left(1).wrapping_add(i32::from(c as i8) as u32)
+        sum.rotate_left(1).wrapping_add(widen(c))
     });
     if sum == 0 {
         1
@@ -855,7 +872,7 @@ impl<'a> Msg<'a> {
         let sent = f.u32(12)?;
         if sent != 0 {
             let computed = cksum(msg);
-            if computed != sent {
+            if computed != sent && cksum_signed_char(msg) != sent {
                 return Err(ProtoError::BadChecksum { sent, computed });
             }
         }
@@ -1395,12 +1412,17 @@ mod tests {
     #[test]
     fn checksum() {
         assert_eq!(cksum(&[1, 2]), 4);
-        // Bytes >= 0x80 are sign-extended (signed char on x86).
-        assert_eq!(cksum(&[0x80]), 0xffff_ff80);
-        assert_eq!(cksum(&[0xff]), 0xffff_ffff);
+        // Bytes >= 0x80 are added as they are (unsigned char, Linux >=
+        // 6.2), or sign-extended (signed char on x86 before).
+        assert_eq!(cksum(&[0x80]), 0x80);
+        assert_eq!(cksum(&[0xff, 0x01]), 0x1ff);
+        assert_eq!(cksum_signed_char(&[0x80]), 0xffff_ff80);
+        assert_eq!(cksum_signed_char(&[0xff]), 0xffff_ffff);
+        assert_eq!(cksum(&[1, 0x80]), cksum_signed_char(&[1, 0x7f]) + 1);
         // A zero sum becomes 1.
-        assert_eq!(cksum(&[0xff, 0x01]), 1);
+        assert_eq!(cksum_signed_char(&[0xff, 0x01]), 1);
         assert_eq!(cksum(&[]), 1);
+        assert_eq!(cksum_signed_char(&[]), 1);
         // The checksum field counts as zero.
         let mut b = [0u8; 16];
         b[0] = 9;
@@ -1427,6 +1449,34 @@ mod tests {
         let mut long = b.clone();
         long.extend_from_slice(&[1, 2, 3]);
         assert_eq!(Msg::decode(&long), Ok(m));
+        // An older kernel's Lustre sums signed chars: accepted too. The
+        // message has bytes >= 0x80 (its stamps), so the sums differ.
+        let mut old = b.clone();
+        old[12..16].copy_from_slice(&[0; 4]);
+        let signed = cksum_signed_char(&old);
+        assert_ne!(signed, sent);
+        old[12..16].copy_from_slice(&signed.to_le_bytes());
+        assert_eq!(Msg::decode(&old), Ok(m));
+    }
+
+    /// Known answers of Lustre's `kiblnd_cksum`, compiled from its C with
+    /// gcc on x86-64 with `-funsigned-char` (as Linux >= 6.2 builds it)
+    /// and with `-fsigned-char`, over bytes `i * 37 + 11` for i in 0..256
+    /// with bytes 12..16 zero. `interop_o2ib` checks the first against
+    /// Lustre's own ko2iblnd with `cksum=1` at both ends.
+    #[test]
+    fn checksum_is_lustres() {
+        let b: Vec<u8> = (0..256u32)
+            .map(|i| {
+                if (12..16).contains(&i) {
+                    0
+                } else {
+                    (i * 37 + 11) as u8
+                }
+            })
+            .collect();
+        assert_eq!(cksum(&b), 0xd53e_fbf7);
+        assert_eq!(cksum_signed_char(&b), 0xe13e_fbf7);
     }
 
     /// Reverses the bytes of each (offset, size) field: what a peer of the
