@@ -16,7 +16,8 @@ VMs Lustre nodes: they boot the Lustre peer's kernel (built once by
 ../shared/peers/lustre/build.sh with o2ib added, tests/lab/lustre-peer.sh,
 and cached) with an initramfs holding
 Lustre's own modules and lnetctl instead of ours, and run the same
-scenario with LAB_LUSTRE=1.
+scenario with LAB_LUSTRE=1. `named=1` keeps a scenario out of the default
+run (all of them): it runs only when named, as benchmarks (bench_*) do.
 """
 
 import argparse
@@ -159,10 +160,28 @@ def finish_initramfs(root, work, name):
     return cpio
 
 
-def build_initramfs(kd, work, src=TOP):
-    """The initramfs of lnet-rs VMs: our modules and userspace tools."""
+def add_perftest(root):
+    """perftest's ib_write_bw with libibverbs' rxe provider (its
+    dlopen'ed library and driver file), for the benchmarks."""
+    bw = shutil.which("ib_write_bw")
+    provider = Path("/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so")
+    if not bw or not provider.exists():
+        sys.exit("lab: ib_write_bw or the rxe verbs provider missing: run scripts/setup.sh bench")
+    copy_in(root, bw, "/usr/bin/ib_write_bw")
+    for f in (bw, str(provider)):
+        for lib in shared_libs(f):
+            copy_in(root, lib)
+    copy_in(root, str(provider))
+    copy_in(root, "/etc/libibverbs.d/rxe.driver")
+
+
+def build_initramfs(kd, work, src=TOP, bench=False):
+    """The initramfs of lnet-rs VMs: our modules and userspace tools
+    (with `bench`, perftest's too)."""
     root = work / "root"
     base_root(root)
+    if bench:
+        add_perftest(root)
     # Our userspace tools, built by scripts/test.sh (cargo build --release).
     for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "tcp_bench"):
         path = TOP / "target/release" / tool
@@ -279,7 +298,7 @@ def free_udp_ports(n):
 
 
 def parse_header(path):
-    lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0}
+    lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0, "named": 0}
     for line in path.read_text().splitlines()[:10]:
         m = re.match(r"#\s*lab:\s*(.*)", line)
         if m:
@@ -442,6 +461,15 @@ class Boot:
         return [c.read_text(errors="replace") for c in self.consoles]
 
 
+def durations(consoles):
+    """Seconds each scenario took: the longest of its VMs' (LAB-END)."""
+    secs = {}
+    for text in consoles:
+        for m in re.finditer(r"LAB-END (\S+) rc=\d+ secs=(\d+)", text):
+            secs[m.group(1)] = max(secs.get(m.group(1), 0), int(m.group(2)))
+    return secs
+
+
 def judge(scenarios, consoles, timed_out):
     """Per-scenario verdicts from the consoles: {name: [reasons]}."""
     verdict = {s: [] for s in scenarios}
@@ -569,9 +597,11 @@ def main():
                     help="with --follow: show only kernel lines matching this regex (and any splat)")
     args = ap.parse_args()
 
-    # Benchmarks (bench_*.sh) print figures and run only when named.
+    # Benchmarks (bench_*.sh) print figures and run only when named, as do
+    # scenarios whose header says `named=1`.
     names = args.scenarios or sorted(
-        p.stem for p in TESTS.glob("*.sh") if p.name != "lib.sh" and not p.name.startswith("bench_"))
+        p.stem for p in TESTS.glob("*.sh")
+        if p.name != "lib.sh" and not p.name.startswith("bench_") and not parse_header(p)["named"])
     groups = {}
     for n in names:
         path = TESTS / f"{n}.sh"
@@ -591,7 +621,7 @@ def main():
         src = Path(args.perf)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    initrd = build_initramfs(kd, out, src)
+    initrd = build_initramfs(kd, out, src, bench=bool(args.perf))
     lustre_initrd = None
     if any(k[2] for k in groups):
         bundle = lustre_peer()
@@ -615,16 +645,18 @@ def main():
         if args.show:
             for vm, c in enumerate(consoles):
                 log(f"----- console vm{vm} -----\n{c}")
+        secs = durations(consoles)
         for name, reasons in judge(g["names"], consoles, boot.timed_out).items():
+            took = f" ({secs[name]} s)" if name in secs else ""
             if reasons:
                 failed += 1
-                log(f"FAIL {name}")
+                log(f"FAIL {name}{took}")
                 for r in reasons[:20]:
                     log(f"    {r}")
                 log(f"    consoles: {work}")
             else:
                 passed += 1
-                log(f"ok   {name}")
+                log(f"ok   {name}{took}")
         if nlustre:
             summary, problems = wire_check(boot)
             for line in summary:

@@ -88,6 +88,13 @@ class Judge(unittest.TestCase):
         self.assertEqual(len(v["a"]), 1)
         self.assertIn("vm1", v["a"][0])
 
+    def test_durations_take_the_slowest_vm(self):
+        a = console("LAB-BEGIN a", "LAB-END a rc=0 secs=12", "LAB-BEGIN b", "LAB-END b rc=1 secs=3")
+        b = console("LAB-BEGIN a", "LAB-END a rc=0 secs=15")
+        self.assertEqual(lab.durations([a, b]), {"a": 15, "b": 3})
+        v = lab.judge(["a"], [console("LAB-BEGIN a", "LAB-END a rc=0 secs=7")], False)
+        self.assertEqual(v["a"], [])
+
 
 class HubRelay(unittest.TestCase):
     def test_relays_to_every_other_port(self):

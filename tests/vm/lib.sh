@@ -212,11 +212,12 @@ lab_our_modules() {
 # fails a scenario that otherwise passed.
 lab_unload_leftovers() {
 	left=$(lab_our_modules)
-	[ -n "$left" ] || return 0
-	[ "$1" = 0 ] && echo "LAB-FAIL: scenario left modules loaded: $left"
-	# A scenario that failed half-way leaves LNet up, its users loaded,
-	# fault rules, rxe links and downed or shaped NICs: undo them so that
-	# the next scenario starts clean instead of failing too.
+	# A scenario that failed (or was ended) half-way leaves LNet up, its
+	# users loaded, fault rules, rxe links and downed or shaped NICs, or
+	# some of them, even once its modules are gone: undo them so that the
+	# next scenario starts clean instead of failing too.
+	[ -n "$left" ] || [ "$1" != 0 ] || return 0
+	[ -n "$left" ] && [ "$1" = 0 ] && echo "LAB-FAIL: scenario left modules loaded: $left"
 	for m in lnet_ulp lnet_selftest; do
 		rmmod "$m" 2>/dev/null
 	done
@@ -243,7 +244,7 @@ lab_unload_leftovers() {
 	for m in $(lab_our_modules); do
 		echo "LAB-FAIL: module $m will not unload"
 	done
-	return 1
+	[ -z "$left" ]
 }
 
 # kmemleak only reports objects at least 5 s old when a scan starts, and a
@@ -474,7 +475,8 @@ lab_tell() {
 # A node of a mixed lab (lnet-rs, or Lustre's own with LAB_LUSTRE=1) set
 # up as its administrator would: net $2 (tcp unless given) on eth0, and on
 # eth1 the net $1 (tcp1 unless given), defaults. o2ib nets run on
-# Soft-RoCE (rxe0 on eth0, rxe1 on eth1) with ko2iblnd. Sets side, peer,
+# Soft-RoCE (rxe0 on eth0, rxe1 on eth1) with ko2iblnd, loaded with
+# $LAB_LND_ARGS (as is ksocklnd). Sets side, peer,
 # lnd, me0/me1 (this node's NIDs) and p0/p1 (the other node's).
 lab_interop_setup() {
 	net1=${1:-tcp1}
@@ -494,7 +496,8 @@ lab_interop_setup() {
 			rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "$side: rxe$nic"
 		done
 	fi
-	modprobe "$lnd" || lab_fail "$side: $lnd did not load"
+	# shellcheck disable=SC2086 # LAB_LND_ARGS: the LND's parameters, split
+	modprobe "$lnd" ${LAB_LND_ARGS:-} || lab_fail "$side: $lnd did not load"
 	lnetctl lnet configure || lab_fail "$side: configure"
 	if [ "$net1" = "$net0" ]; then
 		lnetctl net add --net "$net0" --if eth0,eth1 || lab_fail "$side: net add $net0 on eth0,eth1"
