@@ -12,19 +12,29 @@
  *   must make the node DISCONNECT.
  * Prints "o2ib_hostile: <case>: <event>" per case and loads only if every
  * case got the answer it must. Loaded by nothing else.
+ *
+ * With races=N it is a listener instead, on port 987 of peer=IP (its own
+ * address) for N seconds: every connection request is rejected as a lost
+ * race (IBLND_REJECT_CONN_RACE), and when each came is printed, so that
+ * the requesting node's reconnect pacing can be judged.
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "IPv4 address of the ko2iblnd NI to attack");
+static int races;
+module_param(races, int, 0444);
+MODULE_PARM_DESC(races, "instead: listen on peer=IP for this many seconds, rejecting every request as a lost connection race; print when each came");
 static char *net = "o2ib";
 module_param(net, charp, 0444);
 MODULE_PARM_DESC(net, "unused: the NID's net is o2ib (number 0)");
@@ -316,6 +326,68 @@ static int stray_get_done(u8 *b, u64 dst, u64 stamp)
 	return HDR_LEN + 12;
 }
 
+/* races=N: when each connection request came, in ms from the listen. */
+#define MAX_RACES 64
+static unsigned int race_ms[MAX_RACES];
+static atomic_t nraces = ATOMIC_INIT(0);
+static unsigned long race_start;
+
+/* Every request is refused as IBLND_REJECT_CONN_RACE (a full V2 kib_rej). */
+static int race_cm(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	u8 rej[24] = {};
+	int n;
+
+	if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST)
+		return 0;
+	n = atomic_inc_return(&nraces) - 1;
+	if (n < MAX_RACES)
+		race_ms[n] = jiffies_to_msecs(jiffies - race_start);
+	*(__le32 *)rej = cpu_to_le32(MAGIC);
+	*(__le16 *)(rej + 4) = cpu_to_le16(VERSION);
+	rej[6] = 1;	/* IBLND_REJECT_CONN_RACE */
+	*(__le64 *)(rej + 8) = cpu_to_le64(0x5678);
+	*(__le16 *)(rej + 16) = cpu_to_le16(8);
+	*(__le16 *)(rej + 18) = cpu_to_le16(256);
+	*(__le32 *)(rej + 20) = cpu_to_le32(4096);
+	rdma_reject(id, rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	return 1;	/* the CM destroys the new id */
+}
+
+/* Listens on port 987 of peer=IP for `races` seconds. */
+static int race_listen(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct rdma_cm_id *id;
+	int rc, i, n;
+	char line[MAX_RACES * 7];
+	int at = 0;
+
+	id = rdma_create_id(&init_net, race_cm, NULL, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	a.sin_addr.s_addr = htonl(peer_addr);
+	a.sin_port = htons(987);
+	rc = rdma_bind_addr(id, (struct sockaddr *)&a);
+	if (!rc)
+		rc = rdma_listen(id, 16);
+	if (rc) {
+		rdma_destroy_id(id);
+		return rc;
+	}
+	race_start = jiffies;
+	pr_info("o2ib_hostile: refusing every request as a race for %d s\n", races);
+	msleep(races * 1000);
+	rdma_destroy_id(id);
+	n = min(atomic_read(&nraces), MAX_RACES);
+	line[0] = 0;
+	for (i = 0; i < n; i++)
+		at += scnprintf(line + at, sizeof(line) - at, " %u", race_ms[i]);
+	pr_info("o2ib_hostile: races: %d requests, at ms:%s\n",
+		atomic_read(&nraces), line);
+	return 0;
+}
+
 static int __init o2ib_hostile_init(void)
 {
 	u8 b[HDR_LEN + 8];
@@ -327,6 +399,8 @@ static int __init o2ib_hostile_init(void)
 		return -EINVAL;
 	}
 	peer_addr = (ip[0] << 24) | (ip[1] << 16) | (ip[2] << 8) | ip[3];
+	if (races > 0)
+		return race_listen();
 
 	put_connreq(b, 8, 257, nid4(peer_addr));
 	fails += !!bad_connreq("short", b, 5);

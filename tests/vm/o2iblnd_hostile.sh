@@ -8,7 +8,9 @@
 # PUT_ACK of 300 fragments, a GET_DONE for nothing) each close it; VM 1
 # says why on its console and counts them. VM 1 checksums its own
 # messages (cksum=1). Then VM 0 loads LNet and pings VM 1: a good
-# peer is served as before.
+# peer is served as before. Last, VM 0 refuses each of VM 1's connection
+# requests as a lost race for 12 s (o2ib_hostile races=12): VM 1
+# reconnects at once ten times, then at most once a second.
 rdma link add rxe0 type rxe netdev eth0 || lab_fail "rxe0"
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@o2ib
@@ -33,6 +35,11 @@ if [ "$LAB_VM" = 1 ]; then
 		"bad nfrags 300" "GET_DONE from .* for no GET of ours"; do
 		dmesg | grep -q "ko2iblnd: .*$why" || lab_fail "no console line saying \"$why\""
 	done
+	# VM 0 now refuses every request of ours as a lost race.
+	nc -l -p 7002 </dev/null >/dev/null || lab_fail "no word from the race refuser"
+	dmesg -c >/dev/null
+	lab_must_fail lnetctl ping "$(lab_addr "$peer" 0)@o2ib" --timeout 10
+	lab_log "$(dmesg | grep -c 'rejected the connection .*ConnRace') requests refused as races"
 	lnetctl lnet unconfigure || lab_fail "unconfigure"
 	lab_rmmod ko2iblnd
 	lab_rmmod lnet
@@ -57,4 +64,29 @@ lab_tell "$(lab_addr "$peer" 0)" 7001
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ko2iblnd
 lab_rmmod lnet
+
+# Lost races: VM 0 listens where its NI was and refuses each request of
+# VM 1's ping as a race. VM 1 reconnects at once ten times in a row, then
+# once a second at most (kiblnd_connd's reconn_wait list), until its tx
+# ends. Without that pacing there would be hundreds in 12 s.
+dmesg -c >/dev/null
+modprobe o2ib_hostile peer="$(lab_addr "$LAB_VM" 0)" races=12 &
+refuser=$!
+sleep 1
+lab_tell "$(lab_addr "$peer" 0)" 7002
+wait $refuser || lab_fail "the race refuser did not run"
+lab_rmmod o2ib_hostile
+line=$(dmesg | grep 'o2ib_hostile: races:')
+lab_log "$line"
+# shellcheck disable=SC2046 # the request times, in ms
+set -- $(echo "$line" | sed 's/.*at ms://')
+[ $# -ge 13 ] || lab_fail "only $# requests: the ten quick reconnects and two paced ones expected"
+first=$1 i=0 prev=0
+for t in "$@"; do
+	i=$((i + 1))
+	[ $i = 11 ] && [ $((t - first)) -ge 6000 ] && lab_fail "the first ten reconnects took $((t - first)) ms"
+	[ $i -ge 13 ] && [ $((t - prev)) -lt 700 ] && lab_fail "request $i came $((t - prev)) ms after the one before"
+	prev=$t
+done
+[ $# -le 30 ] || lab_fail "$# requests in 12 s: reconnects not paced"
 rdma link delete rxe0
