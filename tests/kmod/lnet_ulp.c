@@ -86,7 +86,7 @@ MODULE_PARM_DESC(gaps, "mode=client: PUT from and GET into a page vector with a 
 static bool traffic;
 static bool get;
 module_param(get, bool, 0444);
-MODULE_PARM_DESC(get, "mode=burst: GETs instead of PUTs");
+MODULE_PARM_DESC(get, "mode=burst, flood and flood_to: GETs instead of PUTs (flood: from the server's 1 MiB source)");
 
 module_param(traffic, bool, 0444);
 MODULE_PARM_DESC(traffic, "keep a thread sending until (and during) unload");
@@ -1728,9 +1728,11 @@ static int burst_run(void)
 
 /*
  * mode=flood (peer=) and writes of flood_to (a comma-separated list of
- * NIDs, mode=server): repeat= PUTs of flood_bytes to each destination, all
- * posted at once from one buffer, so more are in flight than a peer has
- * credits; then every one must end with its ACK. Reports the count of each
+ * NIDs, mode=server): repeat= PUTs (GETs with get=1) of flood_bytes to each
+ * destination from one buffer, all posted at once so that more are in
+ * flight than a peer has credits, or at most window= at a time (a new one
+ * as the oldest ends, as a bulk client with a fixed depth does); then
+ * every one must end with its ACK (REPLY). Reports the count of each
  * outcome per destination.
  */
 #define FLOOD_MAX_DST	4
@@ -1738,16 +1740,49 @@ static int burst_run(void)
 static int flood_bytes = BIG;
 module_param(flood_bytes, int, 0444);
 MODULE_PARM_DESC(flood_bytes, "mode=flood and flood_to: bytes of each PUT (1 to 1 MiB)");
+static int window;
+module_param(window, int, 0444);
+MODULE_PARM_DESC(window, "mode=flood and flood_to: at most this many in flight (0: all at once)");
+
+struct flood_state {
+	char *const *nids;
+	int ndst;
+	struct op *ops;
+	struct lnet_handle_md *h;
+	int ok[FLOOD_MAX_DST], failed[FLOOD_MAX_DST], lost[FLOOD_MAX_DST];
+};
+
+/* Waits for flood operation i to end and counts how it did. */
+static void flood_settle(struct flood_state *f, int i)
+{
+	struct op *op = &f->ops[i];
+	int d = i % f->ndst;
+
+	if (!op->client)
+		return;
+	/* As PtlRPC does: a failed send gets no response, so unlink. */
+	if (wait_for_completion_timeout(&op->sent, (op_timeout + 30) * HZ) &&
+	    op->send_status && !completion_done(&op->done))
+		LNetMDUnlink(f->h[i]);
+	if (!op_settle(op, f->h[i], op_timeout + 30)) {
+		f->lost[d]++;
+		return;
+	}
+	if (pair(op, get ? LNET_EVENT_REPLY : LNET_EVENT_ACK) >= 0) {
+		f->ok[d]++;
+	} else if (f->failed[d]++ < 4) {
+		pr_info("lnet_ulp: flood %s %d to %s failed: send status %d, %d events, last status %d\n",
+			get ? "GET" : "PUT", i / f->ndst, f->nids[d], op->send_status,
+			op->nev, op->nev ? op->status[op->nev - 1] : 0);
+	}
+}
 
 static int flood(char *const *nids, int ndst)
 {
 	struct lnet_processid dst[FLOOD_MAX_DST];
-	int ok[FLOOD_MAX_DST] = {}, failed[FLOOD_MAX_DST] = {};
-	int lost[FLOOD_MAX_DST] = {};
-	struct lnet_handle_md *h;
-	struct op *ops;
+	struct flood_state f = { .nids = nids, .ndst = ndst };
 	struct buf big;
-	int i, d, n;
+	int i, d, n, rc, settled = 0;
 	ktime_t start;
 
 	if (ndst < 1 || ndst > FLOOD_MAX_DST)
@@ -1759,68 +1794,59 @@ static int flood(char *const *nids, int ndst)
 			return -EINVAL;
 		}
 	}
-	if (repeat <= 0 || repeat > 1024 || flood_bytes <= 0 || flood_bytes > BIG)
+	if (repeat <= 0 || repeat > 1024 || flood_bytes <= 0 || flood_bytes > BIG ||
+	    window < 0)
 		return -EINVAL;
 	n = repeat * ndst;
 	if (buf_alloc(&big, flood_bytes, true))
 		return -ENOMEM;
 	buf_fill(&big, 3);
-	ops = kvcalloc(n, sizeof(*ops), GFP_KERNEL);
-	h = kvcalloc(n, sizeof(*h), GFP_KERNEL);
-	if (!ops || !h) {
-		kvfree(ops);
-		kvfree(h);
+	f.ops = kvcalloc(n, sizeof(*f.ops), GFP_KERNEL);
+	f.h = kvcalloc(n, sizeof(*f.h), GFP_KERNEL);
+	if (!f.ops || !f.h) {
+		kvfree(f.ops);
+		kvfree(f.h);
 		buf_free(&big);
 		return -ENOMEM;
 	}
 	start = ktime_get();
-	/* Destinations in turn: each sees its PUTs come from the start. */
+	/* Destinations in turn: each sees its operations come from the start. */
 	for (i = 0; i < n; i++) {
 		d = i % ndst;
-		op_init(&ops[i], true);
-		if (bind(&big, 2, 0, &ops[i], &h[i])) {
-			ops[i].client = false;
-			failed[d]++;
+		while (window && i - settled >= window * ndst)
+			flood_settle(&f, settled++);
+		op_init(&f.ops[i], true);
+		if (bind(&big, 2, 0, &f.ops[i], &f.h[i])) {
+			f.ops[i].client = false;
+			f.failed[d]++;
 			continue;
 		}
-		if (LNetPutTimeout(NULL, h[i], LNET_ACK_REQ, &dst[d], REMOTE_PORTAL,
-				   BITS_SINK, 0, 0, op_timeout)) {
+		if (get)
+			rc = LNetGetTimeout(NULL, f.h[i], &dst[d], REMOTE_PORTAL,
+					    BITS_SOURCE, 0, false, op_timeout);
+		else
+			rc = LNetPutTimeout(NULL, f.h[i], LNET_ACK_REQ, &dst[d],
+					    REMOTE_PORTAL, BITS_SINK, 0, 0,
+					    op_timeout);
+		if (rc) {
 			/* Not a send: its unlink event is not a final one. */
-			ops[i].client = false;
-			LNetMDUnlink(h[i]);
-			failed[d]++;
+			f.ops[i].client = false;
+			LNetMDUnlink(f.h[i]);
+			f.failed[d]++;
 			continue;
 		}
 		atomic_inc(&sends);
 	}
-	for (i = 0; i < n; i++) {
-		d = i % ndst;
-		if (!ops[i].client)
-			continue;
-		/* As PtlRPC does: a failed send gets no ACK, so unlink. */
-		if (wait_for_completion_timeout(&ops[i].sent, (op_timeout + 30) * HZ) &&
-		    ops[i].send_status && !completion_done(&ops[i].done))
-			LNetMDUnlink(h[i]);
-		if (!op_settle(&ops[i], h[i], op_timeout + 30)) {
-			lost[d]++;
-			continue;
-		}
-		if (pair(&ops[i], LNET_EVENT_ACK) >= 0) {
-			ok[d]++;
-		} else {
-			if (failed[d]++ < 4)
-				pr_info("lnet_ulp: flood PUT %d to %s failed: send status %d, %d events, last status %d\n",
-					i / ndst, nids[d], ops[i].send_status, ops[i].nev,
-					ops[i].nev ? ops[i].status[ops[i].nev - 1] : 0);
-		}
-	}
+	while (settled < n)
+		flood_settle(&f, settled++);
 	for (d = 0; d < ndst; d++)
-		pr_info("lnet_ulp: flood of %d PUTs of %u bytes to %s in %lld us: %d ok, %d failed, %d without a final event\n",
-			repeat, big.bytes, nids[d], ktime_us_delta(ktime_get(), start),
-			ok[d], failed[d], lost[d]);
+		pr_info("lnet_ulp: flood of %d %ss of %u bytes to %s in %lld us: %d ok, %d failed, %d without a final event\n",
+			repeat, get ? "GET" : "PUT", big.bytes, nids[d],
+			ktime_us_delta(ktime_get(), start), f.ok[d], f.failed[d],
+			f.lost[d]);
 	if (!abandoned) {
-		kvfree(ops);
-		kvfree(h);
+		kvfree(f.ops);
+		kvfree(f.h);
 		buf_free(&big);
 	}
 	return 0;

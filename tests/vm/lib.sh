@@ -416,16 +416,22 @@ lab_wait_peers() {
 	done
 }
 
-# The server side of a two-VM scenario: serves lnet_ulp's buffers, answers
-# "up?" on port 7000 until the client says "done" on port 7001, then takes
-# LNet down and unloads. The client uses lab_wait_server / lab_server_done.
-lab_serve_until_done() {
+# lab_serve_ulp [READY [DONE]]: serves lnet_ulp's buffers, answers "up?"
+# on port READY (7000) until the client says "done" on port DONE (7001),
+# then unloads lnet_ulp. The client uses lab_wait_server / lab_server_done.
+lab_serve_ulp() {
 	modprobe lnet_ulp mode=server || lab_fail "server did not start"
-	nc -ll -p 7000 -e /bin/true &
+	nc -ll -p "${1:-7000}" -e /bin/true &
 	ready=$!
-	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
+	nc -l -p "${2:-7001}" </dev/null >/dev/null || lab_fail "no word from the client"
 	kill $ready
 	lab_rmmod lnet_ulp
+}
+
+# The server side of a two-VM scenario: lab_serve_ulp, then takes LNet
+# down and unloads.
+lab_serve_until_done() {
+	lab_serve_ulp
 	lnetctl lnet unconfigure || lab_fail "unconfigure"
 	lab_rmmod ksocklnd
 	lab_rmmod lnet
@@ -565,6 +571,13 @@ lab_interop_teardown() {
 	fi
 }
 
+# lab_one_rail: LNet and ksocklnd on tcp over eth0 alone, configured.
+lab_one_rail() {
+	modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load"
+	modprobe ksocklnd || lab_fail "ksocklnd did not load"
+	lnetctl lnet configure --all || lab_fail "configure"
+}
+
 # Failover benchmarks (bench_failover): steady sequential PUTs to $p0
 # while a rail is cut, sampled as a series for the plots.
 
@@ -665,5 +678,43 @@ lab_rxe_counters() {
 			v=$(cat "$f" 2>/dev/null) || continue
 			[ "$v" = 0 ] || printf '  %s %s %s\n' "$dev" "${f##*/}" "$v"
 		done
+	done
+}
+
+# lab_bench_flood PEER MIB [ARG...]: MIB 1 MiB PUTs to PEER at once
+# (lnet_ulp's flood, timed from the first post to the last ACK; ARGs go to
+# lnet_ulp: window=N, get=1); every one must end well. Sets rate: MB/s
+# (10^6 bytes). Called as a command, not in $(...): lab_fail and leak
+# reports must reach the console.
+lab_bench_flood() {
+	fpeer=$1 fmib=$2
+	shift 2
+	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=flood peer="$fpeer" repeat="$fmib" op_timeout=300 "$@" ||
+		lab_fail "flood did not run"
+	lab_rmmod lnet_ulp
+	line=$(dmesg | grep 'lnet_ulp: flood of' | tail -n 1)
+	case "$line" in
+	*": $fmib ok, 0 failed, 0 without a final event") ;;
+	*) lab_fail "flood: $line" ;;
+	esac
+	us=$(echo "$line" | awk '{ for (i = 1; i <= NF; i++) if ($i == "us:") print $(i - 1) }')
+	rate=$(awk -v b=$((fmib * 1048576)) -v u="$us" 'BEGIN { printf "%.2f", b / u }')
+}
+
+# lab_bench_point PLOT SERIES X Y: a point of a benchmark's plot
+# (scripts/bench_report.py draws each PLOT, one line per SERIES).
+lab_bench_point() {
+	lab_log "bench-point $1 $2 $3 $4"
+}
+
+# lab_rxe_links add|delete: Soft-RoCE rxe0 on eth0 and rxe1 on eth1.
+lab_rxe_links() {
+	for nic in 0 1; do
+		if [ "$1" = add ]; then
+			rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
+		else
+			rdma link delete "rxe$nic"
+		fi
 	done
 }

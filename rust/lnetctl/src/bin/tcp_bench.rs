@@ -1,57 +1,221 @@
 //! Raw TCP throughput between two lab VMs, the baseline of the LNet
-//! bandwidth benchmark (tests/vm/bench_bandwidth.sh).
+//! bandwidth benchmarks (tests/vm/bench_bandwidth.sh, bench_multirail.sh).
 //!
-//!   tcp_bench sink PORT COUNT      accept COUNT connections, one after the
-//!                                  other; read each to its end, then close
-//!   tcp_bench send ADDR PORT MIB   send MIB MiB, wait for the sink to
-//!                                  close, print MB/s (10^6 bytes)
+//!   tcp_bench serve PORT [mptcp]                  serve connections until
+//!                                                 killed, each in a thread
+//!   tcp_bench put|get ADDR PORT MIB STREAMS [mptcp]
+//!                                                 move MIB MiB to (put) or
+//!                                                 from (get) the server over
+//!                                                 STREAMS connections at
+//!                                                 once; print MB/s (10^6
+//!                                                 bytes)
 //!
-//! The sender's time runs from connect until the sink has read everything
-//! (its close), so data still in socket buffers is not counted as sent.
+//! A connection starts with a 9-byte request: `P` or `G` and a byte count
+//! (u64, little-endian). For `P` the server reads to the end and closes;
+//! for `G` it writes that many bytes and closes. The client's time runs
+//! from the first connect until every stream has seen the server's close,
+//! so data still in socket buffers is not counted as moved. With `mptcp`
+//! the sockets are the kernel's Multipath TCP (IPPROTO_MPTCP): their
+//! subflows over other paths are the path manager's (`ip mptcp`).
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
+use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Instant;
 
+/// `IPPROTO_MPTCP` (linux/in.h).
+const IPPROTO_MPTCP: libc::c_int = 262;
+
+/// A new IPv4 stream socket, MPTCP when asked.
+fn stream_socket(mptcp: bool) -> std::io::Result<OwnedFd> {
+    let proto = if mptcp { IPPROTO_MPTCP } else { 0 };
+    // SAFETY: plain socket(2); the descriptor is owned below.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, proto) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn sockaddr(addr: Ipv4Addr, port: u16) -> libc::sockaddr_in {
+    // SAFETY: sockaddr_in is plain data; all zeroes is valid.
+    let mut sin: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+    sin.sin_family = libc::AF_INET as libc::sa_family_t;
+    sin.sin_port = port.to_be();
+    sin.sin_addr.s_addr = u32::from(addr).to_be();
+    sin
+}
+
+fn check(rc: libc::c_int) -> std::io::Result<()> {
+    if rc < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+fn listen(port: u16, mptcp: bool) -> std::io::Result<TcpListener> {
+    use std::os::fd::AsRawFd;
+    let fd = stream_socket(mptcp)?;
+    let one: libc::c_int = 1;
+    let sin = sockaddr(Ipv4Addr::UNSPECIFIED, port);
+    // SAFETY: a live socket and option and address buffers of the sizes
+    // given.
+    unsafe {
+        check(libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            (&one as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ))?;
+        check(libc::bind(
+            fd.as_raw_fd(),
+            (&sin as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ))?;
+        check(libc::listen(fd.as_raw_fd(), 8))?;
+    }
+    Ok(TcpListener::from(fd))
+}
+
+fn connect(addr: &str, port: u16, mptcp: bool) -> std::io::Result<TcpStream> {
+    use std::os::fd::AsRawFd;
+    let ip: Ipv4Addr = addr.parse().map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "not an IPv4 address")
+    })?;
+    let fd = stream_socket(mptcp)?;
+    let sin = sockaddr(ip, port);
+    // SAFETY: a live socket and an address buffer of the size given.
+    check(unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&sin as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    })?;
+    Ok(TcpStream::from(fd))
+}
+
 fn usage() -> ! {
-    eprintln!("usage: tcp_bench sink PORT COUNT | tcp_bench send ADDR PORT MIB");
+    eprintln!(
+        "usage: tcp_bench serve PORT [mptcp] | tcp_bench put|get ADDR PORT MIB STREAMS [mptcp]"
+    );
     std::process::exit(2);
 }
 
-fn sink(port: u16, count: u32) -> std::io::Result<()> {
-    let l = TcpListener::bind(("0.0.0.0", port))?;
-    let mut buf = vec![0u8; 1 << 20];
-    for _ in 0..count {
-        let (mut s, _) = l.accept()?;
-        let mut total = 0u64;
+const CHUNK: usize = 1 << 20;
+
+/// One connection of the server: a put is read to its end, a get is
+/// answered with the bytes asked for.
+fn serve_one(mut s: TcpStream) -> std::io::Result<()> {
+    let mut req = [0u8; 9];
+    s.read_exact(&mut req)?;
+    let mut size = [0u8; 8];
+    size.copy_from_slice(&req[1..]);
+    let mut left = u64::from_le_bytes(size);
+    let mut buf = vec![0x5au8; CHUNK];
+    match req[0] {
+        b'P' => while s.read(&mut buf)? > 0 {},
+        b'G' => {
+            while left > 0 {
+                let n = left.min(CHUNK as u64) as usize;
+                s.write_all(&buf[..n])?;
+                left -= n as u64;
+            }
+        }
+        _ => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "bad request",
+            ))
+        }
+    }
+    s.shutdown(Shutdown::Both)
+}
+
+fn serve(port: u16, mptcp: bool) -> std::io::Result<()> {
+    let l = listen(port, mptcp)?;
+    loop {
+        let (s, _) = l.accept()?;
+        std::thread::spawn(move || {
+            if let Err(e) = serve_one(s) {
+                eprintln!("tcp_bench: serve: {e}");
+            }
+        });
+    }
+}
+
+/// One stream of a client: `bytes` to (put) or from (get) the server,
+/// until the server's close.
+fn stream(addr: &str, port: u16, put: bool, bytes: u64, mptcp: bool) -> std::io::Result<u64> {
+    let mut s = connect(addr, port, mptcp)?;
+    let mut req = [0u8; 9];
+    req[0] = if put { b'P' } else { b'G' };
+    req[1..].copy_from_slice(&bytes.to_le_bytes());
+    s.write_all(&req)?;
+    let mut buf = vec![0x5au8; CHUNK];
+    let mut moved = 0u64;
+    if put {
+        while moved < bytes {
+            let n = (bytes - moved).min(CHUNK as u64) as usize;
+            s.write_all(&buf[..n])?;
+            moved += n as u64;
+        }
+        s.shutdown(Shutdown::Write)?;
+        // The server closes once it has read everything.
+        while s.read(&mut buf)? > 0 {}
+    } else {
         loop {
             match s.read(&mut buf)? {
                 0 => break,
-                n => total += n as u64,
+                n => moved += n as u64,
             }
         }
-        println!("sink: {total} bytes");
+        if moved != bytes {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("got {moved} of {bytes} bytes"),
+            ));
+        }
     }
-    Ok(())
+    Ok(moved)
 }
 
-fn send(addr: &str, port: u16, mib: u64) -> std::io::Result<()> {
-    let buf = vec![0x5au8; 1 << 20];
-    let start = Instant::now();
-    let mut s = TcpStream::connect((addr, port))?;
-    for _ in 0..mib {
-        s.write_all(&buf)?;
+fn client(
+    put: bool,
+    addr: &str,
+    port: u16,
+    mib: u64,
+    streams: u64,
+    mptcp: bool,
+) -> std::io::Result<()> {
+    if streams == 0 || streams > 256 {
+        usage();
     }
-    s.shutdown(Shutdown::Write)?;
-    // The sink closes once it has read everything.
-    let mut rest = [0u8; 64];
-    while s.read(&mut rest)? > 0 {}
+    let total = mib << 20;
+    let start = Instant::now();
+    let handles: Vec<_> = (0..streams)
+        .map(|i| {
+            // The bytes shared out, the first streams taking the rest.
+            let bytes = total / streams + u64::from(i < total % streams);
+            let addr = addr.to_string();
+            std::thread::spawn(move || stream(&addr, port, put, bytes, mptcp))
+        })
+        .collect();
+    for h in handles {
+        h.join()
+            .map_err(|_| std::io::Error::other("a stream panicked"))??;
+    }
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "tcp_bench: {} MiB in {:.3} s: {:.1} MB/s",
+        "tcp_bench: {} {} MiB over {} streams in {:.3} s: {:.2} MB/s",
+        if put { "put" } else { "get" },
         mib,
+        streams,
         secs,
-        (mib << 20) as f64 / secs / 1e6
+        total as f64 / secs / 1e6
     );
     Ok(())
 }
@@ -63,9 +227,15 @@ fn main() {
             .and_then(|a| a.parse().ok())
             .unwrap_or_else(|| usage())
     };
+    let (mptcp, n) = match args.last().map(String::as_str) {
+        Some("mptcp") => (true, args.len() - 1),
+        _ => (false, args.len()),
+    };
     let r = match args.first().map(String::as_str) {
-        Some("sink") if args.len() == 3 => sink(num(1) as u16, num(2) as u32),
-        Some("send") if args.len() == 4 => send(&args[1], num(2) as u16, num(3)),
+        Some("serve") if n == 2 => serve(num(1) as u16, mptcp),
+        Some(op @ ("put" | "get")) if n == 5 => {
+            client(op == "put", &args[1], num(2) as u16, num(3), num(4), mptcp)
+        }
         _ => usage(),
     };
     if let Err(e) = r {
