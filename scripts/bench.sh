@@ -11,7 +11,10 @@ bash scripts/setup.sh bench
 bash scripts/build-kernel.sh perf
 # Host: selection cost (criterion), each figure beside its baseline.
 cargo bench -q -p lnet-core --bench select -- --noplot >/dev/null
-python3 - <<'PY'
+# A report holds this run's figures only.
+rm -rf lab-out/perf lab-out/bench
+mkdir -p lab-out/bench
+python3 - <<'PY' | tee lab-out/bench/host.txt
 import json, pathlib
 root = pathlib.Path("target/criterion")
 def ns(group, bench):
@@ -34,4 +37,4 @@ make -s -C "$src" KDIR="$(lnet_perf_kdir)" KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
 mapfile -t benches < <(cd tests/vm && ls bench_*.sh | sed 's/\.sh$//')
 python3 tests/lab/lab.py --perf "$src" --out lab-out/perf "${benches[@]}" "$@"
 grep -ah 'lab: bench:' lab-out/perf/boot-*/console-vm*.log | sed 's/^lab: //'
-python3 scripts/plot_failover.py lab-out/perf
+python3 scripts/bench_report.py lab-out/perf lab-out/bench

@@ -17,7 +17,7 @@ import sys
 def series(out):
     """{tag: (cut_ms, [(ms, s0, s1, h1, hp1)])} from the consoles."""
     points, cuts = {}, {}
-    for log in sorted(out.glob("boot-*/console-vm*.log")):
+    for log in sorted(out.rglob("boot-*/console-vm*.log")):
         for line in log.read_text(errors="replace").splitlines():
             f = line.split()
             try:
@@ -61,6 +61,18 @@ unset multiplot
 """
 
 
+def plot(dest, tag, cut_ms, pts, dat_dir=None):
+    """Writes the cut's table and PNG under dest (the table under dat_dir
+    if given); returns its rows and the PNG's path."""
+    data = rows(cut_ms, pts)
+    dat = (dat_dir or dest) / f"failover-{tag}.dat"
+    png = dest / f"failover-{tag}.png"
+    dat.write_text("".join(" ".join(f"{v:g}" for v in r) + "\n" for r in data))
+    script = GNUPLOT.format(png=png, dat=dat, title=f"failover: {tag}")
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    return data, png
+
+
 def main():
     out = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "lab-out/perf")
     found = series(out)
@@ -68,12 +80,7 @@ def main():
         print("bench: no failover series to plot")
         return
     for tag, (cut_ms, pts) in sorted(found.items()):
-        data = rows(cut_ms, pts)
-        dat = out / f"failover-{tag}.dat"
-        png = out / f"failover-{tag}.png"
-        dat.write_text("".join(" ".join(f"{v:g}" for v in r) + "\n" for r in data))
-        script = GNUPLOT.format(png=png, dat=dat, title=f"failover: {tag}")
-        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+        _, png = plot(out, tag, cut_ms, pts)
         print(f"bench: plot of {tag}: {png}")
 
 

@@ -9,9 +9,10 @@ APT_PKGS=(
 	bc bison flex libelf-dev libssl-dev cpio kmod make xz-utils patch
 	qemu-system-x86 busybox-static iproute2 util-linux python3 tshark
 )
-# `setup.sh bench` (scripts/bench.sh): the benchmarks' plots too.
+# `setup.sh bench` (scripts/bench.sh): the benchmarks' plots, and
+# perftest's ib_write_bw with the rxe verbs provider for the o2ib baseline.
 if [ "${1:-}" = bench ]; then
-	APT_PKGS+=(gnuplot-nox)
+	APT_PKGS+=(gnuplot-nox perftest ibverbs-providers)
 fi
 
 missing=()

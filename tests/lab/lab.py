@@ -657,7 +657,8 @@ def main():
             else:
                 passed += 1
                 log(f"ok   {name}{took}")
-        if nlustre:
+        # A lab of Lustre nodes only (a benchmark's) has nothing of ours on the wire.
+        if nlustre and nlustre < nvms:
             summary, problems = wire_check(boot)
             for line in summary:
                 log(f"lab: wire: {line}")

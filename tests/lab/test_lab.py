@@ -192,6 +192,7 @@ class WireCheck(unittest.TestCase):
 
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "scripts"))
+import bench_report  # noqa: E402
 import plot_failover  # noqa: E402
 
 
@@ -214,6 +215,42 @@ class FailoverPlot(unittest.TestCase):
         cut, pts = found["tcp-silent"]
         self.assertEqual(cut, 1500)
         self.assertEqual(plot_failover.rows(cut, pts), [(0.5, 20.0, 10.0, 1000, 900)])
+
+
+class BenchReport(unittest.TestCase):
+    def test_figures_and_points_are_gathered_from_every_console(self):
+        with tempfile.TemporaryDirectory() as d:
+            for vm, text in ((0, "lab: bench: one rail, ratio 0.97\n"
+                                 "lab: bench-point bandwidth-put LNet 8 19.5\n"
+                                 "lab: bench-point bandwidth-put LNet x 1\n"),
+                             (1, "lab: bench-point bandwidth-put raw-TCP 8 20\n"
+                                 "lab: bench round 1: not a figure\n")):
+                boot = Path(d) / "boot-2vm-2nic"
+                boot.mkdir(exist_ok=True)
+                (boot / f"console-vm{vm}.log").write_text(text)
+            figures, plots = bench_report.gather(Path(d))
+        self.assertEqual(figures, ["one rail, ratio 0.97"])
+        self.assertEqual(plots, {"bandwidth-put": {"LNet": [(8.0, 19.5)], "raw-TCP": [(8.0, 20.0)]}})
+
+    def test_lnet_rs_is_divided_by_lustre_where_both_ran(self):
+        plots = {"peers-put": {"lnet-rs": [(1.0, 9.0), (2.0, 12.0)], "Lustre": [(1.0, 10.0)]}}
+        self.assertEqual(bench_report.peer_ratios(plots), [
+            "lnet-rs / Lustre, PUT of 1 MiB, 8 in flight, over 1 rail(s): 9.00 / 10.00 MB/s = 0.90 (goal >= 1.0)"])
+
+
+class Scenarios(unittest.TestCase):
+    """The smoke check of the benchmarks that CI makes (they run only in
+    scripts/bench.sh): every scenario parses, and each bench_* has a lab."""
+
+    def test_every_scenario_parses(self):
+        import subprocess
+        for path in sorted(lab.TESTS.glob("*.sh")):
+            r = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, f"{path.name}: {r.stderr}")
+
+    def test_benchmarks_declare_their_lab(self):
+        for path in sorted(lab.TESTS.glob("bench_*.sh")):
+            self.assertGreaterEqual(lab.parse_header(path)["vms"], 2, path.name)
 
 
 if __name__ == "__main__":

@@ -6,15 +6,17 @@
 # (eth0) and tcp1 (eth1) with ksocklnd sock_timeout 10, then o2ib and
 # o2ib1 with LNet's defaults (ko2iblnd's timeout is lnet_lnd_timeout,
 # 50 s). Rail 1 is then cut, once by taking eth1 down (the netdev notifier
-# or the port event marks the NI down) and once silently (netem 100% loss
-# on eth1, nothing tells LNet). Figures: how long the sequential traffic
-# stood still: the longest single PUT of the bursts running across the cut
-# (a PUT caught on rail 1 holds it until it ends), and the longest burst
-# from loading lnet_ulp to unloading it, which also counts what holds its
-# init or its unload (50 to 100 ms with no cut); and the PUTs the ULP saw
-# fail (the goal is zero while rail 0 is healthy). Each cut's series
-# (sends per rail, health of our rail-1 NI and of the peer's) is plotted
-# by bench.sh. Correctness only is checked: traffic must go on over rail 0.
+# or the port event marks the NI down), once silently (netem 100% loss on
+# eth1, nothing tells LNet), and once by VM 1 taking its own eth1 down
+# (VM 0 learns it only from failures and the peer's push). Figures: how
+# long the sequential traffic stood still: the longest single PUT of the
+# bursts running across the cut (a PUT caught on rail 1 holds it until it
+# ends), and the longest burst from loading lnet_ulp to unloading it,
+# which also counts what holds its init or its unload (50 to 100 ms with
+# no cut); and the PUTs the ULP saw fail (the goal is zero while rail 0 is
+# healthy). Each cut's series (sends per rail, health of our rail-1 NI
+# and of the peer's) is plotted by bench.sh. Correctness only is
+# checked: traffic must go on over rail 0.
 peer=$(lab_peer)
 paddr=$(lab_addr "$peer" 0)
 
@@ -30,20 +32,30 @@ cuts() {
 	lab_bench_cut "$cut-silent" "$cut silent loss (netem loss 100% on eth1)" \
 		tc qdisc add dev eth1 root netem loss 100%
 	tc qdisc del dev eth1 root
+	sleep 20
+	lnetctl net set --nid "$me1" --health 1000
+	lnetctl peer set --nid "$p1" --health 1000
+	lab_bench_cut "$cut-peer-link-down" "$cut the peer's link down (its eth1)" peer_link down
+	peer_link up
+}
+# peer_link down|up: VM 1 takes its eth1 down or up (its /tmp/linkctl).
+peer_link() {
+	echo "$1" | nc -w 5 "$paddr" 7020
 }
 
 dmesg -c >/dev/null
 lab_two_rails "" sock_timeout=10
 if [ "$LAB_VM" = 1 ]; then
+	# VM 0's peer_link: a word, down or up, for eth1.
+	printf '#!/bin/sh\nread -r what\nip link set eth1 "$what"\n' >/tmp/linkctl
+	chmod +x /tmp/linkctl
+	nc -ll -p 7020 -e /tmp/linkctl &
+	linkctl=$!
 	lab_serve_until_done
 	lab_interop_setup o2ib1 o2ib
-	modprobe lnet_ulp mode=server || lab_fail "server did not start over o2ib"
 	# Not 7000, which may still answer for ksocklnd's server.
-	nc -ll -p 7010 -e /bin/true &
-	ready=$!
-	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the client"
-	kill $ready
-	lab_rmmod lnet_ulp
+	lab_serve_ulp 7010
+	kill $linkctl
 	lab_interop_teardown
 	exit 0
 fi
