@@ -326,6 +326,21 @@ impl Conn {
         self.dead.load(Ordering::Acquire)
     }
 
+    /// Kills the connection and every other connection with its peer NI
+    /// (Lustre's `ksocknal_close_conn_and_siblings`, on a send or receive
+    /// error or a send making no progress): a peer that stopped answering
+    /// on one connection is given up on all of them, so that neither end
+    /// keeps one the other has dropped. A connection kept after its far
+    /// end was closed unseen (the FIN lost on a silent rail) would carry
+    /// the next reply into a reset.
+    pub(crate) fn close_with_siblings(&self, err: i32) {
+        self.close(err);
+        let siblings = self.sni().table.lock().conns_of(&self.peer);
+        for c in siblings {
+            c.close(err);
+        }
+    }
+
     /// Kills the connection with `-err`: the socket is shut (blocked
     /// threads return) and every queued message is finalized with the
     /// status the error maps to.
@@ -510,7 +525,7 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
                     crate::zc::unsent(conn, cookie);
                 }
                 tx.fail(e.to_errno(), socklnd::send_error_status(e.to_errno()));
-                conn.close(e.to_errno());
+                conn.close_with_siblings(e.to_errno());
             }
         }
     }
@@ -534,7 +549,7 @@ unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
         kthread::cond_resched();
         if let Err(e) = rx_one(conn) {
             match e {
-                RxError::Io(e) => conn.close(e.to_errno()),
+                RxError::Io(e) => conn.close_with_siblings(e.to_errno()),
                 RxError::Proto(why) => {
                     conn.sni().count_protocol_error();
                     pr_warn!(
@@ -543,7 +558,7 @@ unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
                         conn.sni().nid,
                         why
                     );
-                    conn.close(errno::EPROTO().to_errno());
+                    conn.close_with_siblings(errno::EPROTO().to_errno());
                 }
             }
         }

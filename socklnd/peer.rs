@@ -442,12 +442,12 @@ pub(crate) fn tick(sni: &SockNi) {
     }
     for c in stalled {
         pr_warn!(
-            "{}: no progress sending to {} for {} s: closing\n",
+            "{}: no progress sending to {} for {} s: closing its connections\n",
             sni.nid,
             c.peer,
             timeout_ms() / 1000
         );
-        c.close(errno::ETIMEDOUT().to_errno());
+        c.close_with_siblings(errno::ETIMEDOUT().to_errno());
     }
     for (nid, n, late) in stale_zc {
         // The peer never acknowledged them: its connections are closed,

@@ -5,7 +5,8 @@
 # final event (those caught on the cut rail fail over or fail once
 # sock_timeout, 10 s here, ends their connection); tcp1 takes no new send
 # once it is down, and a second flood with eth1 still down succeeds
-# entirely over tcp.
+# entirely over tcp. Then eth1 is silenced under a flood of small PUTs:
+# all of VM 0's connections with the peer's tcp1 NI close together.
 peer=$(lab_peer)
 paddr=$(lab_addr "$peer" 0)
 p0=$paddr@tcp
@@ -74,6 +75,45 @@ lab_log "second flood: $sent0 sends to $p0, $sent1 on tcp1 in ${secs}s"
 after0=$(lab_ni_sends "$me0")
 [ "$after0" -ge $((end0 + 6)) ] || lab_fail "tcp did not carry the second flood ($end0 -> $after0)"
 ip link set eth1 up
+
+# The rail goes silent: the connection that stops making progress is
+# closed after sock_timeout together with every other one with that peer
+# NI (Lustre's ksocknal_close_conn_and_siblings), so that no end keeps a
+# connection the other has given up. 8 KiB PUTs (below zc_min_payload):
+# a first flood opens the connections with the peer's tcp1 NI, a second
+# one goes out with eth1 silenced. What TCP had taken can only fail at its
+# ACK deadline (20 s); every PUT must still end.
+p1=$(lab_addr "$peer" 1)@tcp1
+lnetctl net set --nid "$me1" --health 1000 || lab_fail "net set --health"
+lnetctl peer set --nid "$p1" --health 1000 || lab_fail "peer set --health"
+dmesg -c >/dev/null
+small_flood() {
+	modprobe lnet_ulp mode=flood peer="$p0" repeat=12 flood_bytes=8192 op_timeout=20 ||
+		lab_fail "flood did not run"
+	lab_rmmod lnet_ulp
+	line=$(flood_line)
+}
+small_flood
+case "$line" in
+*": 12 ok, 0 failed, 0 without a final event") ;;
+*) lab_fail "flood before the silence: $line" ;;
+esac
+tc qdisc add dev eth1 root netem loss 100% || lab_fail "netem"
+small_flood
+# Counted while still silent: nothing with $p1 can open meanwhile.
+opened=$(dmesg | grep -cE "(opened .* connection to|accepted .* connection from) $p1")
+closed=$(dmesg | grep -c "closed .* connection with $p1: -110")
+timedout=$(dmesg | grep -c "no progress sending to $p1")
+tc qdisc del dev eth1 root
+lab_log "flood with tcp1 silenced: $line"
+case "$line" in
+*" 0 without a final event") ;;
+*) lab_fail "flood with tcp1 silenced: $line" ;;
+esac
+[ "$timedout" -ge 1 ] || lab_fail "no connection with $p1 timed out"
+lab_log "connections with $p1: $opened opened, $closed closed for no progress"
+[ "$opened" -ge 1 ] && [ "$closed" -eq "$opened" ] ||
+	lab_fail "$closed of $opened connections with $p1 closed when one made no progress"
 lab_server_done "$paddr"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd
