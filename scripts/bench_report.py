@@ -122,6 +122,10 @@ def main():
     failover = {}
     for tag, (cut_ms, pts) in sorted(plot_failover.series(out).items()):
         failover[tag], png = plot_failover.plot(rep, tag, cut_ms, pts, dat_dir)
+        full = plot_failover.full_load_after(failover[tag])
+        figures.append(f"failover, {tag}: rail 0 alone carries 90% of the load both rails "
+                       "carried before the cut " + (f"from {full:g} s after it" if full is not None
+                                                    else "at no time after it"))
         pngs.append((f"failover: {tag}", png))
     (rep / "figures.json").write_text(json.dumps({
         "date": when,

@@ -42,6 +42,22 @@ def rows(cut_ms, pts):
     return out
 
 
+def full_load_after(data, frac=0.9, span=2.0):
+    """Seconds from the cut until rail 0 alone carries `frac` of the sends
+    per second both rails carried before it (means over `span` s from
+    there on, as single intervals are noisy); None if it never does."""
+    before = [s0 + s1 for t, s0, s1, _, _ in data if t <= 0]
+    after = [(t, s0) for t, s0, _, _, _ in data if t > 0]
+    if not before:
+        return None
+    load = sum(before) / len(before)
+    for i, (t, _) in enumerate(after):
+        window = [r for u, r in after[i:] if u < t + span]
+        if sum(window) / len(window) >= frac * load:
+            return t
+    return None
+
+
 GNUPLOT = """\
 set terminal png size 960,640
 set output '{png}'

@@ -216,6 +216,13 @@ class FailoverPlot(unittest.TestCase):
         self.assertEqual(cut, 1500)
         self.assertEqual(plot_failover.rows(cut, pts), [(0.5, 20.0, 10.0, 1000, 900)])
 
+    def test_full_load_is_when_rail_0_alone_carries_what_both_did(self):
+        data = [(-1.0, 10, 10, 1000, 1000), (0.0, 10, 10, 1000, 1000),
+                (0.5, 0, 0, 0, 1000), (1.0, 5, 0, 0, 1000),
+                (1.5, 19, 0, 0, 1000), (2.0, 19, 0, 0, 1000), (3.0, 18, 0, 0, 1000)]
+        self.assertEqual(plot_failover.full_load_after(data), 1.5)
+        self.assertIsNone(plot_failover.full_load_after(data[:4]))
+
 
 class BenchReport(unittest.TestCase):
     def test_figures_and_points_are_gathered_from_every_console(self):

@@ -650,7 +650,7 @@ lab_bench_cut() {
 	"$@" || lab_fail "$name: cut failed"
 	cut_ms=$(now_ms)
 	lab_log "bench-cut $tag $cut_ms"
-	lab_log "bench: $name: cut"
+	lab_log "bench cut: $name"
 	# Long enough for a PUT caught on the cut rail to end: the LND's
 	# timeout, then its resend or its own deadline.
 	while [ "$(now_ms)" -lt $((cut_ms + 60000)) ]; do
