@@ -335,10 +335,7 @@ impl Conn {
     /// the next reply into a reset.
     pub(crate) fn close_with_siblings(&self, err: i32) {
         self.close(err);
-        let siblings = self.sni().table.lock().conns_of(&self.peer);
-        for c in siblings {
-            c.close(err);
-        }
+        self.sni().close_conns_of(&self.peer, err);
     }
 
     /// Kills the connection with `-err`: the socket is shut (blocked

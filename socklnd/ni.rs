@@ -221,6 +221,16 @@ impl SockNi {
         PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Closes every connection with `nid` (Lustre's
+    /// `ksocknal_close_peer_conns_locked`), taken from the table first:
+    /// closing finalizes messages, which is never done under its lock.
+    pub(crate) fn close_conns_of(&self, nid: &Nid, err: i32) {
+        let conns = self.table.lock().conns_of(nid);
+        for c in conns {
+            c.close(err);
+        }
+    }
+
     pub(crate) fn count_refused(&self) {
         self.refused.fetch_add(1, Ordering::Relaxed);
         REFUSED.fetch_add(1, Ordering::Relaxed);

@@ -459,10 +459,7 @@ pub(crate) fn tick(sni: &SockNi) {
             nid,
             late / 1000
         );
-        let conns = sni.table.lock().conns_of(&nid);
-        for c in conns {
-            c.close(errno::ETIMEDOUT().to_errno());
-        }
+        sni.close_conns_of(&nid, errno::ETIMEDOUT().to_errno());
     }
     for c in pings {
         c.send_keepalive();
