@@ -364,7 +364,7 @@ impl Conn {
             tx.fail(err, hstatus);
         }
         self.queued.store(0, Ordering::Relaxed);
-        crate::zc::abort(self);
+        crate::zc::abort(self, err);
         self.tx_wake.notify_all();
         self.rx_wake.notify_all();
         // A header LNet parsed but whose payload will never come. Taken

@@ -5,9 +5,10 @@
 //! asking the peer to acknowledge its receipt, and completes only then.
 //! A peer that goes silent cannot let it complete unseen: once its
 //! connection closes (a socket error, or the stale-request check after
-//! the LND timeout) it fails with LOCAL_ERROR, which LNet resends over
-//! another path. The data is copied, not sent from the pages: the holding
-//! is what health needs.
+//! the LND timeout) it fails, never resent since the peer may hold it,
+//! with the health status the close's cause gives
+//! (`socklnd::zc_aborted_status`). The data is copied, not sent from the
+//! pages: the holding is what health needs.
 //!
 //! Requests sit on their peer under the NI's table lock, since the ACK
 //! may come back on any connection to that peer.
@@ -174,9 +175,10 @@ pub(crate) fn acked(sni: &SockNi, peer: &Nid, acks: ZcAcks) -> u64 {
     left
 }
 
-/// `conn` closed: its requests fail, since the socket's unsent and
-/// unacknowledged data went with it (`ksocknal_finalize_zcreq`).
-pub(crate) fn abort(conn: &Conn) {
+/// `conn` closed with `-err`: its requests fail, since the socket's
+/// unsent and unacknowledged data went with it (`ksocknal_finalize_zcreq`).
+pub(crate) fn abort(conn: &Conn, err: i32) {
+    let hstatus = socklnd::zc_aborted_status(err);
     let key = conn_key(conn);
     loop {
         let msg = {
@@ -192,7 +194,7 @@ pub(crate) fn abort(conn: &Conn) {
         // One still sending is failed by its sender, which finds it gone.
         if let Some(msg) = msg {
             count(&ZC_ABORTED);
-            msg.finalize(EIO.to_errno(), Status::LocalError);
+            msg.finalize(EIO.to_errno(), hstatus);
         }
     }
 }

@@ -478,6 +478,8 @@ pub mod errno {
     pub const EHOSTUNREACH: i32 = 113;
     /// `ESHUTDOWN`
     pub const ESHUTDOWN: i32 = 108;
+    /// `EPIPE`
+    pub const EPIPE: i32 = 32;
 }
 
 /// The health status of txs failed together with error `-err` (queued on a
@@ -507,12 +509,39 @@ pub fn txlist_status(err: i32) -> Status {
 /// (or an NI whose link went down) gives REMOTE_DROPPED, which LNet
 /// resends over another path and charges to the peer NI; a stalled
 /// connection gives NETWORK_TIMEOUT; anything else LOCAL_ERROR, as
-/// Lustre. Why: these messages never left, so resending them is safe, and
-/// the failure is the path's or the peer's, not the local NI's; charging
-/// a healthy local NI for a peer's reset would steer a Multi-Rail node's
+/// Lustre. A write that met the peer's close (`EPIPE`) is a reset too.
+/// Why: these messages never left, so resending them is safe, and the
+/// failure is the path's or the peer's, not the local NI's; charging a
+/// healthy local NI for a peer's reset would steer a Multi-Rail node's
 /// traffic off it.
 pub fn closed_conn_status(err: i32) -> Status {
-    txlist_status(err)
+    match err.saturating_abs() {
+        errno::EPIPE => Status::RemoteDropped,
+        _ => txlist_status(err),
+    }
+}
+
+/// The health status of a message sent with a zero-copy request that its
+/// peer had not acknowledged when the connection closed with `-err`. This
+/// differs from Lustre.
+///
+/// Lustre fails it `-EIO` with LOCAL_ERROR (a zero-copy abort in
+/// `ksocknal_tx_done`), whatever closed the connection: only the local NI
+/// pays, and its recovery ping, which goes to itself, restores it at once.
+/// A rail gone silent then keeps its peer NI at full health and is chosen
+/// again in its turn, every time holding what is sent on it for the LND
+/// timeout (seen in bench_failover: the flow stood still for 10 s in
+/// every 13). When the peer or the path closed the connection (it
+/// stalled, the peer reset or closed it, a route went away) we give
+/// NETWORK_TIMEOUT: the peer NI pays too, and its recovery pings, failing
+/// while the rail is silent, keep it out of selection until it answers.
+/// Still no resend, as in Lustre: the message was sent and the peer may
+/// hold it, only its acknowledgement missing.
+pub fn zc_aborted_status(err: i32) -> Status {
+    match closed_conn_status(err) {
+        Status::NetworkTimeout | Status::RemoteDropped => Status::NetworkTimeout,
+        _ => Status::LocalError,
+    }
 }
 
 /// What Lustre ends a message queued on a closing connection with,
@@ -566,6 +595,31 @@ mod tests {
         // Anything else (a stale peer, a protocol error) as Lustre.
         assert_eq!(closed_conn_status(-116), lstatus);
         assert_eq!(closed_conn_status(-71), lstatus);
+        // A write that met the peer's close is a reset.
+        assert_eq!(closed_conn_status(-errno::EPIPE), Status::RemoteDropped);
+    }
+
+    #[test]
+    fn unacknowledged_zero_copy_requests_of_a_closed_connection() {
+        use super::super::health::Change;
+        // The peer or the path closed it: both ends of the path pay, so
+        // that a silent rail's peer NI leaves selection; never resent.
+        for err in [
+            errno::ETIMEDOUT,
+            errno::ECONNRESET,
+            errno::EPIPE,
+            errno::EHOSTUNREACH,
+        ] {
+            let s = zc_aborted_status(-err);
+            assert_eq!(s, Status::NetworkTimeout, "{err}");
+            let d = health_of(s);
+            assert!(!d.resend, "{err}");
+            assert_eq!((d.local, d.remote), (Change::Decrement, Change::Decrement));
+        }
+        // Closed here (the NI stopping, a protocol error): as Lustre.
+        for err in [errno::ESHUTDOWN, 71, 5] {
+            assert_eq!(zc_aborted_status(-err), Status::LocalError, "{err}");
+        }
     }
 
     fn nid(s: &str) -> Nid {
