@@ -12,7 +12,7 @@ use crate::lnet_core::o2iblnd::{self as wire, MsgBody, Rej, RejParams, RejectRea
 use crate::lnet_core::o2iblnd_health::errno;
 use crate::lnet_core::o2iblnd_params::IbParam;
 use crate::lnet_core::o2iblnd_reject::{after_reject, AfterReject};
-use crate::ni::{IbNi, RESOLVE_TIMEOUT_MS};
+use crate::ni::{IbNi, Listening, RESOLVE_TIMEOUT_MS};
 use crate::params;
 use core::ffi::c_int;
 use core::sync::atomic::Ordering;
@@ -34,11 +34,18 @@ pub(crate) unsafe extern "C" fn listen_handler(id: RawCmId, ev: RawCmEvent) -> c
     if ctx.is_null() {
         return 0;
     }
-    // SAFETY: the listener's context is its NI, borrowed, alive until
-    // `IbNi::stop` destroys the listener (which waits for this call).
-    let ni = unsafe { ArcBorrow::<IbNi>::from_raw(ctx.cast_const().cast()) };
+    // SAFETY: the listener's context is its `Listening`, which outlives
+    // the listener's id (`Listener`) and so this call.
+    let l = unsafe { &*ctx.cast_const().cast::<Listening>() };
+    let Some(ni) = l.ni() else {
+        // The NI is stopping: a request is refused, its new id destroyed.
+        return match ev.event() {
+            CmEventType::ConnectRequest => CmIdRef::DESTROY,
+            _ => 0,
+        };
+    };
     match ev.event() {
-        CmEventType::ConnectRequest => passive_connect(&ni, &id, &ev),
+        CmEventType::ConnectRequest => passive_connect(&ni.as_arc_borrow(), &id, &ev),
         CmEventType::DeviceRemoval => {
             ni.device_removed();
             0

@@ -31,6 +31,30 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
+/// The listener's context: the NI it accepts connections for, until
+/// `IbNi::stop` lets go of it. A connection request that comes while the
+/// NI goes finds no NI, never a freed one.
+#[pin_data]
+pub(crate) struct Listening {
+    #[pin]
+    ni: SpinLock<Option<Arc<IbNi>>>,
+}
+
+impl Listening {
+    /// The NI, while it takes connections.
+    pub(crate) fn ni(&self) -> Option<Arc<IbNi>> {
+        self.ni.lock().clone()
+    }
+}
+
+/// The listening id and its context, which the id borrows. Fields drop
+/// in order: the id is destroyed first (the CM waits for a handler call
+/// that is running and makes no more), then the context.
+pub(crate) struct Listener {
+    id: CmId,
+    ctx: Arc<Listening>,
+}
+
 /// Address and route resolution time limit (`RDMA_RESOLVE_TIMEOUT`).
 pub(crate) const RESOLVE_TIMEOUT_MS: i32 = 5000;
 /// Connection requests the listener queues.
@@ -154,9 +178,10 @@ pub(crate) struct IbNi {
     /// until `stop` takes them.
     #[pin]
     events: Mutex<Option<AsyncEvents>>,
-    /// Taken and destroyed by `stop`, after every connection is gone.
+    /// Taken by `stop`, after every connection is gone, and destroyed
+    /// once the NI is dropped.
     #[pin]
-    listener: Mutex<Option<CmId>>,
+    listener: Mutex<Option<Listener>>,
     #[pin]
     pub(crate) table: SpinLock<Table>,
     /// Connections with completions to handle: a lock-free stack of
@@ -227,6 +252,12 @@ impl IbNi {
             return Err(ENODEV);
         };
         let pd = Arc::new(Pd::new(dev)?, GFP_KERNEL)?;
+        let ctx = Arc::pin_init(
+            pin_init!(Listening {
+                ni <- new_spinlock!(None, "kiblnd_listening"),
+            }),
+            GFP_KERNEL,
+        )?;
         let port = listener.port_num();
         let n = Arc::pin_init(
             pin_init!(IbNi {
@@ -253,10 +284,13 @@ impl IbNi {
             }),
             GFP_KERNEL,
         )?;
-        // The listener's context is the NI itself, borrowed: `stop`
-        // destroys the listener before the NI can go.
+        // The listener's context holds the NI until `stop` takes it back
+        // (breaking the cycle through `n.listener`); `Listener` keeps the
+        // context until its id is destroyed.
+        *ctx.ni.lock() = Some(n.clone());
         // SAFETY: as just said.
-        unsafe { listener.set_context((&*n as *const IbNi).cast_mut().cast()) };
+        unsafe { listener.set_context((&*ctx as *const Listening).cast_mut().cast()) };
+        let listener = Listener { id: listener, ctx };
         let data = (&*n as *const IbNi).cast_mut().cast::<c_void>();
         // A port already down starts the NI fatal (`kiblnd_startup`); its
         // events keep the state from then on.
@@ -288,7 +322,7 @@ impl IbNi {
                 Ok(())
             })
         };
-        let r = threads.and_then(|()| listener.listen(LISTEN_BACKLOG));
+        let r = threads.and_then(|()| listener.id.listen(LISTEN_BACKLOG));
         *n.listener.lock() = Some(listener);
         if let Err(e) = r {
             let listener = n.stop();
@@ -353,10 +387,11 @@ impl IbNi {
 
     /// Stops the NI: fails what waits for connections, closes every
     /// connection and waits until each is torn down, then stops the
-    /// threads (`kiblnd_shutdown`). Returns the listener: the caller
-    /// destroys it once the NI is dropped, for the device's removal waits
-    /// for it and nothing of the NI may outlive the device.
-    pub(crate) fn stop(&self) -> Option<CmId> {
+    /// threads (`kiblnd_shutdown`). Returns the listener, which no longer
+    /// holds the NI: the caller destroys it once the NI is dropped, for
+    /// the device's removal waits for it and nothing of the NI may
+    /// outlive the device.
+    pub(crate) fn stop(&self) -> Option<Listener> {
         self.close_all();
         let mut waited = 0u32;
         loop {
@@ -378,7 +413,12 @@ impl IbNi {
         }
         // Waits for a handler call that is running.
         drop(self.events.lock().take());
-        self.listener.lock().take()
+        let l = self.listener.lock().take();
+        // Taken out under the lock, dropped after: our caller's reference
+        // keeps the NI.
+        let held = l.as_ref().and_then(|l| l.ctx.ni.lock().take());
+        drop(held);
+        l
     }
 
     pub(crate) fn lnd_timeout_ms(&self) -> u64 {
@@ -455,6 +495,12 @@ impl IbNi {
                 c.close(-errno::ENETDOWN);
                 return;
             };
+            // Closed since the CM said it was up: its teardown
+            // (`conn_closed`) decides for the waiting txs; carrying
+            // nothing, it must not join the peer's connections.
+            if c.inner.lock().state == State::Closing {
+                return;
+            }
             IbPeer::forget(&mut p.connecting, c);
             p.reconnects = 0;
             p.reconnect_at_ms = 0;
