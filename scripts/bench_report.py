@@ -120,12 +120,16 @@ def main():
         draw(name, series, png, dat_dir)
         pngs.append((name, png))
     failover = {}
-    for tag, (cut_ms, pts) in sorted(plot_failover.series(out).items()):
-        failover[tag], png = plot_failover.plot(rep, tag, cut_ms, pts, dat_dir)
-        full = plot_failover.full_load_after(failover[tag])
-        figures.append(f"failover, {tag}: rail 0 alone carries 90% of the load both rails "
-                       "carried before the cut " + (f"from {full:g} s after it" if full is not None
-                                                    else "at no time after it"))
+    for tag, (cut_ms, rails, health) in sorted(plot_failover.series(out).items()):
+        data, hdata, png = plot_failover.plot(rep, tag, cut_ms, rails, health, dat_dir)
+        failover[tag] = {"rails": data, "health": hdata}
+        full = plot_failover.full_load_after(data)
+        low = plot_failover.below(data)
+        figures.append(f"failover, {tag}: rail 0 alone carries 90% of the MB/s both rails "
+                       "carried before the cut " + (f"from {full:.1f} s after it" if full is not None
+                                                    else "at no time after it")
+                       + (f"; both rails below 10% of it for at most {low:.1f} s"
+                          if low is not None else ""))
         pngs.append((f"failover: {tag}", png))
     (rep / "figures.json").write_text(json.dumps({
         "date": when,

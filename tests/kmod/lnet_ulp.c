@@ -61,16 +61,16 @@ module_param(inflight, int, 0444);
 MODULE_PARM_DESC(inflight, "GETs left waiting for a REPLY at unload");
 static char *mode = "self";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "self (over 0@lo), traffic (only traffic=1's thread), server, client, burst, flood, pinginfo or pushes (with peer=)");
+MODULE_PARM_DESC(mode, "self (over 0@lo), traffic (only traffic=1's thread), server, client, burst, flood, steady, pinginfo or pushes (with peer=)");
 static char *peer = "";
 module_param(peer, charp, 0444);
 MODULE_PARM_DESC(peer, "NID of the server, for mode=client");
 static int seconds;
 module_param(seconds, int, 0444);
-MODULE_PARM_DESC(seconds, "mode=client: keep PUTting for this long after the checks");
+MODULE_PARM_DESC(seconds, "mode=client: keep PUTting for this long after the checks; mode=steady: how long");
 static bool stop_traffic;
 module_param(stop_traffic, bool, 0644);
-MODULE_PARM_DESC(stop_traffic, "mode=client: set to end the seconds= traffic now (it is read while init runs)");
+MODULE_PARM_DESC(stop_traffic, "mode=client and steady: set to end the seconds= traffic now (it is read while init runs)");
 static int op_timeout = 20;
 module_param(op_timeout, int, 0444);
 MODULE_PARM_DESC(op_timeout, "mode=client: seconds each operation may wait for its ACK");
@@ -125,6 +125,10 @@ static void op_init(struct op *op, bool client)
 	op->client = client;
 }
 
+/* Bumped on every event: mode=steady waits on it for any operation. */
+static atomic_t events = ATOMIC_INIT(0);
+static DECLARE_WAIT_QUEUE_HEAD(events_wq);
+
 static void ulp_handler(struct lnet_event *ev)
 {
 	struct op *op = ev->md_user_ptr;
@@ -147,6 +151,8 @@ static void ulp_handler(struct lnet_event *ev)
 			atomic_inc(&finals);
 		complete(&op->done);
 	}
+	atomic_inc(&events);
+	wake_up(&events_wq);
 }
 
 #define CHECK(cond, fmt, ...) do {					\
@@ -1739,10 +1745,10 @@ static int burst_run(void)
 
 static int flood_bytes = BIG;
 module_param(flood_bytes, int, 0444);
-MODULE_PARM_DESC(flood_bytes, "mode=flood and flood_to: bytes of each PUT (1 to 1 MiB)");
+MODULE_PARM_DESC(flood_bytes, "mode=flood, flood_to and steady: bytes of each PUT (1 to 1 MiB)");
 static int window;
 module_param(window, int, 0444);
-MODULE_PARM_DESC(window, "mode=flood and flood_to: at most this many in flight (0: all at once)");
+MODULE_PARM_DESC(window, "mode=flood and flood_to: at most this many in flight (0: all at once); mode=steady: this many (1 to 64) all the time");
 
 struct flood_state {
 	char *const *nids;
@@ -1858,6 +1864,145 @@ static int flood_run(void)
 }
 
 /*
+ * mode=steady (peer=): PUTs (GETs with get=1) of flood_bytes, window= of
+ * them in flight all the time (a new one as soon as any ends, as PtlRPC
+ * keeps its RPCs going), for seconds= or until stop_traffic is set; each
+ * allowed op_timeout. For failover benchmarks: reports how many ended well
+ * or failed, the longest operation, and the flow's longest stall: the
+ * longest time without one ending well, with when it began (boot-time ms,
+ * the clock of /proc/uptime).
+ */
+#define STEADY_MAX	64
+
+struct steady_slot {
+	struct op op;
+	struct lnet_handle_md h;
+	ktime_t posted;
+	bool busy;
+	bool unlinked;	/* its send failed: unlinked, as PtlRPC does */
+};
+
+static int steady_run(void)
+{
+	struct lnet_processid srv = { .pid = LNET_PID_LUSTRE };
+	struct steady_slot *slots;
+	struct buf b;
+	int i, rc, live, seen, ok = 0, failed = 0, lost = 0;
+	s64 longest = 0, stall = 0, stall_from = 0;
+	ktime_t start, end, last, now;
+	bool going;
+
+	if (libcfs_strnid(&srv.nid, peer)) {
+		pr_err("lnet_ulp: bad peer NID '%s'\n", peer);
+		return -EINVAL;
+	}
+	if (window < 1 || window > STEADY_MAX || seconds < 1 ||
+	    flood_bytes <= 0 || flood_bytes > BIG || op_timeout < 1)
+		return -EINVAL;
+	slots = kvcalloc(window, sizeof(*slots), GFP_KERNEL);
+	if (!slots)
+		return -ENOMEM;
+	if (buf_alloc(&b, flood_bytes, true)) {
+		kvfree(slots);
+		return -ENOMEM;
+	}
+	buf_fill(&b, 5);
+	start = last = ktime_get_boottime();
+	end = ktime_add_ms(start, seconds * 1000LL);
+	do {
+		seen = atomic_read(&events);
+		now = ktime_get_boottime();
+		going = ktime_before(now, end) && !READ_ONCE(stop_traffic);
+		live = 0;
+		for (i = 0; i < window; i++) {
+			struct steady_slot *sl = &slots[i];
+
+			if (sl->busy && !completion_done(&sl->op.done)) {
+				/* A failed send gets no response: unlink. */
+				if (!sl->unlinked && completion_done(&sl->op.sent) &&
+				    sl->op.send_status) {
+					sl->unlinked = true;
+					LNetMDUnlink(sl->h);
+				}
+				/* LNet must end it by op_timeout; past that, unlink. */
+				if (!sl->unlinked &&
+				    ktime_ms_delta(now, sl->posted) > (op_timeout + 30) * 1000LL) {
+					sl->unlinked = true;
+					LNetMDUnlink(sl->h);
+				}
+				if (ktime_ms_delta(now, sl->posted) > (op_timeout + 60) * 1000LL) {
+					/* Its buffer is LNet's for good: stop. */
+					sl->busy = false;
+					lost++;
+					abandon("a steady operation");
+					WRITE_ONCE(stop_traffic, true);
+					continue;
+				}
+				live++;
+				continue;
+			}
+			if (sl->busy) {
+				sl->busy = false;
+				longest = max(longest, ktime_ms_delta(now, sl->posted));
+				if (pair(&sl->op, get ? LNET_EVENT_REPLY : LNET_EVENT_ACK) >= 0) {
+					ok++;
+					if (ktime_ms_delta(now, last) > stall) {
+						stall = ktime_ms_delta(now, last);
+						stall_from = ktime_to_ms(last);
+					}
+					last = now;
+				} else if (failed++ < 4) {
+					pr_info("lnet_ulp: steady %s failed at %lld ms after %lld ms: send status %d, %d events, last status %d\n",
+						get ? "GET" : "PUT", ktime_to_ms(now),
+						ktime_ms_delta(now, sl->posted),
+						sl->op.send_status, sl->op.nev,
+						sl->op.nev ? sl->op.status[min(sl->op.nev, MAX_EV) - 1] : 0);
+				}
+			}
+			if (!going)
+				continue;
+			op_init(&sl->op, true);
+			sl->unlinked = false;
+			sl->posted = ktime_get_boottime();
+			if (bind(&b, 2, 0, &sl->op, &sl->h)) {
+				failed++;
+				continue;
+			}
+			if (get)
+				rc = LNetGetTimeout(NULL, sl->h, &srv, REMOTE_PORTAL,
+						    BITS_SOURCE, 0, false, op_timeout);
+			else
+				rc = LNetPutTimeout(NULL, sl->h, LNET_ACK_REQ, &srv,
+						    REMOTE_PORTAL, BITS_SINK, 0, 0,
+						    op_timeout);
+			if (rc) {
+				/* Not a send: its unlink event is not a final one. */
+				sl->op.client = false;
+				LNetMDUnlink(sl->h);
+				wait_op(&sl->op, 30);
+				failed++;
+				continue;
+			}
+			atomic_inc(&sends);
+			sl->busy = true;
+			live++;
+		}
+		if (live)
+			wait_event_timeout(events_wq, atomic_read(&events) != seen,
+					   HZ / 10);
+	} while (live || going);
+	pr_info("lnet_ulp: steady %ss of %u bytes to %s, %d in flight, for %lld ms: %d ok, %d failed, %d lost, longest %lld ms, longest stall %lld ms from %lld ms\n",
+		get ? "GET" : "PUT", b.bytes, peer, window,
+		ktime_ms_delta(ktime_get_boottime(), start), ok, failed, lost,
+		longest, stall, stall_from);
+	if (!abandoned) {
+		kvfree(slots);
+		buf_free(&b);
+	}
+	return 0;
+}
+
+/*
  * Writing flood_to (mode=server) floods the NIDs listed, in the writer's
  * context, while this node's server buffers take others' floods.
  */
@@ -1933,6 +2078,12 @@ static int ulp_start(void)
 	}
 	if (!strcmp(mode, "flood")) {
 		rc = flood_run();
+		if (rc)
+			LNetNIFini();
+		return rc;
+	}
+	if (!strcmp(mode, "steady")) {
+		rc = steady_run();
 		if (rc)
 			LNetNIFini();
 		return rc;

@@ -51,6 +51,9 @@ SPLAT = re.compile(
 )
 # Userspace markers: a leak report from lib.sh and explicit failures.
 LAB_FAIL = re.compile(r"^(LAB-FAIL|LAB-LEAK)")
+# How much of a kmemleak report a verdict carries: enough for the first
+# objects' backtraces, which is what a CI log must show.
+LEAK_LINES = 60
 
 
 def log(msg):
@@ -183,7 +186,8 @@ def build_initramfs(kd, work, src=TOP, bench=False):
     if bench:
         add_perftest(root)
     # Our userspace tools, built by scripts/test.sh (cargo build --release).
-    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "tcp_bench"):
+    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "tcp_bench",
+                 "rail_sample"):
         path = TOP / "target/release" / tool
         if not path.exists():
             sys.exit(f"lab: {path} missing: run cargo build --release -p lnetctl")
@@ -477,8 +481,14 @@ def judge(scenarios, consoles, timed_out):
         current = None
         ended = set()
         done = False
+        report = None  # a leak report's lines go into the verdict with it
         for line in text.splitlines():
             line = line.rstrip("\r")
+            if report is not None:
+                if not line.startswith("LAB-") and len(report) < LEAK_LINES:
+                    report.append(f"vm{vm}:   {line.strip()}")
+                    continue
+                report = None
             m = re.match(r"LAB-BEGIN (\S+)", line)
             if m:
                 current = m.group(1)
@@ -498,6 +508,8 @@ def judge(scenarios, consoles, timed_out):
                 # fails the last one that ran.
                 who = current or (scenarios[-1] if scenarios else "boot")
                 verdict.setdefault(who, []).append(f"vm{vm}: {line.strip()}")
+                if line.startswith("LAB-LEAK"):
+                    report = verdict[who]
         for s in scenarios:
             if s not in ended:
                 verdict[s].append(f"vm{vm}: did not finish" + (" (time limit)" if timed_out else ""))

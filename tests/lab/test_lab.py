@@ -57,6 +57,15 @@ class Judge(unittest.TestCase):
             v = run(["a"], "LAB-BEGIN a", m, "LAB-END a rc=0")
             self.assertTrue(v["a"], m)
 
+    def test_leak_report_comes_with_the_verdict(self):
+        v = run(["a", "b"], "LAB-BEGIN a", "LAB-LEAK after rmmod ko2iblnd:",
+                "unreferenced object 0xffff888 (size 64):", "  backtrace (crc 0):",
+                "    kmalloc_trace+0x1/0x2", "LAB-END a rc=0", "LAB-BEGIN b", "LAB-END b rc=0")
+        text = "\n".join(v["a"])
+        self.assertIn("unreferenced object", text)
+        self.assertIn("kmalloc_trace", text)
+        self.assertEqual(v["b"], [])
+
     def test_report_after_the_last_scenario_fails_it(self):
         v = run(["a"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-LEAK after the last scenario:")
         self.assertTrue(v["a"])
@@ -202,26 +211,42 @@ class FailoverPlot(unittest.TestCase):
             boot = Path(d) / "boot-2vm-2nic"
             boot.mkdir()
             (boot / "console-vm0.log").write_text(
+                "lab: bench-rails tcp-silent 1000 0 0\n"
                 "lab: bench-series tcp-silent 1000 10 10 1000 1000\n"
                 "[   12.0] noise\n"
+                "lab: bench-rails tcp-silent 2000 2000000 1000000\n"
                 "lab: bench-series tcp-silent 2000 30 20 1000 900\n"
                 "lab: bench-cut tcp-silent 1500\n"
-                "lab: bench-series o2ib-silent 1000 1 1 1000 1000\n"
-                "lab: bench-series tcp-silent 3000 x 20 0 0\n"
+                "lab: bench-rails o2ib-silent 1000 1 1\n"
+                "lab: bench-rails tcp-silent 3000 x 20\n"
+                "lab: bench-rails mptcp-silent 1000 0 0\n"
+                "lab: bench-cut mptcp-silent 900\n"
             )
             found = plot_failover.series(Path(d))
-        # A series without its cut is left out; a garbled line too.
-        self.assertEqual(list(found), ["tcp-silent"])
-        cut, pts = found["tcp-silent"]
+        # A series without its cut is left out; a garbled line too; MPTCP
+        # has no health.
+        self.assertEqual(sorted(found), ["mptcp-silent", "tcp-silent"])
+        cut, rails, health = found["tcp-silent"]
         self.assertEqual(cut, 1500)
-        self.assertEqual(plot_failover.rows(cut, pts), [(0.5, 20.0, 10.0, 1000, 900)])
+        self.assertEqual(plot_failover.rows(cut, rails), [(0.5, 2.0, 1.0)])
+        self.assertEqual(plot_failover.health_rows(cut, health),
+                         [(-0.5, 1000, 1000), (0.5, 1000, 900)])
+        self.assertEqual(found["mptcp-silent"][2], [])
 
     def test_full_load_is_when_rail_0_alone_carries_what_both_did(self):
-        data = [(-1.0, 10, 10, 1000, 1000), (0.0, 10, 10, 1000, 1000),
-                (0.5, 0, 0, 0, 1000), (1.0, 5, 0, 0, 1000),
-                (1.5, 19, 0, 0, 1000), (2.0, 19, 0, 0, 1000), (3.0, 18, 0, 0, 1000)]
+        data = [(-1.0, 10, 10), (0.0, 10, 10), (0.5, 0, 0), (1.0, 5, 0),
+                (1.5, 19, 0), (2.0, 19, 0), (3.0, 18, 0)]
         self.assertEqual(plot_failover.full_load_after(data), 1.5)
         self.assertIsNone(plot_failover.full_load_after(data[:4]))
+
+    def test_stall_is_the_longest_time_both_rails_stood_nearly_still(self):
+        data = [(-0.1, 10, 10), (0.0, 10, 10), (0.1, 1, 0), (0.2, 0, 0),
+                (0.3, 15, 0), (0.4, 0, 0), (0.5, 20, 0), (0.6, 0, 0), (0.7, 0, 0),
+                (0.8, 0, 0)]
+        # From the last sample before the cut to the first one back up;
+        # the traffic's end is not a stall.
+        self.assertAlmostEqual(plot_failover.below(data), 0.2)
+        self.assertEqual(plot_failover.below([(0.0, 1, 1), (0.1, 2, 2)]), 0.0)
 
 
 class BenchReport(unittest.TestCase):

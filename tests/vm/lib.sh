@@ -578,47 +578,12 @@ lab_one_rail() {
 	lnetctl lnet configure --all || lab_fail "configure"
 }
 
-# Failover benchmarks (bench_failover): steady sequential PUTs to $p0
-# while a rail is cut, sampled as a series for the plots.
+# Failover benchmarks (bench_failover): steady traffic to VM 1 while a
+# rail is cut, sampled as series for the plots.
 
-# Bursts of 50 4 KiB PUTs, one after another, until /tmp/stop exists; each
-# burst's outcome goes to /tmp/bursts.
-lab_bench_traffic() {
-	while [ ! -e /tmp/stop ]; do
-		modprobe lnet_ulp mode=burst peer="$p0" repeat=50 op_timeout=30 ||
-			lab_fail "burst did not run"
-		# A message caught on the cut rail keeps the module busy until
-		# it ends; the traffic stands still meanwhile.
-		until rmmod lnet_ulp 2>/dev/null; do sleep 1; done
-		# Taken out of the kernel's log at once: over a minute of
-		# bursts it wraps, and the figures would lose what they are for.
-		dmesg -c | grep 'lnet_ulp: burst of' >>/tmp/bursts || true
-		echo "burst done at $(now_ms) ms" >>/tmp/bursts
-	done
-}
-
-# PUTs of the bursts (/tmp/bursts) that failed.
-lab_bench_failures() {
-	sed -n 's/.*lnet_ulp: burst of [0-9]* PUTs: [0-9]* ok, \([0-9]*\) failed.*/\1/p' /tmp/bursts |
-		awk '{ s += $1 } END { print s + 0 }'
-}
-
-# The longest PUT of the bursts, in ms.
-lab_bench_longest() {
-	sed -n 's/.*lnet_ulp: burst of .* longest \([0-9]*\) ms.*/\1/p' /tmp/bursts |
-		awk '$1 > m { m = $1 } END { print m + 0 }'
-}
-
-# The longest time from the end of one burst to the end of the next, in
-# ms: loading lnet_ulp, its 50 PUTs and unloading it.
-lab_bench_longest_burst() {
-	sed -n 's/^burst done at \([0-9]*\) ms$/\1/p' /tmp/bursts |
-		awk 'NR > 1 && $1 - p > m { m = $1 - p } { p = $1 } END { print m + 0 }'
-}
-
-# lab_bench_sample TAG: one point of the series: the time, the sends of
-# $me0 and $me1, and the health of $me1 and of the peer's $p1. A hung
-# lnetctl is reported, not waited on.
+# lab_bench_sample TAG: one point of the health series: the time, the
+# sends of $me0 and $me1, and the health of $me1 and of the peer's $p1. A
+# hung lnetctl is reported, not waited on.
 lab_bench_sample() {
 	timeout 30 lnetctl net show -v 3 >/tmp/bench_nets || lab_fail "net show -v 3 failed or hung"
 	timeout 30 lnetctl peer show -v 3 >/tmp/bench_peers || lab_fail "peer show -v 3 failed or hung"
@@ -629,42 +594,78 @@ lab_bench_sample() {
 		"$(lab_health_in /tmp/bench_peers "$p1")"
 }
 
-# lab_bench_cut TAG NAME COMMAND...: runs COMMAND under traffic, samples
-# the series from 5 s before to 60 s after, checks that the healthy rail
-# goes on, and reports the figures.
-lab_bench_cut() {
-	tag=$1
-	name=$2
-	shift 2
-	rm -f /tmp/stop /tmp/bursts
-	dmesg -c >/dev/null
-	lab_bench_traffic &
-	tr=$!
-	end=$(($(now_ms) + 5000))
-	while [ "$(now_ms)" -lt "$end" ]; do
-		lab_bench_sample "$tag"
+# lab_bench_watch TAG HOW UNTIL_MS: the health series every 0.5 s until
+# UNTIL_MS (over LNet; MPTCP has none).
+lab_bench_watch() {
+	while [ "$(now_ms)" -lt "$3" ]; do
+		[ "$2" = lnet ] && lab_bench_sample "$1"
 		sleep 0.5
 	done
-	[ "$(lab_elem_stat /tmp/bench_nets "$me1" statistics send_count)" -gt 0 ] ||
-		lab_fail "$name: $me1 carries nothing before the cut"
+}
+
+# lab_rail_bytes FROM_MS TO_MS COLUMN: bytes rail_sample saw sent on
+# COLUMN's rail (2: eth0, 3: eth1) between the two times.
+lab_rail_bytes() {
+	awk -v a="$1" -v b="$2" -v c="$3" '$1 >= a && $1 <= b { if (!n++) f = $c; l = $c }
+		END { print l - f }' /tmp/rails
+}
+
+# The time given to a cut's traffic: 5 s before the cut, then long enough
+# for an operation caught on the cut rail to end (the LND's timeout, then
+# its resend or the 30 s deadline of its ACK).
+BENCH_CUT_SECS=50
+
+# lab_bench_cut TAG NAME HOW COMMAND...: steady traffic to VM 1 (HOW: lnet,
+# 8 PUTs of 64 KiB always in flight, to $p0; or mptcp, one MPTCP stream
+# to tcp_bench on $paddr:7100) for BENCH_CUT_SECS, COMMAND 5 s into it.
+# The bytes each rail sends are sampled every 100 ms (rail_sample; LNet's
+# o2ib goes out through the same interfaces), and over LNet the health
+# every 0.5 s. Rail 1 must carry traffic before the cut and rail 0 after
+# it; the figures are the flow's longest stall (the longest time without
+# an operation ending well, or a write waiting), the longest PUT and the
+# failures the ULP saw.
+lab_bench_cut() {
+	tag=$1 name=$2 how=$3
+	shift 3
+	dmesg -c >/dev/null
+	t0=$(now_ms)
+	rail_sample 100 $((BENCH_CUT_SECS + 2)) eth0 eth1 >/tmp/rails &
+	rs=$!
+	if [ "$how" = lnet ]; then
+		modprobe lnet_ulp mode=steady peer="$p0" window=8 flood_bytes=65536 \
+			seconds=$BENCH_CUT_SECS op_timeout=30 >/tmp/traffic 2>&1 &
+	else
+		tcp_bench steady "$paddr" 7100 $BENCH_CUT_SECS mptcp >/tmp/traffic 2>&1 &
+	fi
+	tr=$!
+	lab_bench_watch "$tag" "$how" $((t0 + 5000))
 	"$@" || lab_fail "$name: cut failed"
 	cut_ms=$(now_ms)
 	lab_log "bench-cut $tag $cut_ms"
 	lab_log "bench cut: $name"
-	# Long enough for a PUT caught on the cut rail to end: the LND's
-	# timeout, then its resend or its own deadline.
-	while [ "$(now_ms)" -lt $((cut_ms + 60000)) ]; do
-		lab_bench_sample "$tag"
-		sleep 0.5
-	done
-	s0=$(lab_elem_stat /tmp/bench_nets "$me0" statistics send_count)
-	sleep 5
-	lab_bench_sample "$tag"
-	[ "$(lab_elem_stat /tmp/bench_nets "$me0" statistics send_count)" -gt "$s0" ] ||
-		lab_fail "$name: $me0 carries nothing after the cut"
-	touch /tmp/stop
-	wait $tr
-	lab_log "bench: failover after $name: longest single PUT $(lab_bench_longest) ms, longest burst of 50 PUTs (load to unload) $(lab_bench_longest_burst) ms, $(lab_bench_failures) ULP-visible PUT failures"
+	lab_bench_watch "$tag" "$how" $((t0 + BENCH_CUT_SECS * 1000))
+	wait $tr || lab_fail "$name: the traffic failed: $(cat /tmp/traffic)"
+	wait $rs
+	awk -v t="$tag" '{ print "lab: bench-rails", t, $1, $2, $3 }' /tmp/rails
+	before=$(lab_rail_bytes $((t0 + 1000)) "$cut_ms" 3)
+	after=$(lab_rail_bytes $((cut_ms + 30000)) $((t0 + BENCH_CUT_SECS * 1000)) 2)
+	lab_log "$name: rail 1 sent $before bytes in the 4 s before the cut, rail 0 $after bytes from 30 s after it"
+	[ "$after" -gt 1000000 ] || lab_fail "$name: eth0 carries nothing after the cut"
+	if [ "$how" = lnet ]; then
+		[ "$before" -gt 100000 ] || lab_fail "$name: eth1 carries nothing before the cut"
+		lab_rmmod lnet_ulp
+		line=$(dmesg | grep 'lnet_ulp: steady PUTs' | tail -n 1)
+		[ -n "$line" ] || lab_fail "$name: no word from the steady PUTs"
+		set -- $(echo "$line" | sed 's/.*: \([0-9]*\) ok, \([0-9]*\) failed, \([0-9]*\) lost, longest \([0-9]*\) ms, longest stall \([0-9]*\) ms from \([0-9]*\) ms.*/\1 \2 \3 \4 \5 \6/')
+		[ $# = 6 ] || lab_fail "$name: cannot read '$line'"
+		[ "$3" = 0 ] || lab_fail "$name: $3 PUTs never ended"
+		lab_log "bench: failover after $name: longest stall of the flow $5 ms ($(($6 - cut_ms)) ms from the cut), longest PUT $4 ms, $2 ULP-visible PUT failures, $1 PUTs ok (8 of 64 KiB in flight)"
+	else
+		line=$(cat /tmp/traffic)
+		set -- $(echo "$line" | sed -n 's/.*longest stall \([0-9]*\) ms from \([0-9]*\) ms.*/\1 \2/p')
+		[ $# = 2 ] || lab_fail "$name: cannot read '$line'"
+		lab_log "bench: failover after $name: longest stall of the flow $1 ms ($(($2 - cut_ms)) ms from the cut), no failures (one MPTCP stream over two subflows: ${line#*: })"
+	fi
 }
 
 # The nonzero hardware counters of every rxe port (retries, RNR, sequence

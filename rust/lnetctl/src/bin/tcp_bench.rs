@@ -10,6 +10,13 @@
 //!                                                 once; print MB/s (10^6
 //!                                                 bytes)
 //!
+//!   tcp_bench steady ADDR PORT SECS [mptcp]      put over one stream for
+//!                                                 SECS; print MB/s and the
+//!                                                 longest time a write
+//!                                                 waited (the flow's
+//!                                                 stall), with when it
+//!                                                 began (boot-time ms)
+//!
 //! A connection starts with a 9-byte request: `P` or `G` and a byte count
 //! (u64, little-endian). For `P` the server reads to the end and closes;
 //! for `G` it writes that many bytes and closes. The client's time runs
@@ -18,10 +25,14 @@
 //! the sockets are the kernel's Multipath TCP (IPPROTO_MPTCP): their
 //! subflows over other paths are the path manager's (`ip mptcp`).
 
+#[path = "lab/clock.rs"]
+mod clock;
+
+use clock::boot_ms;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, Shutdown, TcpListener, TcpStream};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// `IPPROTO_MPTCP` (linux/in.h).
 const IPPROTO_MPTCP: libc::c_int = 262;
@@ -100,7 +111,7 @@ fn connect(addr: &str, port: u16, mptcp: bool) -> std::io::Result<TcpStream> {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: tcp_bench serve PORT [mptcp] | tcp_bench put|get ADDR PORT MIB STREAMS [mptcp]"
+        "usage: tcp_bench serve PORT [mptcp] | tcp_bench put|get ADDR PORT MIB STREAMS [mptcp]\n       tcp_bench steady ADDR PORT SECS [mptcp]"
     );
     std::process::exit(2);
 }
@@ -220,6 +231,47 @@ fn client(
     Ok(())
 }
 
+/// Steady traffic for the failover benchmark: writes for `secs` over one
+/// connection (an MPTCP one has a subflow per rail), as long as the
+/// server keeps reading.
+fn steady(addr: &str, port: u16, secs: u64, mptcp: bool) -> std::io::Result<()> {
+    // Small writes: one that waits is the flow standing still, not a
+    // large buffer being copied.
+    const WRITE: usize = 64 << 10;
+    let mut s = connect(addr, port, mptcp)?;
+    let mut req = [0u8; 9];
+    req[0] = b'P';
+    req[1..].copy_from_slice(&u64::MAX.to_le_bytes());
+    s.write_all(&req)?;
+    let buf = vec![0x5au8; WRITE];
+    let start = Instant::now();
+    let (mut moved, mut stall, mut stall_from) = (0u64, 0u64, boot_ms());
+    let mut last = (Instant::now(), boot_ms());
+    while start.elapsed() < Duration::from_secs(secs) {
+        s.write_all(&buf)?;
+        moved += WRITE as u64;
+        let waited = last.0.elapsed().as_millis() as u64;
+        if waited > stall {
+            (stall, stall_from) = (waited, last.1);
+        }
+        last = (Instant::now(), boot_ms());
+    }
+    s.shutdown(Shutdown::Write)?;
+    let mut sink = [0u8; 64];
+    while s.read(&mut sink)? > 0 {}
+    let secs = start.elapsed().as_secs_f64();
+    println!(
+        "tcp_bench: steady{} put of {} MiB in {:.3} s: {:.2} MB/s, longest stall {} ms from {} ms",
+        if mptcp { " MPTCP" } else { "" },
+        moved >> 20,
+        secs,
+        moved as f64 / secs / 1e6,
+        stall,
+        stall_from
+    );
+    Ok(())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let num = |i: usize| -> u64 {
@@ -236,6 +288,7 @@ fn main() {
         Some(op @ ("put" | "get")) if n == 5 => {
             client(op == "put", &args[1], num(2) as u16, num(3), num(4), mptcp)
         }
+        Some("steady") if n == 4 => steady(&args[1], num(2) as u16, num(3), mptcp),
         _ => usage(),
     };
     if let Err(e) = r {
