@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 timeout=900
+# lab: vms=2 nics=2 timeout=1000
 # Benchmark (not a test: run by scripts/bench.sh): Multi-Rail aggregate
 # bandwidth. Both rails (tcp on eth0, tcp1 on eth1) are limited on VM 0's
 # egress by tc tbf to the same rate (BENCH_RATE_MBIT, 160 Mbit/s: well
@@ -12,7 +12,11 @@
 # max_rpcs_in_flight), where credits can steer new PUTs to the rail that
 # returns them first. Each figure is the mean of three rounds, measured
 # alternately; only correctness is checked (every PUT acknowledged, both
-# rails used), never the speed.
+# rails used), never the speed. Last, the unequal rails once more with
+# both in one net (tcp(eth0,eth1) on each VM): between nets selection
+# goes by health and round robin, within a net by the NIs' and peer NIs'
+# credits, which the slow rail holds longer (a zero-copy PUT's come back
+# with the peer's acknowledgement).
 peer=$(lab_peer)
 paddr=$(lab_addr "$peer" 0)
 me0=$(lab_addr "$LAB_VM" 0)@tcp
@@ -26,6 +30,12 @@ lnetctl lnet configure --all || lab_fail "configure"
 # MPTCP's in-kernel path manager: one more subflow, to an announced address.
 ip mptcp limits set subflows 1 add_addr_accepted 1 || lab_fail "ip mptcp limits"
 
+# Both rails in one net, tcp.
+lab_one_net() {
+	modprobe lnet networks="tcp(eth0,eth1)" || lab_fail "lnet did not load"
+	modprobe ksocklnd || lab_fail "ksocklnd did not load"
+	lnetctl lnet configure --all || lab_fail "configure"
+}
 if [ "$LAB_VM" = 1 ]; then
 	ip mptcp endpoint add "$(lab_addr "$LAB_VM" 1)" dev eth1 signal || lab_fail "ip mptcp endpoint"
 	tcp_bench serve 7100 mptcp &
@@ -33,6 +43,11 @@ if [ "$LAB_VM" = 1 ]; then
 	lab_serve_until_done
 	kill $sinks 2>/dev/null || true
 	ip mptcp endpoint flush
+	lab_one_net
+	lab_serve_ulp 7010 7011
+	lnetctl lnet unconfigure || lab_fail "unconfigure"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
 	exit 0
 fi
 
@@ -89,10 +104,43 @@ rounds "both rails at $RATE Mbit/s, 8 PUTs in flight" window=8
 shape eth1 $((RATE / 2))
 rounds "eth0 at $RATE Mbit/s, eth1 at $((RATE / 2)), all PUTs at once"
 rounds "eth0 at $RATE Mbit/s, eth1 at $((RATE / 2)), 8 PUTs in flight" window=8
+lab_server_done "$paddr"
+lnetctl lnet unconfigure || lab_fail "unconfigure"
+lab_rmmod ksocklnd
+lab_rmmod lnet
+
+# One net over the unequal rails.
+lab_one_net
+me1=$(lab_addr "$LAB_VM" 1)@tcp
+lab_wait_server "$paddr" 7010
+lnetctl discover "$paddr@tcp" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $paddr@tcp"; }
+grep -q "nid: $(lab_addr "$peer" 1)@tcp\$" /tmp/disc || { cat /tmp/disc; lab_fail "discovery did not learn the peer's eth1 NID"; }
+# In one net an NI's sends are no rail's: a connection goes out of the
+# interface that routes to the peer NI's address, whatever its source.
+# The rails' shares are their interfaces' bytes.
+tx() { cat "/sys/class/net/$1/statistics/tx_bytes"; }
+for args in "" window=8; do
+	rate_t=0 sh_t=0
+	for round in 1 2 3; do
+		sleep 1
+		b0=$(tx eth0) b1=$(tx eth1)
+		# shellcheck disable=SC2086 # no argument, or one
+		flood $args
+		b0=$(($(tx eth0) - b0)) b1=$(($(tx eth1) - b1))
+		[ "$b1" -gt 1000000 ] || lab_fail "the one-net flood sent nothing on eth1"
+		share=$(awk -v a="$b0" -v b="$b1" 'BEGIN { printf "%.2f", b / (a + b) }')
+		lab_log "bench round $round (one net, ${args:-all at once}): $rate MB/s, eth1's share of the bytes $share"
+		rate_t=$(add "$rate_t" "$rate") sh_t=$(add "$sh_t" "$share")
+	done
+	lab_log "$(awk -v r="$rate_t" -v s="$sh_t" -v c="$RATE" -v l="${args:-all PUTs at once}" 'BEGIN {
+		cap = c * 1.5 / 8
+		printf "bench: Multi-Rail, one net over eth0 at %d Mbit/s and eth1 at %d, %s, mean of 3: %.2f MB/s, %.2f x the rails'"'"' %.1f MB/s; eth1 carried %.0f%% of the bytes (its share of the rate: 33%%)",
+			c, c / 2, l, r / 3, r / 3 / cap, cap, s / 3 * 100 }')"
+done
 for nic in 0 1; do
 	tc qdisc del dev "eth$nic" root
 done
-lab_server_done "$paddr"
+lab_tell "$paddr" 7011
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd
 lab_rmmod lnet
