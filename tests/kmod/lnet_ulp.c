@@ -1750,6 +1750,40 @@ static int window;
 module_param(window, int, 0444);
 MODULE_PARM_DESC(window, "mode=flood and flood_to: at most this many in flight (0: all at once); mode=steady: this many (1 to 64) all the time");
 
+/*
+ * One client operation of mode=flood or steady on op: a PUT (a GET with
+ * get=1) of b to dst from a new MD. 0 once it is sent; otherwise op is no
+ * client operation, and its MD, if it had one, is unlinked and done with,
+ * so op may be used again.
+ */
+static int bulk_post(struct buf *b, struct lnet_processid *dst, struct op *op,
+		     struct lnet_handle_md *h)
+{
+	int rc;
+
+	op_init(op, true);
+	rc = bind(b, 2, 0, op, h);
+	if (rc) {
+		op->client = false;
+		return rc;
+	}
+	if (get)
+		rc = LNetGetTimeout(NULL, *h, dst, REMOTE_PORTAL, BITS_SOURCE, 0,
+				    false, op_timeout);
+	else
+		rc = LNetPutTimeout(NULL, *h, LNET_ACK_REQ, dst, REMOTE_PORTAL,
+				    BITS_SINK, 0, 0, op_timeout);
+	if (rc) {
+		/* Not a send: its unlink event is not a final one. */
+		op->client = false;
+		LNetMDUnlink(*h);
+		wait_op(op, 30);
+		return rc;
+	}
+	atomic_inc(&sends);
+	return 0;
+}
+
 struct flood_state {
 	char *const *nids;
 	int ndst;
@@ -1788,7 +1822,7 @@ static int flood(char *const *nids, int ndst)
 	struct lnet_processid dst[FLOOD_MAX_DST];
 	struct flood_state f = { .nids = nids, .ndst = ndst };
 	struct buf big;
-	int i, d, n, rc, settled = 0;
+	int i, d, n, settled = 0;
 	ktime_t start;
 
 	if (ndst < 1 || ndst > FLOOD_MAX_DST)
@@ -1821,27 +1855,8 @@ static int flood(char *const *nids, int ndst)
 		d = i % ndst;
 		while (window && i - settled >= window * ndst)
 			flood_settle(&f, settled++);
-		op_init(&f.ops[i], true);
-		if (bind(&big, 2, 0, &f.ops[i], &f.h[i])) {
-			f.ops[i].client = false;
+		if (bulk_post(&big, &dst[d], &f.ops[i], &f.h[i]))
 			f.failed[d]++;
-			continue;
-		}
-		if (get)
-			rc = LNetGetTimeout(NULL, f.h[i], &dst[d], REMOTE_PORTAL,
-					    BITS_SOURCE, 0, false, op_timeout);
-		else
-			rc = LNetPutTimeout(NULL, f.h[i], LNET_ACK_REQ, &dst[d],
-					    REMOTE_PORTAL, BITS_SINK, 0, 0,
-					    op_timeout);
-		if (rc) {
-			/* Not a send: its unlink event is not a final one. */
-			f.ops[i].client = false;
-			LNetMDUnlink(f.h[i]);
-			f.failed[d]++;
-			continue;
-		}
-		atomic_inc(&sends);
 	}
 	while (settled < n)
 		flood_settle(&f, settled++);
@@ -1887,7 +1902,7 @@ static int steady_run(void)
 	struct lnet_processid srv = { .pid = LNET_PID_LUSTRE };
 	struct steady_slot *slots;
 	struct buf b;
-	int i, rc, live, seen, ok = 0, failed = 0, lost = 0;
+	int i, live, seen, ok = 0, failed = 0, lost = 0;
 	s64 longest = 0, stall = 0, stall_from = 0;
 	ktime_t start, end, last, now;
 	bool going;
@@ -1961,29 +1976,12 @@ static int steady_run(void)
 			}
 			if (!going)
 				continue;
-			op_init(&sl->op, true);
 			sl->unlinked = false;
 			sl->posted = ktime_get_boottime();
-			if (bind(&b, 2, 0, &sl->op, &sl->h)) {
+			if (bulk_post(&b, &srv, &sl->op, &sl->h)) {
 				failed++;
 				continue;
 			}
-			if (get)
-				rc = LNetGetTimeout(NULL, sl->h, &srv, REMOTE_PORTAL,
-						    BITS_SOURCE, 0, false, op_timeout);
-			else
-				rc = LNetPutTimeout(NULL, sl->h, LNET_ACK_REQ, &srv,
-						    REMOTE_PORTAL, BITS_SINK, 0, 0,
-						    op_timeout);
-			if (rc) {
-				/* Not a send: its unlink event is not a final one. */
-				sl->op.client = false;
-				LNetMDUnlink(sl->h);
-				wait_op(&sl->op, 30);
-				failed++;
-				continue;
-			}
-			atomic_inc(&sends);
 			sl->busy = true;
 			live++;
 		}

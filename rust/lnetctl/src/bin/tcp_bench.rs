@@ -158,14 +158,20 @@ fn serve(port: u16, mptcp: bool) -> std::io::Result<()> {
     }
 }
 
-/// One stream of a client: `bytes` to (put) or from (get) the server,
-/// until the server's close.
-fn stream(addr: &str, port: u16, put: bool, bytes: u64, mptcp: bool) -> std::io::Result<u64> {
+/// A connection to the server that has asked to put or get `bytes`.
+fn open(addr: &str, port: u16, put: bool, bytes: u64, mptcp: bool) -> std::io::Result<TcpStream> {
     let mut s = connect(addr, port, mptcp)?;
     let mut req = [0u8; 9];
     req[0] = if put { b'P' } else { b'G' };
     req[1..].copy_from_slice(&bytes.to_le_bytes());
     s.write_all(&req)?;
+    Ok(s)
+}
+
+/// One stream of a client: `bytes` to (put) or from (get) the server,
+/// until the server's close.
+fn stream(addr: &str, port: u16, put: bool, bytes: u64, mptcp: bool) -> std::io::Result<u64> {
+    let mut s = open(addr, port, put, bytes, mptcp)?;
     let mut buf = vec![0x5au8; CHUNK];
     let mut moved = 0u64;
     if put {
@@ -238,11 +244,8 @@ fn steady(addr: &str, port: u16, secs: u64, mptcp: bool) -> std::io::Result<()> 
     // Small writes: one that waits is the flow standing still, not a
     // large buffer being copied.
     const WRITE: usize = 64 << 10;
-    let mut s = connect(addr, port, mptcp)?;
-    let mut req = [0u8; 9];
-    req[0] = b'P';
-    req[1..].copy_from_slice(&u64::MAX.to_le_bytes());
-    s.write_all(&req)?;
+    // The server reads until the close.
+    let mut s = open(addr, port, true, u64::MAX, mptcp)?;
     let buf = vec![0x5au8; WRITE];
     let start = Instant::now();
     let (mut moved, mut stall, mut stall_from) = (0u64, 0u64, boot_ms());
