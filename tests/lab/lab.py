@@ -186,8 +186,8 @@ def build_initramfs(kd, work, src=TOP, bench=False):
     if bench:
         add_perftest(root)
     # Our userspace tools, built by scripts/test.sh (cargo build --release).
-    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "tcp_bench",
-                 "rail_sample"):
+    for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "ksock_crowd",
+                 "tcp_bench", "rail_sample"):
         path = TOP / "target/release" / tool
         if not path.exists():
             sys.exit(f"lab: {path} missing: run cargo build --release -p lnetctl")
