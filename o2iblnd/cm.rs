@@ -332,7 +332,9 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         return refuse(ni, id, req.version, RejectReason::Early);
     }
     conn.inner.lock().peer_stamp = req.src_stamp;
-    if let Err(e) = conn.setup_qp(id, &mut cp) {
+    let q = conn.qp_lock.lock();
+    if let Err(e) = conn.setup_qp_held(&q, id, &mut cp) {
+        drop(q);
         pr_err!(
             "{}: can't set up a QP for {}: {:?}\n",
             ni.nid,
@@ -342,6 +344,12 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         conn.close(e.to_errno());
         return refuse(ni, id, req.version, RejectReason::NoResources);
     }
+    // From here the connection owns the id and its teardown destroys it
+    // with the QP just built.
+    // SAFETY: a reference the id holds until `conn::teardown` destroys it,
+    // for `cm_handler`; this is the id's handler running.
+    unsafe { id.set_handler(cm_handler, conn.cm_context()) };
+    conn.inner.lock().cmid = Some(id.adopt());
     let ack = wire::Msg {
         version: req.version,
         credits: 0,
@@ -353,20 +361,15 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         body: MsgBody::ConnAck(cp),
     };
     let mut buf = [0u8; wire::CONNREQ_LEN];
-    let Some(n) = ack.encode(&mut buf) else {
-        conn.close(-errno::EPROTO);
-        return refuse(ni, id, req.version, RejectReason::Fatal);
-    };
-    // From here the connection owns the id and its teardown destroys it.
-    // SAFETY: a reference the id holds until `conn::teardown` destroys it,
-    // for `cm_handler`; this is the id's handler running.
-    unsafe { id.set_handler(cm_handler, conn.cm_context()) };
-    {
-        let _q = conn.qp_lock.lock();
-        conn.inner.lock().cmid = Some(id.adopt());
-    }
     let rnr = params::get(IbParam::RnrRetryCount) as u8;
-    if let Err(e) = id.accept(&buf[..n], rnr) {
+    // Accepted with `qp_lock` still held: a teardown now waits, so the
+    // REP carries the number of a QP that exists.
+    let accepted = match ack.encode(&mut buf) {
+        Some(n) => id.accept(&buf[..n], rnr),
+        None => Err(crate::kapi::errno::EPROTO()),
+    };
+    drop(q);
+    if let Err(e) = accepted {
         pr_err!("{}: can't accept {}: {:?}\n", ni.nid, req.src_nid, e);
         let _ = id.reject(&rej(ni, req.version, RejectReason::Fatal));
         conn.close(e.to_errno());

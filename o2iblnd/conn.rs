@@ -31,6 +31,10 @@ use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
 
+/// A hold of a connection's `qp_lock`.
+pub(crate) type QpHeld<'a> =
+    kernel::sync::lock::Guard<'a, (), kernel::sync::lock::mutex::MutexBackend>;
+
 /// wr_id tags: receives carry their buffer index, sends their tx id.
 const RX_TAG: u64 = 1 << 63;
 
@@ -89,8 +93,9 @@ pub(crate) struct Conn {
     pub(crate) started_ms: u64,
     #[pin]
     pub(crate) inner: SpinLock<ConnInner>,
-    /// Held while the QP is created and while it is destroyed, so a CM
-    /// handler cannot build one that teardown misses.
+    /// Held while the QP is created and its id given to the connection,
+    /// and while teardown takes and destroys them, so that teardown sees
+    /// a QP with its id or neither, and nothing is built once it ran.
     #[pin]
     pub(crate) qp_lock: Mutex<()>,
     /// On the NI's scheduler list (or about to be).
@@ -169,7 +174,19 @@ impl Conn {
         id: &crate::kapi::rdma::CmIdRef<'_>,
         cp: &mut wire::ConnParams,
     ) -> Result {
-        let _g = self.qp_lock.lock();
+        let q = self.qp_lock.lock();
+        self.setup_qp_held(&q, id, cp)
+    }
+
+    /// [`Self::setup_qp`] with `qp_lock` held, for a passive connect that
+    /// must give the id to the connection in the same hold: teardown,
+    /// which takes both under that lock, then finds the QP with its id.
+    pub(crate) fn setup_qp_held(
+        self: &Arc<Conn>,
+        _held: &QpHeld<'_>,
+        id: &crate::kapi::rdma::CmIdRef<'_>,
+        cp: &mut wire::ConnParams,
+    ) -> Result {
         if self.inner.lock().state == State::Closing {
             return Err(crate::kapi::errno::ECONNABORTED());
         }
@@ -1029,21 +1046,22 @@ pub(crate) fn disconnect(conn: &Arc<Conn>, hold: bool) {
 /// and releases the cm_id's reference. Never from a CM handler.
 pub(crate) fn teardown(conn: Arc<Conn>) {
     let (id, cq, rx, active, err) = {
-        let mut g = conn.inner.lock();
-        (
-            g.cmid.take(),
-            g.cq.take(),
-            core::mem::take(&mut g.rx),
-            core::mem::take(&mut g.active),
-            g.comms_error,
-        )
-    };
-    let id = {
-        let _g = conn.qp_lock.lock();
-        id.map(|mut id| {
+        let _q = conn.qp_lock.lock();
+        let (id, cq, rx, active, err) = {
+            let mut g = conn.inner.lock();
+            (
+                g.cmid.take(),
+                g.cq.take(),
+                core::mem::take(&mut g.rx),
+                core::mem::take(&mut g.active),
+                g.comms_error,
+            )
+        };
+        let id = id.map(|mut id| {
             id.destroy_qp();
             id
-        })
+        });
+        (id, cq, rx, active, err)
     };
     drop(cq);
     // Waits for a handler running on the id (which may want `qp_lock`,

@@ -932,6 +932,11 @@ fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
     let service = params::get(IbParam::Service) as u16;
     let r = {
         let _q = c.qp_lock.lock();
+        // Published above, so it may have been closed, and torn down,
+        // already: an id made now would be nobody's to destroy.
+        if c.inner.lock().state == State::Closing {
+            return true;
+        }
         let ctx = c.cm_context();
         // SAFETY: a reference the id holds until `conn::teardown`.
         match unsafe { CmId::new(cm::cm_handler, ctx) } {
