@@ -597,6 +597,21 @@ def boot_time(text):
     return float(m.group(1)) if m else None
 
 
+def clock_of(text):
+    """The clocksource a VM booted with (its LAB-BOOTED line), or None."""
+    m = re.search(r"LAB-BOOTED vm=\d+ .*\bclock=(\S+)", text)
+    return m.group(1) if m else None
+
+
+def clock_problems(consoles):
+    """A line for each VM whose clock is not the TSC: its hrtimers (tc tbf,
+    netem, every timeout) then fire only on ticks, so its figures are not
+    to be trusted. At init the TSC may still be tsc-early, before its
+    refined calibration."""
+    return [f"vm{vm}: clocksource {c}, not tsc: timers fire only on ticks"
+            for vm, c in enumerate(map(clock_of, consoles)) if c not in (None, "tsc", "tsc-early")]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("scenarios", nargs="*", help="scenario names (tests/vm/NAME.sh); default: all")
@@ -658,7 +673,15 @@ def main():
             for vm, c in enumerate(consoles):
                 log(f"----- console vm{vm} -----\n{c}")
         secs = durations(consoles)
-        for name, reasons in judge(g["names"], consoles, boot.timed_out).items():
+        verdicts = judge(g["names"], consoles, boot.timed_out)
+        for p in clock_problems(consoles):
+            # A benchmark's figures would be wrong; a test only runs slower.
+            if args.perf:
+                for reasons in verdicts.values():
+                    reasons.append(p)
+            else:
+                log(f"lab: warning: {p}")
+        for name, reasons in verdicts.items():
             took = f" ({secs[name]} s)" if name in secs else ""
             if reasons:
                 failed += 1

@@ -104,6 +104,16 @@ class Judge(unittest.TestCase):
         v = lab.judge(["a"], [console("LAB-BEGIN a", "LAB-END a rc=0 secs=7")], False)
         self.assertEqual(v["a"], [])
 
+    def test_a_clock_other_than_the_tsc_is_named(self):
+        tsc = "LAB-BOOTED vm=0 uptime=1.0 lustre=0 clock=tsc"
+        jiffies = "LAB-BOOTED vm=1 uptime=1.2 lustre=0 clock=refined-jiffies"
+        self.assertEqual(lab.clock_of(jiffies), "refined-jiffies")
+        self.assertEqual(lab.clock_of(console()), None)
+        self.assertEqual(lab.clock_problems([tsc, jiffies]),
+                         ["vm1: clocksource refined-jiffies, not tsc: timers fire only on ticks"])
+        early = "LAB-BOOTED vm=1 uptime=1.2 lustre=0 clock=tsc-early"
+        self.assertEqual(lab.clock_problems([tsc, early, console()]), [])
+
 
 class HubRelay(unittest.TestCase):
     def test_relays_to_every_other_port(self):
