@@ -29,6 +29,7 @@ rm -f "$log"
 cargo test -q -p lnet-core --benches >/dev/null
 
 python3 tests/lab/test_lab.py
+python3 tests/abi/abi_check.py --self-test
 (cd fuzz && cargo fmt -- --check)
 
 echo "== fuzz: each parser and codec under AFL++ for ${LNET_FUZZ_SECONDS:-10}s"
@@ -45,6 +46,13 @@ if grep -i "warning" lab-out/build.log; then
 	exit 1
 fi
 rm -f lab-out/build.log
+
+echo "== Lustre: its own tree, unmodified, built against the lab kernel (cached)"
+lustre=$(bash scripts/build-lustre.sh | tail -n 1)
+
+echo "== abi: our lnet.ko's C API against Lustre's headers and modules"
+python3 tests/abi/abi_check.py "$(lnet_kdir)" "$lustre/tree" --work lab-out/abi \
+	--symvers lnet/Module.symvers
 
 echo "== userspace tools for the lab"
 cargo build --release -q -p lnetctl --bins

@@ -288,6 +288,72 @@ def build_lustre_ulp(bundle, work):
     return src / "lnet_ulp.ko"
 
 
+LUSTRE_FS_BUILD = TOP / "scripts" / "build-lustre.sh"
+# Lustre's tools a file system node runs, where its build leaves them.
+LUSTRE_TOOLS = {
+    "lctl": "lustre/utils/.libs/lctl",
+    "lfs": "lustre/utils/.libs/lfs",
+    "mkfs.lustre": "lustre/utils/mkfs.lustre",
+    "mount.lustre": "lustre/utils/mount.lustre",
+    "fsx": "lustre/tests/fsx",
+}
+# Debian's e2fsprogs, which mkfs.lustre and mount.lustre run for ldiskfs.
+E2FSPROGS = ("mke2fs", "tune2fs", "debugfs", "dumpe2fs", "e2fsck", "e2label")
+
+
+def lustre_fs():
+    """Lustre built against the lab kernel (scripts/build-lustre.sh), built
+    on first use and cached."""
+    env = os.environ.get("LUSTRE_FS")
+    if env:
+        return Path(env)
+    log("lab: building Lustre for the lab kernel (cached after the first time)")
+    t0 = time.monotonic()
+    out = subprocess.run(["bash", str(LUSTRE_FS_BUILD)], stdout=subprocess.PIPE, text=True)
+    log(f"lab: Lustre ready in {time.monotonic() - t0:.0f}s")
+    if out.returncode != 0:
+        sys.exit("lab: Lustre did not build for the lab kernel")
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def build_lustre_fs_initramfs(kd, work, bundle, src=TOP):
+    """The initramfs of lnet-rs VMs that run Lustre itself: ours, plus
+    Lustre's own modules but its LNet (libcfs.ko stays Lustre's), its
+    tools with their libraries, and e2fsprogs. Lustre's lctl takes the
+    place of ours."""
+    root = work / "root-lfs"
+    base_root(root)
+    for tool in ("lnetctl", "tcp_bench", "rail_sample"):
+        copy_in(root, str(TOP / "target/release" / tool), f"/usr/sbin/{tool}")
+        for lib in shared_libs(str(TOP / "target/release" / tool)):
+            copy_in(root, lib)
+    tree = bundle / "tree"
+    libdirs = sorted({str(p.parent) for p in tree.glob("**/.libs/*.so*")})
+    env = dict(os.environ, LD_LIBRARY_PATH=":".join(libdirs))
+    tools = [(name, tree / rel) for name, rel in LUSTRE_TOOLS.items()]
+    for name in E2FSPROGS:
+        path = shutil.which(name, path="/usr/sbin:/sbin:/usr/bin:/bin")
+        if not path:
+            sys.exit(f"lab: {name} missing: run scripts/build-lustre.sh")
+        tools.append((name, Path(path)))
+    for name, path in tools:
+        if not path.exists():
+            sys.exit(f"lab: {path} missing from the Lustre build")
+        copy_in(root, str(path), f"/usr/sbin/{name}")
+        out = subprocess.run(["ldd", str(path)], capture_output=True, text=True, env=env).stdout
+        for line in out.splitlines():
+            m = re.search(r"(/\S+)", line.split("=>")[-1])
+            if m and os.path.exists(m.group(1)):
+                dst = f"/usr/lib/{Path(m.group(1)).name}" if m.group(1).startswith(str(tree)) else None
+                copy_in(root, m.group(1), dst)
+    (root / "sbin/mount.lustre").symlink_to("/usr/sbin/mount.lustre")
+    lnet = set((bundle / "lnet-modules.txt").read_text().split())
+    kos = sorted(p for p in src.glob("*/*.ko"))
+    kos += sorted(p for p in (bundle / "modules").glob("*.ko") if p.name not in lnet)
+    install_modules(root, kernel_release(kd), kos, kd)
+    return finish_initramfs(root, work, "initramfs-lfs.cpio")
+
+
 def free_udp_ports(n):
     """n distinct free UDP ports on 127.0.0.1 (bound and released)."""
     socks, ports = [], []
@@ -302,7 +368,7 @@ def free_udp_ports(n):
 
 
 def parse_header(path):
-    lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0, "named": 0}
+    lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0, "lustrefs": 0, "named": 0}
     for line in path.read_text().splitlines()[:10]:
         m = re.match(r"#\s*lab:\s*(.*)", line)
         if m:
@@ -644,7 +710,7 @@ def main():
         if not path.exists():
             sys.exit(f"lab: no scenario {path}")
         lab = parse_header(path)
-        key = (lab["vms"], lab["nics"], lab["lustre"])
+        key = (lab["vms"], lab["nics"], lab["lustre"], lab["lustrefs"])
         g = groups.setdefault(key, {"names": [], "timeout": 60})
         g["names"].append(n)
         g["timeout"] += lab["timeout"]
@@ -662,17 +728,22 @@ def main():
     if any(k[2] for k in groups):
         bundle = lustre_peer()
         lustre_initrd = (bundle, build_lustre_initramfs(bundle, out))
+    lfs_initrd = None
+    if any(k[3] for k in groups):
+        lfs_initrd = build_lustre_fs_initramfs(kd, out, lustre_fs(), src)
 
     passed = failed = 0
-    for (nvms, nics, nlustre), g in sorted(groups.items()):
-        name = f"boot-{nvms}vm-{nics}nic" + (f"-{nlustre}lustre" if nlustre else "")
+    for (nvms, nics, nlustre, lfs), g in sorted(groups.items()):
+        name = f"boot-{nvms}vm-{nics}nic" + (f"-{nlustre}lustre" if nlustre else "") + ("-lfs" if lfs else "")
         work = out / name
         work.mkdir(exist_ok=True)
         which = f" ({nlustre} of them Lustre)" if nlustre else ""
         log(f"lab: booting {nvms} VM(s){which} x {nics} NIC(s) for: {' '.join(g['names'])}")
         lustre = (nlustre, *lustre_initrd) if nlustre else None
-        boot = Boot(kd, initrd, work, nvms, nics, g["names"], g["timeout"], lustre=lustre,
-                    perf=bool(args.perf))
+        # A Lustre file system node needs room for its servers' threads
+        # and its targets' loop files.
+        boot = Boot(kd, lfs_initrd if lfs else initrd, work, nvms, nics, g["names"], g["timeout"],
+                    mem="2G" if lfs else "384M", lustre=lustre, perf=bool(args.perf))
         kfilter = re.compile(args.kernel_filter) if args.kernel_filter else None
         consoles = boot.run(follow=args.follow, kernel_filter=kfilter)
         times = [boot_time(c) for c in consoles]
