@@ -793,33 +793,22 @@ unsafe extern "C" fn LNetAddPeer(nids: *mut lnet_nid, num_nids: c_int) {
     crate::udsp::apply_new_peers(lnet);
 }
 
-/// The CPU partition of a NID4 (`lnet_cpt_of_nid`). lnet-rs has a CPT per
-/// online NUMA node, numbered as the node (lnet/numa.rs): an LND's NI is
-/// on its device's node; otherwise the NID is hashed over the online nodes
-/// as Lustre hashes NIDs over its CPTs. 0 with a single node, as Lustre's
-/// single CPT; `CFS_CPT_ANY` (-1) if the node map changed under us.
+/// The CPU partition of a NID4 (`lnet_cpt_of_nid`): the NID hashed over
+/// the partitions of `cfs_cpt_tab` as Lustre hashes it; 0 with a single
+/// partition. lnet-rs keeps no CPT list per NI (networks="tcp(eth0)[0,1]"
+/// is checked, not kept), so an NI given makes no difference, as in
+/// Lustre for an NI without one.
 ///
 /// # Safety
 ///
 /// `ni` is null or an NI LNet started and has not shut down.
 #[no_mangle]
-unsafe extern "C" fn lnet_cpt_of_nid(nid: u64, ni: *mut lnet_ni) -> c_int {
-    let nodes = crate::numa::online_nodes();
-    if nodes <= 1 {
+unsafe extern "C" fn lnet_cpt_of_nid(nid: u64, _ni: *mut lnet_ni) -> c_int {
+    let number = crate::cpt::number();
+    if number <= 1 {
         return 0;
     }
-    // A partition index in [0, nodes), as callers index their per-CPT
-    // tables with it: the online node's position, not its id.
-    // SAFETY: by this function's contract.
-    if let Some(ni) = unsafe { ni_ref(ni) } {
-        let node = crate::numa::netdev_node(ni.iface());
-        if node != crate::numa::NO_NODE {
-            if let Some(i) = (0..nodes).find(|&i| crate::numa::nth_online_node(i) == Some(node)) {
-                return c_int::try_from(i).unwrap_or(CFS_CPT_ANY);
-            }
-        }
-    }
-    let k = crate::lnet_core::nid::cpt_of_nid4(nid, nodes);
+    let k = crate::lnet_core::nid::cpt_of_nid4(nid, number);
     c_int::try_from(k).unwrap_or(CFS_CPT_ANY)
 }
 

@@ -19,6 +19,12 @@
 #include <linux/lnet/lnet-rs.h>
 
 #include "../rust/kapi/kapi_helpers.c"
+#include "../rust/kapi/cpumask_helpers.c"
+#include <linux/lnet/lib-cpt.h>
+
+/* The global CPU partition table, built at load by lnet/cpt.rs. */
+struct cfs_cpt_table *cfs_cpt_tab __read_mostly;
+EXPORT_SYMBOL_GPL(cfs_cpt_tab);
 
 /* Lowmem by its linear mapping; vmalloc and module memory by page table. */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr)
@@ -39,8 +45,6 @@ int lnet_netdev_node(const char *name);
 int lnet_page_node(struct page *page);
 int lnet_node_distance(int a, int b);
 int lnet_max_node_distance(void);
-int lnet_online_nodes(void);
-int lnet_nth_online_node(int k);
 
 int lnet_netdev_node(const char *name)
 {
@@ -80,22 +84,6 @@ int lnet_max_node_distance(void)
 	return max;
 }
 
-/* lnet-rs's CPTs are the online nodes (lnet_cpt_of_nid). */
-int lnet_online_nodes(void)
-{
-	return num_online_nodes();
-}
-
-/* The k'th online node, or -1 past the last. */
-int lnet_nth_online_node(int k)
-{
-	int node;
-
-	for_each_online_node(node)
-		if (k-- == 0)
-			return node;
-	return -1;
-}
 
 /*
  * The first IPv4 address (host order) of each interface that is up and not
@@ -213,3 +201,27 @@ EXPORT_SYMBOL_GPL(lnet_finalize);
 EXPORT_SYMBOL_GPL(lnet_msg_set_hstatus);
 EXPORT_SYMBOL_GPL(lnet_create_reply_msg);
 EXPORT_SYMBOL_GPL(lnet_set_reply_msg_len);
+
+/* CPU partitions (lnet/cpt.rs). */
+EXPORT_SYMBOL_GPL(cfs_cpt_table_alloc);
+EXPORT_SYMBOL_GPL(cfs_cpt_table_free);
+EXPORT_SYMBOL_GPL(cfs_cpt_table_print);
+EXPORT_SYMBOL_GPL(cfs_cpt_distance_print);
+EXPORT_SYMBOL_GPL(cfs_cpt_number);
+EXPORT_SYMBOL_GPL(cfs_cpt_weight);
+EXPORT_SYMBOL_GPL(cfs_cpt_online);
+EXPORT_SYMBOL_GPL(cfs_cpt_cpumask);
+EXPORT_SYMBOL_GPL(cfs_cpt_nodemask);
+EXPORT_SYMBOL_GPL(cfs_cpt_distance);
+EXPORT_SYMBOL_GPL(cfs_cpt_current);
+EXPORT_SYMBOL_GPL(cfs_cpt_of_cpu);
+EXPORT_SYMBOL_GPL(cfs_cpt_of_node);
+EXPORT_SYMBOL_GPL(cfs_cpt_bind);
+EXPORT_SYMBOL_GPL(cfs_cpt_set_cpu);
+EXPORT_SYMBOL_GPL(cfs_cpt_unset_cpu);
+EXPORT_SYMBOL_GPL(cfs_cpt_set_node);
+EXPORT_SYMBOL_GPL(cfs_cpt_unset_node);
+EXPORT_SYMBOL_GPL(cfs_cpt_spread_node);
+EXPORT_SYMBOL_GPL(cfs_percpt_alloc);
+EXPORT_SYMBOL_GPL(cfs_percpt_free);
+EXPORT_SYMBOL_GPL(cfs_percpt_number);

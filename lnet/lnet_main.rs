@@ -21,6 +21,7 @@ pub mod kapi;
 mod api;
 mod config;
 mod counters;
+mod cpt;
 mod credits;
 mod dev;
 mod discovery;
@@ -56,10 +57,13 @@ module! {
 struct Lnet {
     _debugfs: Option<kapi::debugfs::Dir>,
     the_lnet: Pin<KBox<state::TheLnet>>,
+    // Last: the partition table outlives everything that uses it.
+    _cpt: cpt::Global,
 }
 
 impl kernel::Module for Lnet {
     fn init(_module: &'static ThisModule) -> Result<Self> {
+        let cpt = cpt::init()?;
         config::check_networks()?;
         let the_lnet = state::TheLnet::new()?;
         state::TheLnet::publish(&the_lnet);
@@ -101,6 +105,7 @@ impl kernel::Module for Lnet {
         Ok(Lnet {
             _debugfs: debugfs,
             the_lnet,
+            _cpt: cpt,
         })
     }
 }

@@ -35,6 +35,34 @@ static char *routes = "";
 module_param(routes, charp, 0444);
 MODULE_PARM_DESC(routes, "routes to non-local networks");
 
+/*
+ * CPU partitions (lnet/cpt.rs): Lustre's names, types, defaults and
+ * meaning. Lustre's libcfs.ko defines and exports these two variables
+ * and its lnet.ko only declares the parameters; lnet.ko has its own,
+ * static, because Lustre's libcfs.ko is loaded beside it and a second
+ * export of the same symbols would stop a module from loading.
+ */
+static int cpu_npartitions;
+module_param(cpu_npartitions, int, 0444);
+MODULE_PARM_DESC(cpu_npartitions, "# of CPU partitions");
+
+static char *cpu_pattern = "N";
+module_param(cpu_pattern, charp, 0444);
+MODULE_PARM_DESC(cpu_pattern, "CPU partitions pattern");
+
+int lnet_param_cpu_npartitions(void);
+const char *lnet_param_cpu_pattern(void);
+
+int lnet_param_cpu_npartitions(void)
+{
+	return cpu_npartitions;
+}
+
+const char *lnet_param_cpu_pattern(void)
+{
+	return cpu_pattern;
+}
+
 /* The strings are fixed once loaded (0444): no lock is needed to read them. */
 const char *lnet_param_networks(void)
 {

@@ -2,9 +2,9 @@
 
 //! NUMA placement for local NI selection (selection.md §2, criterion 5):
 //! Lustre compares the CPT distance from the MD's memory to the NI's
-//! device. lnet-rs has no CPT table, so a CPT is the NUMA node itself:
-//! the node of the payload's first page, that of the interface's device,
-//! and the kernel's node distance between them. Unknown on either side
+//! device. lnet-rs compares the NUMA nodes themselves: the node of the
+//! payload's first page, that of the interface's device, and the kernel's
+//! node distance between them. Unknown on either side
 //! counts as the largest distance between online nodes, as a CPT distance
 //! with `CFS_CPT_ANY` does; that one is found once, when LNet starts, as
 //! Lustre's CPT table fixes it at load.
@@ -19,8 +19,6 @@ extern "C" {
     fn lnet_page_node(page: *mut c_void) -> c_int;
     fn lnet_node_distance(a: c_int, b: c_int) -> c_int;
     fn lnet_max_node_distance() -> c_int;
-    fn lnet_online_nodes() -> c_int;
-    fn lnet_nth_online_node(k: c_int) -> c_int;
 }
 
 /// The largest distance between online nodes (10 until [`init`]).
@@ -81,18 +79,4 @@ pub(crate) fn distance(a: i32, b: i32) -> u32 {
     // SAFETY: plain arithmetic over the online node map.
     let d = unsafe { lnet_node_distance(a, b) };
     u32::try_from(d).unwrap_or_else(|_| MAX_DISTANCE.load(Relaxed))
-}
-
-/// How many NUMA nodes are online (lnet-rs's CPTs, one per node).
-pub(crate) fn online_nodes() -> u32 {
-    // SAFETY: reads the online node map.
-    u32::try_from(unsafe { lnet_online_nodes() }).unwrap_or(1)
-}
-
-/// The `k`th online node (from 0), if there are that many.
-pub(crate) fn nth_online_node(k: u32) -> Option<i32> {
-    let k = c_int::try_from(k).ok()?;
-    // SAFETY: reads the online node map.
-    let node = unsafe { lnet_nth_online_node(k) };
-    (node >= 0).then_some(node)
 }

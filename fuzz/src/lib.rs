@@ -2,7 +2,8 @@
 //! either a decoder panicked (never allowed) or a round trip broke.
 
 use lnet_core::{
-    hdr, ip2nets, networks, nid, o2iblnd, o2iblnd_credits, o2iblnd_reject, params, ping, socklnd,
+    cpt, hdr, ip2nets, networks, nid, o2iblnd, o2iblnd_credits, o2iblnd_reject, params, ping,
+    socklnd,
 };
 
 /// NIDs and nets: parsing never panics; what parses prints back to itself;
@@ -254,4 +255,152 @@ fn o2iblnd_credit_ops(data: &[u8]) {
         assert!(c.posted <= c.concurrent_sends, "{c:?}");
         assert!(c.reserved <= c.queue_depth, "{c:?}");
     }
+}
+
+/// A machine for the cpu_pattern target: 2 nodes of 3 cores of 2
+/// hyperthreads (CPUs 0-11, node = cpu / 6, core = cpu / 2), CPU 11
+/// offline.
+struct CptMachine;
+
+#[derive(Clone)]
+struct CptSet(u64);
+
+impl cpt::CpuSet for CptSet {
+    fn next(&self, after: Option<u32>) -> Option<u32> {
+        let from = after.map_or(0, |a| a + 1);
+        (from..64).find(|c| self.0 >> c & 1 == 1)
+    }
+    fn clear(&mut self, cpu: u32) {
+        self.0 &= !(1u64 << cpu);
+    }
+    fn test(&self, cpu: u32) -> bool {
+        cpu < 64 && self.0 >> cpu & 1 == 1
+    }
+    fn weight(&self) -> u32 {
+        self.0.count_ones()
+    }
+}
+
+const CPT_CPUS: u32 = 12;
+
+impl cpt::Topology for CptMachine {
+    type Set = CptSet;
+    fn nr_cpu_ids(&self) -> u32 {
+        CPT_CPUS
+    }
+    fn nr_node_ids(&self) -> u32 {
+        2
+    }
+    fn possible_cpus(&self) -> u32 {
+        CPT_CPUS
+    }
+    fn online_cpus(&self) -> u32 {
+        CPT_CPUS - 1
+    }
+    fn online_nodes(&self) -> u32 {
+        2
+    }
+    fn cpu_online(&self, cpu: u32) -> bool {
+        cpu < CPT_CPUS - 1
+    }
+    fn next_online_node(&self, after: Option<u32>) -> Option<u32> {
+        let n = after.map_or(0, |a| a + 1);
+        (n < 2).then_some(n)
+    }
+    fn node_cpus(&self, node: u32) -> Result<CptSet, cpt::CptError> {
+        Ok(CptSet(0x3f << (6 * node)))
+    }
+    fn socket_within(&self, cpu: u32, within: &CptSet) -> Result<CptSet, cpt::CptError> {
+        Ok(CptSet((0x3f << (6 * (cpu / 6)) & within.0) | 1 << cpu))
+    }
+    fn core_within(&self, cpu: u32, within: &CptSet) -> Result<CptSet, cpt::CptError> {
+        Ok(CptSet((0b11 << (cpu / 2 * 2) & within.0) | 1 << cpu))
+    }
+    fn threads_per_core(&self) -> u32 {
+        2
+    }
+}
+
+/// Lustre's table over bit masks (without node masks).
+struct CptTable {
+    parts: Vec<u64>,
+    cpu2cpt: [i32; CPT_CPUS as usize],
+}
+
+impl cpt::Table for CptTable {
+    fn nparts(&self) -> u32 {
+        self.parts.len() as u32
+    }
+    fn set_cpu(&mut self, cpt: u32, cpu: u32) -> bool {
+        if cpu >= CPT_CPUS - 1 || self.cpu2cpt[cpu as usize] != -1 {
+            return false;
+        }
+        self.parts[cpt as usize] |= 1 << cpu;
+        self.cpu2cpt[cpu as usize] = cpt as i32;
+        true
+    }
+    fn set_node(&mut self, cpt: u32, node: u32) -> bool {
+        if node >= 2 || cpt >= self.nparts() {
+            return false;
+        }
+        for cpu in 6 * node..6 * node + 6 {
+            self.parts[cpt as usize] |= 1 << cpu;
+            self.cpu2cpt[cpu as usize] = cpt as i32;
+        }
+        true
+    }
+    fn unset_cpu(&mut self, cpt: i32, cpu: u32) {
+        let Some(&of) = self.cpu2cpt.get(cpu as usize) else {
+            return;
+        };
+        if of >= 0 && (cpt == cpt::CPT_ANY || cpt == of) {
+            self.del_cpu(of as u32, cpu);
+        }
+    }
+    fn del_cpu(&mut self, cpt: u32, cpu: u32) {
+        self.parts[cpt as usize] &= !(1 << cpu);
+        self.cpu2cpt[cpu as usize] = -1;
+    }
+    fn weight(&self, cpt: u32) -> u32 {
+        self.parts[cpt as usize].count_ones()
+    }
+    fn online(&self, cpt: u32) -> bool {
+        self.parts[cpt as usize] & ((1 << (CPT_CPUS - 1)) - 1) != 0
+    }
+    fn cpt_of_cpu(&self, cpu: u32) -> i32 {
+        self.cpu2cpt.get(cpu as usize).copied().unwrap_or(-1)
+    }
+    fn next_cpu(&self, cpt: u32, after: Option<u32>) -> Option<u32> {
+        cpt::CpuSet::next(&CptSet(self.parts[cpt as usize]), after)
+    }
+}
+
+/// cpu_pattern (first byte: cpu_npartitions): never panics, never indexes
+/// a partition or CPU out of range (the model above would panic), and a
+/// table it accepts has every partition online.
+pub fn cpt(data: &[u8]) {
+    let Some((&n, rest)) = data.split_first() else {
+        return;
+    };
+    let Ok(pattern) = core::str::from_utf8(rest) else {
+        return;
+    };
+    let alloc = |k: u32| {
+        if k > 64 {
+            return Err(cpt::CptError::NoMemory);
+        }
+        Ok(CptTable {
+            parts: vec![0; k as usize],
+            cpu2cpt: [-1; CPT_CPUS as usize],
+        })
+    };
+    if let Ok(t) = cpt::build(&CptMachine, i32::from(n as i8), pattern, alloc) {
+        for p in 0..cpt::Table::nparts(&t) {
+            assert!(
+                cpt::Table::online(&t, p),
+                "{pattern:?}: partition {p} offline"
+            );
+        }
+    }
+    let _ = cpt::parse_expr_list(rest, 16);
 }

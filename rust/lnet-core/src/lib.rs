@@ -7,6 +7,7 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod cpt;
 pub mod credits;
 pub mod discovery;
 pub mod fault;
