@@ -173,15 +173,12 @@ pub(crate) fn deliver(lnet: &TheLnet, p: Option<Pending>) {
         lnet.nid_update_done.wait(&mut g);
     }
     let mut last = 0;
-    loop {
-        let Some((id, cb, data)) = g
-            .regs
-            .iter()
-            .find(|r| r.id > last)
-            .map(|r| (r.id, r.cb, r.data))
-        else {
-            break;
-        };
+    while let Some((id, cb, data)) = g
+        .regs
+        .iter()
+        .find(|r| r.id > last)
+        .map(|r| (r.id, r.cb, r.data))
+    {
         g.calling = Some((id, current_pid()));
         drop(g);
         // Its return value means nothing to LNet, as in Lustre.

@@ -80,8 +80,11 @@ impl<'a> Iterator for FetchOrder<'a> {
 /// What the NID update callbacks are told after the NIs of a net changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NetUpdate {
-    /// The net's NIDs now, `count` of them (see [`update_nids`]).
-    Nids { count: usize },
+    /// The net's NIDs now (see [`update_nids`]).
+    Nids {
+        /// How many.
+        count: usize,
+    },
     /// The net has no NI left (`nui_count` 0).
     Gone,
 }
