@@ -258,6 +258,10 @@ pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str], tunables: &NetT
         }
     }
     refresh_ping(lnet);
+    // Told after the API mutex is dropped, in the order of the changes.
+    let update = crate::nid_update::prepare(lnet, net, false);
+    drop(api);
+    crate::nid_update::deliver(lnet, update);
     Ok(())
 }
 
@@ -288,13 +292,16 @@ pub(crate) fn net_del(lnet: &TheLnet, net: Net, ifaces: &[&str]) -> Result {
         remove_ni(lnet, &ni);
         removed += 1;
     }
+    let mut update = None;
+    if removed > 0 {
+        refresh_ping(lnet);
+        update = crate::nid_update::prepare(lnet, net, true);
+    }
+    drop(api);
+    crate::nid_update::deliver(lnet, update);
     if removed == 0 || (!ifaces.is_empty() && removed < ifaces.len()) {
-        if removed > 0 {
-            refresh_ping(lnet);
-        }
         return Err(ENOENT);
     }
-    refresh_ping(lnet);
     Ok(())
 }
 

@@ -97,6 +97,13 @@ pub(crate) struct TheLnet {
     /// Taken after `api` when both are held.
     #[pin]
     pub(crate) pings: Mutex<Pings>,
+    /// NID update callbacks and the order of their deliveries
+    /// (nid_update.rs); taken after `api`, with no other lock.
+    #[pin]
+    pub(crate) nid_updates: Mutex<crate::nid_update::NidUpdates>,
+    /// Signalled when a NID update callback returns or a delivery ends.
+    #[pin]
+    pub(crate) nid_update_done: CondVar,
     /// The current ping buffer's bytes; a leaf lock, taken under any other.
     #[pin]
     pub(crate) ping_words: SpinLock<PingWords>,
@@ -187,6 +194,8 @@ impl TheLnet {
                     },
                     "lnet_api"
                 ),
+                nid_updates <- new_mutex!(crate::nid_update::NidUpdates::new(), "lnet_nid_updates"),
+                nid_update_done <- new_condvar!("lnet_nid_update_done"),
                 pushes <- new_spinlock!(crate::push::Pushes::default(), "lnet_pushes"),
                 discovery <- new_spinlock!(crate::discovery::Queue::default(), "lnet_discovery"),
                 dc_wait <- crate::kapi::waitq::WaitQueue::new(),

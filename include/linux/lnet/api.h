@@ -77,6 +77,48 @@ int LNetClearLazyPortal(int portal);
 int LNetDist(struct lnet_nid *dstnid, struct lnet_nid *srcnid, __u32 *order);
 
 /*
+ * The node's own NIDs. An NI is local from the end of its start until the
+ * start of its removal, as Lustre lists it.
+ */
+
+/* true when nid is the NID of one of this node's NIs (0@lo included). */
+bool LNetIsPeerLocal(struct lnet_nid *nid);
+
+/* 1 when this node has an NI on net, 0 otherwise and for LNET_NET_ANY. */
+int LNetHasLocalNet(__u32 net);
+
+/*
+ * Calls cb(data, nid) for each local NID, 0@lo included, grouped by net
+ * (nets in the order their first NI started), or for those of net netid
+ * only unless it is LNET_NET_ANY. Stops at the first negative value cb
+ * returns and returns it; 0 otherwise. cb runs with no LNet lock held (a
+ * snapshot taken when the call starts): it may call LNet. -ENOMEM when
+ * that snapshot cannot be had.
+ */
+int LNetFetchNIDs(int (*cb)(void *private, struct lnet_nid *nid),
+		  __u32 netid, void *data);
+
+/*
+ * Registers nid_update_cb, keyed by cb_data (a second registration with
+ * the same cb_data replaces the callback), to be called as
+ * nid_update_cb(cb_data, nui) each time `lnetctl net add` or `net del`
+ * changes a net's NIs (struct nid_update_info, <linux/lnet/lib-lnet.h>):
+ * nui is valid during the call only. Callbacks are called one at a time,
+ * in the order of the changes, after the change and with no LNet lock
+ * held (a callback may call LNet). 0 or -ENOMEM.
+ */
+struct nid_update_info;
+int LNetRegisterNIDUpdates(int (*nid_update_cb)(void *private,
+						struct nid_update_info *nui),
+			   void *cb_data);
+
+/*
+ * Unregisters cb_data's callback: once this returns it runs no more, and
+ * is not running.
+ */
+void LNetUnRegisterNIDUpdates(void *cb_data);
+
+/*
  * Peers. lnet-rs has no discovery yet: a peer's primary NID is the one
  * LNetAddPeer or lnetctl gave it, or the NID that made it; the calls that
  * look a NID up make its peer if unknown, as traffic would (as in Lustre).

@@ -7,7 +7,10 @@
 #ifndef __LNET_RS_LIB_LNET_H__
 #define __LNET_RS_LIB_LNET_H__
 
+#include <linux/generic-radix-tree.h>
+#include <net/genetlink.h>
 #include <linux/lnet/api.h>
+#include <uapi/linux/lnet/lnet-nl.h>
 #include <uapi/linux/lnet/lnet-types.h>
 #include <uapi/linux/lnet/nidstr.h>
 
@@ -33,14 +36,29 @@ int lnet_cpt_of_nid(lnet_nid_t nid, struct lnet_ni *ni);
 int lnet_counters_get(struct lnet_counters *counters);
 
 /*
- * Not exported: lnet_genl_send_scalar_list(msg, portid, seq, family,
- * flags, cmd, data). Lustre's modules use it to describe the keys of their
- * own generic netlink replies to Lustre's YAML netlink tools (lnetctl,
- * lctl over liblnetconfig). Its argument, struct ln_key_list, and the
- * attributes it writes (LN_SCALAR_ATTR_*) are that netlink schema, from
- * Lustre's <uapi/linux/lnet/lnet-nl.h>. lnet-rs has no generic netlink
- * interface (its tools use the /dev/lnet ioctls), so it carries neither;
- * the function comes with that schema when lnet-rs speaks netlink.
+ * Writes, as one generic netlink message of family's command cmd, the key
+ * tables that describe the attributes of the replies that follow it, for
+ * Lustre's YAML netlink tools (lnetctl, lctl over liblnetconfig). data is
+ * an array of tables ended by NULL: data[0] is the top table, and each
+ * NLA_NESTED key takes the next table of the array as its own, depth
+ * first. 0 or a negative errno: -EINVAL without data[0], -ERANGE for a
+ * table of no keys, -EMSGSIZE when msg is too small; on error msg is left
+ * as it was. The layout is in <uapi/linux/lnet/lnet-nl.h>.
  */
+int lnet_genl_send_scalar_list(struct sk_buff *msg, u32 portid, u32 seq,
+			       const struct genl_family *family, int flags,
+			       u8 cmd, const struct ln_key_list *data[]);
+
+/*
+ * What a callback of LNetRegisterNIDUpdates() is told when the NIs of a
+ * net change: the local NIDs of net nui_net now (nui_count of them, 0@lo
+ * left out, read with genradix_ptr(&nui->nui_rdx, i)), or nui_count 0
+ * when the net has no NI left. Lustre's layout.
+ */
+struct nid_update_info {
+	GENRADIX(struct lnet_nid) nui_rdx;
+	unsigned int		  nui_count;
+	__u32			  nui_net;
+};
 
 #endif /* __LNET_RS_LIB_LNET_H__ */
