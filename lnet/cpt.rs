@@ -344,18 +344,19 @@ fn unset_cpu(t: &mut CptTable, cpt: i32, cpu: u32) {
     t.del_node(of as u32, mask::cpu_to_node(cpu) as u32);
 }
 
-/// The parameters' values, read once at load (they are 0444).
+// The parameters' values, read once at load (they are 0444), and the
+// exported table pointer (lnet_exports.c), a `CptTable` behind `c_void`.
 extern "C" {
     fn lnet_param_cpu_npartitions() -> c_int;
     fn lnet_param_cpu_pattern() -> *const c_char;
-    static mut cfs_cpt_tab: *mut CptTable;
+    static mut cfs_cpt_tab: *mut c_void;
 }
 
 /// The global table, from module init to exit.
 pub(crate) fn global() -> Option<&'static CptTable> {
     // SAFETY: written only by `init` and `fini`, when nothing else of
     // lnet.ko runs; the table lives until `fini`.
-    unsafe { core::ptr::addr_of!(cfs_cpt_tab).read().as_ref() }
+    unsafe { core::ptr::addr_of!(cfs_cpt_tab).read().cast::<CptTable>().as_ref() }
 }
 
 /// Partitions of the global table (1 before it exists).
@@ -421,7 +422,7 @@ pub(crate) fn init() -> Result<Global> {
         table.nparts()
     );
     // SAFETY: nothing reads the pointer before init returns.
-    unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).write(KBox::into_raw(table)) };
+    unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).write(KBox::into_raw(table).cast()) };
     Ok(Global(()))
 }
 
@@ -429,6 +430,7 @@ pub(crate) fn init() -> Result<Global> {
 fn fini() {
     // SAFETY: every user holds a reference on lnet.ko, so none is left.
     let t = unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).replace(core::ptr::null_mut()) };
+    let t = t.cast::<CptTable>();
     if !t.is_null() {
         // SAFETY: from KBox::into_raw in `init`.
         drop(unsafe { KBox::from_raw(t) });

@@ -16,6 +16,7 @@
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
+#include "cpumask_helpers.h"
 
 cpumask_var_t *kapi_cpumask_new(void)
 {

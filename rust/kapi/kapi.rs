@@ -7,6 +7,9 @@
 //! non-trivial `unsafe`.
 
 pub mod bindings;
+// CPU and node masks for lnet.ko's partition table; only lnet.ko links
+// their C helpers (its Kbuild sets the cfg).
+#[cfg(kapi_cpumask)]
 pub mod cpumask;
 pub mod debugfs;
 pub mod errno;
