@@ -9,6 +9,7 @@
 
 pub mod credits;
 pub mod discovery;
+pub mod expr_list;
 pub mod fault;
 pub mod frag;
 pub mod hdr;
@@ -20,6 +21,7 @@ pub mod msg_stats;
 pub mod networks;
 pub mod nid;
 pub mod nid_index;
+pub mod nidlist;
 pub mod o2iblnd;
 pub mod o2iblnd_credits;
 pub mod o2iblnd_health;
