@@ -7,6 +7,7 @@
 //! non-trivial `unsafe`.
 
 pub mod bindings;
+pub mod clist;
 pub mod debugfs;
 pub mod errno;
 pub mod kiov;
