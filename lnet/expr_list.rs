@@ -174,7 +174,10 @@ unsafe extern "C" fn cfs_expr_list_values(
         return EINVAL.to_errno();
     };
     // The array is kmalloc'ed up to two pages and vmalloc'ed beyond, as
-    // Lustre's callers free it by its size (kfree or vfree).
+    // Lustre's callers free it by its size (kfree or vfree). Their free
+    // also takes its size off libcfs's "memused" counter (a debugging
+    // figure only, when libcfs is built with LIBCFS_DEBUG), which lnet.ko
+    // does not add to: lnet.ko does not depend on libcfs.ko.
     let vmalloc = match n.checked_mul(core::mem::size_of::<u32>()) {
         Some(bytes) => bytes > 2 * kernel::page::PAGE_SIZE,
         None => true,
