@@ -17,6 +17,7 @@
 #include <linux/lnet/lnet_rdma.h>
 #include <linux/lnet/lnd.h>
 #include <linux/lnet/lnet-rs.h>
+#include <linux/lnet/lib-types.h>
 
 #include "../rust/kapi/kapi_helpers.c"
 #include "../rust/kapi/cpumask_helpers.c"
@@ -191,6 +192,19 @@ EXPORT_SYMBOL_GPL(libcfs_nid2str_r);
 EXPORT_SYMBOL_GPL(libcfs_nidstr_r);
 EXPORT_SYMBOL_GPL(libcfs_idstr);
 EXPORT_SYMBOL_GPL(libcfs_next_nidstring);
+EXPORT_SYMBOL_GPL(libcfs_net2str_r);
+EXPORT_SYMBOL_GPL(libcfs_str2nid);
+EXPORT_SYMBOL_GPL(libcfs_str2anynid);
+EXPORT_SYMBOL_GPL(libcfs_id2str);
+EXPORT_SYMBOL_GPL(cfs_expr_list_parse);
+EXPORT_SYMBOL_GPL(cfs_expr_list_values);
+EXPORT_SYMBOL_GPL(cfs_expr_list_free);
+EXPORT_SYMBOL_GPL(cfs_parse_nidlist);
+EXPORT_SYMBOL_GPL(cfs_free_nidlist);
+EXPORT_SYMBOL_GPL(cfs_match_nid);
+EXPORT_SYMBOL_GPL(cfs_print_nidlist);
+EXPORT_SYMBOL_GPL(cfs_nidmask_get_length);
+EXPORT_SYMBOL_GPL(cfs_nidmask_get_base_nidstr);
 
 EXPORT_SYMBOL_GPL(lnet_register_lnd);
 EXPORT_SYMBOL_GPL(lnet_unregister_lnd);

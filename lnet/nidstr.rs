@@ -8,9 +8,9 @@
 //! stays valid until that many more have been made, which is what lets
 //! callers use them inside one log line without freeing anything.
 
-use crate::kapi::bindings::{lnet_nid, lnet_processid};
+use crate::kapi::bindings::{lnet_nid, lnet_process_id, lnet_processid};
 use crate::kapi::lnet_abi::{nid_from_c, nid_to_c};
-use crate::lnet_core::nid::{write_cstr, Net, Nid, ProcessId};
+use crate::lnet_core::nid::{str2nid4, write_cstr, Net, Net32, Nid, ProcessId};
 use core::cell::UnsafeCell;
 use core::ffi::c_int;
 use core::fmt::Display;
@@ -158,4 +158,83 @@ unsafe extern "C" fn libcfs_strnid(nid: *mut lnet_nid, s: *const c_char) -> c_in
         }
         _ => EINVAL.to_errno(),
     }
+}
+
+/// The text of a 32-bit net (`libcfs_net2str_r`): `tcp1`, `<17:3>`.
+///
+/// # Safety
+///
+/// `buf` is null or points to `size` writable bytes.
+#[no_mangle]
+unsafe extern "C" fn libcfs_net2str_r(net: u32, buf: *mut c_char, size: usize) -> *mut c_char {
+    // SAFETY: by this function's contract.
+    unsafe { write_c(buf, size, &Net32(net)) }
+}
+
+/// A NID4 from its text (`libcfs_str2nid`): `LNET_NID_ANY` if the text is
+/// not a NID with a 4-byte address. Stricter than Lustre as nid.rs says
+/// (no blanks; only `0@lo`).
+///
+/// # Safety
+///
+/// `s` is null or a NUL-terminated string.
+#[no_mangle]
+unsafe extern "C" fn libcfs_str2nid(s: *const c_char) -> u64 {
+    // SAFETY: by this function's contract.
+    unsafe { text(s) }.map_or(u64::MAX, str2nid4)
+}
+
+/// As `libcfs_str2nid`, with `*` for `LNET_NID_ANY` (`libcfs_str2anynid`):
+/// 1 if `*nid` was set to a NID or to ANY by `*`, 0 otherwise (`*nid` is
+/// then `LNET_NID_ANY`).
+///
+/// # Safety
+///
+/// `nid` is null or writable; `s` is null or a NUL-terminated string.
+#[no_mangle]
+unsafe extern "C" fn libcfs_str2anynid(nid: *mut u64, s: *const c_char) -> c_int {
+    // SAFETY: by this function's contract.
+    let (value, ok) = match unsafe { text(s) } {
+        Some("*") => (u64::MAX, true),
+        Some(t) => {
+            let n = str2nid4(t);
+            (n, n != u64::MAX)
+        }
+        None => (u64::MAX, false),
+    };
+    // SAFETY: by this function's contract.
+    if let Some(out) = unsafe { nid.as_mut() } {
+        *out = value;
+    }
+    c_int::from(ok)
+}
+
+/// `pid-nid` of a NID4 process id in a ring buffer (`libcfs_id2str`).
+#[no_mangle]
+extern "C" fn libcfs_id2str(id: lnet_process_id) -> *mut c_char {
+    let id = ProcessId {
+        nid: Nid::from_nid4(id.nid),
+        pid: id.pid,
+    };
+    // SAFETY: a ring buffer is NIDSTR_SIZE writable bytes.
+    unsafe { write_c(next_slot(), NIDSTR_SIZE, &id) }
+}
+
+/// The bytes of a C string argument: up to `len` (all of it when `len` is
+/// negative, as `kstrndup` reads a huge size) or up to its NUL.
+///
+/// # Safety
+///
+/// `s` points to `len` readable bytes, or to fewer followed by a NUL.
+pub(crate) unsafe fn c_bytes<'a>(s: *const c_char, len: c_int) -> &'a [u8] {
+    let max = usize::try_from(len).unwrap_or(usize::MAX);
+    let mut n = 0;
+    // SAFETY: every byte before the first NUL, or before `len`, is
+    // readable, by this function's contract.
+    while n < max && unsafe { *s.add(n) } != 0 {
+        n += 1;
+    }
+    // SAFETY: the `n` bytes read above are readable and stay so for the
+    // call that reads them.
+    unsafe { core::slice::from_raw_parts(s.cast::<u8>(), n) }
 }

@@ -2,8 +2,8 @@
 //! either a decoder panicked (never allowed) or a round trip broke.
 
 use lnet_core::{
-    cpt, hdr, ip2nets, networks, nid, o2iblnd, o2iblnd_credits, o2iblnd_reject, params, ping,
-    socklnd,
+    cpt, expr_list, hdr, ip2nets, networks, nid, nidlist, o2iblnd, o2iblnd_credits, o2iblnd_reject,
+    params, ping, socklnd,
 };
 
 /// NIDs and nets: parsing never panics; what parses prints back to itself;
@@ -403,4 +403,61 @@ pub fn cpt(data: &[u8]) {
         }
     }
     let _ = cpt::parse_expr_list(rest, 16);
+}
+
+/// A `Vec` the NID lists can be built in (the store the kernel fills is
+/// `KVec`).
+pub struct V<T>(Vec<T>);
+
+impl<T> nidlist::Seq<T> for V<T> {
+    fn try_push(&mut self, v: T) -> Result<(), nidlist::NoMem> {
+        self.0.push(v);
+        Ok(())
+    }
+    fn items(&self) -> &[T] {
+        &self.0
+    }
+    fn items_mut(&mut self) -> &mut [T] {
+        &mut self.0
+    }
+}
+
+/// The store of [`V`]s.
+pub struct VStore;
+
+impl nidlist::Store for VStore {
+    type Seq<T> = V<T>;
+    fn seq<T>() -> V<T> {
+        V(Vec::new())
+    }
+}
+
+/// NID lists and expression lists: parsing never panics; a parsed list
+/// prints to text that parses to a list printing the same once settled
+/// (a /32 netmask prints as an address), and matching the NIDs of the
+/// input's words gives the same answer on every form.
+pub fn nidlist(data: &[u8]) {
+    let ranges: Result<Vec<_>, _> = expr_list::parse(data, 0, 255).collect();
+    if let Ok(r) = ranges {
+        let text = expr_list::ListDisplay(&r).to_string();
+        let back: Vec<_> = expr_list::parse(text.as_bytes(), 0, 255)
+            .collect::<Result<_, _>>()
+            .expect("a printed expression list parses");
+        assert_eq!(expr_list::count(&back), expr_list::count(&r), "{text:?}");
+    }
+    let Ok(l) = nidlist::NidList::<VStore>::parse(data) else {
+        return;
+    };
+    let printed = l.to_string();
+    let again = nidlist::NidList::<VStore>::parse(printed.as_bytes())
+        .unwrap_or_else(|e| panic!("{printed:?} does not parse: {e:?}"));
+    let settled = again.to_string();
+    let third = nidlist::NidList::<VStore>::parse(settled.as_bytes()).expect("settled text parses");
+    assert_eq!(third.to_string(), settled);
+    let _ = nidlist::single_mask(l.masks());
+    for word in core::str::from_utf8(data).unwrap_or("").split(' ') {
+        if let Ok(n) = nid::Nid::parse(word) {
+            assert_eq!(l.matches(&n), again.matches(&n), "{word:?} in {printed:?}");
+        }
+    }
 }

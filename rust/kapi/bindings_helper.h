@@ -9,6 +9,7 @@
 #include <linux/moduleparam.h>
 #include <linux/lnet/api.h>
 #include <linux/lnet/lnd.h>
+#include <linux/lnet/lib-types.h>
 #include <uapi/linux/lnet/lnet-rs-ioctl.h>
 
 // opaque dentry
@@ -23,6 +24,9 @@
 // allow type lnet_counters
 // allow type lnet_event
 // allow type lnet_processid
+// allow type lnet_process_id
+// allow type cfs_expr_list
+// allow type cfs_range_expr
 // allow type lnet_handle_md
 // allow type lnet_lnd
 // allow type lnet_tx_desc

@@ -7,6 +7,7 @@
 //! non-trivial `unsafe`.
 
 pub mod bindings;
+pub mod clist;
 // CPU and node masks for lnet.ko's partition table; only lnet.ko links
 // their C helpers (its Kbuild sets the cfg).
 #[cfg(kapi_cpumask)]

@@ -9,6 +9,8 @@
 #include <linux/tcp.h>
 #include <net/sock.h>
 #include <net/tcp.h>
+#include <linux/list.h>
+#include <linux/sched/mm.h>
 #include "kapi_helpers.h"
 
 /*
@@ -138,4 +140,35 @@ int kapi_sock_peer4(struct socket *sock, __u32 *addr, __u16 *port)
 	*addr = ntohl(sin.sin_addr.s_addr);
 	*port = ntohs(sin.sin_port);
 	return 0;
+}
+
+/*
+ * Lists whose heads callers own (Lustre's NID and expression lists): the
+ * list primitives are static inlines, and with CONFIG_DEBUG_LIST they check
+ * each link.
+ */
+void kapi_list_init(struct list_head *head)
+{
+	INIT_LIST_HEAD(head);
+}
+
+void kapi_list_add_tail(struct list_head *entry, struct list_head *head)
+{
+	list_add_tail(entry, head);
+}
+
+void kapi_list_del(struct list_head *entry)
+{
+	list_del(entry);
+}
+
+/* Allocations in the scope do not recurse into file systems. */
+unsigned int kapi_nofs_save(void)
+{
+	return memalloc_nofs_save();
+}
+
+void kapi_nofs_restore(unsigned int flags)
+{
+	memalloc_nofs_restore(flags);
 }

@@ -6,6 +6,7 @@
 #include <linux/types.h>
 
 struct socket;
+struct list_head;
 
 void kapi_cond_resched(void);
 void kapi_might_sleep(void);
@@ -30,5 +31,13 @@ void kapi_sock_tune(struct socket *sock, const struct kapi_sock_opts *o);
 int kapi_sock_bind4(struct socket *sock, __u32 addr, __u16 port);
 int kapi_sock_connect4(struct socket *sock, __u32 addr, __u16 port);
 int kapi_sock_peer4(struct socket *sock, __u32 *addr, __u16 *port);
+
+/* C list_heads (static inlines in <linux/list.h>), for rust/kapi/clist.rs. */
+void kapi_list_init(struct list_head *head);
+void kapi_list_add_tail(struct list_head *entry, struct list_head *head);
+void kapi_list_del(struct list_head *entry);
+/* memalloc_nofs_save()/restore(), for rust/kapi/clist.rs's NoFs. */
+unsigned int kapi_nofs_save(void);
+void kapi_nofs_restore(unsigned int flags);
 
 #endif

@@ -10,6 +10,7 @@
 pub mod cpt;
 pub mod credits;
 pub mod discovery;
+pub mod expr_list;
 pub mod fault;
 pub mod frag;
 pub mod hdr;
@@ -22,6 +23,7 @@ pub mod msg_stats;
 pub mod networks;
 pub mod nid;
 pub mod nid_index;
+pub mod nidlist;
 pub mod o2iblnd;
 pub mod o2iblnd_credits;
 pub mod o2iblnd_health;

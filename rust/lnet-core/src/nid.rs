@@ -220,6 +220,31 @@ impl fmt::Display for Net {
     }
 }
 
+/// A 32-bit net as `libcfs_net2str_r` prints it: the LND type is all 16
+/// upper bits, so `LNET_NET_ANY` is `<65535:65535>` (where [`Net`]'s
+/// `Display` keeps the 8 bits a large NID has room for).
+pub struct Net32(pub u32);
+
+impl fmt::Display for Net32 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (lnd, num) = (self.0 >> 16, self.0 & 0xffff);
+        match u8::try_from(lnd).ok().and_then(lnd_name) {
+            Some(name) if num == 0 => f.write_str(name),
+            Some(name) => write!(f, "{name}{num}"),
+            None => write!(f, "<{lnd}:{num}>"),
+        }
+    }
+}
+
+/// The NID4 of a NID text (`libcfs_str2nid`): `LNET_NID_ANY` if the text
+/// is not a NID, or is one whose address does not fit in 4 bytes.
+pub fn str2nid4(s: &str) -> u64 {
+    Nid::parse(s)
+        .ok()
+        .and_then(|n| n.to_nid4())
+        .unwrap_or(u64::MAX)
+}
+
 /// A NID in its large form (`struct lnet_nid`): an address of 4 to 16 bytes
 /// on a net. 4-byte NIDs convert to and from the 64-bit NID4.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -410,7 +435,7 @@ impl Nid {
 }
 
 /// Four decimal parts of 0..=255; leading zeros are decimal (`in4_pton`).
-fn parse_ipv4(s: &str) -> Result<u32, NidError> {
+pub(crate) fn parse_ipv4(s: &str) -> Result<u32, NidError> {
     let mut v: u32 = 0;
     let mut parts = 0;
     for part in s.split('.') {
@@ -795,6 +820,22 @@ mod tests {
         assert_eq!(s(0x0010_0002_0000_0005), "5@kfi2");
         assert_eq!(s(u64::MAX), "<?>");
         assert_eq!(s(0x0011_0003_0000_00ff), "ff@<17:3>");
+    }
+
+    #[test]
+    fn net32_and_str2nid4() {
+        assert_eq!(Net32(0x0002_0000).to_string(), "tcp");
+        assert_eq!(Net32(0x0005_0003).to_string(), "o2ib3");
+        assert_eq!(Net32(u32::MAX).to_string(), "<65535:65535>");
+        assert_eq!(Net32(0x0011_0002).to_string(), "<17:2>");
+        assert_eq!(Net32(0x0109_0000).to_string(), "<265:0>");
+        assert_eq!(str2nid4("192.168.1.2@tcp1"), 0x0002_0001_c0a8_0102);
+        assert_eq!(str2nid4("192.168.1.2"), 0x0002_0000_c0a8_0102);
+        assert_eq!(str2nid4("0@lo"), 0x0009_0000_0000_0000);
+        assert_eq!(str2nid4("0x10@kfi"), 0x0010_0000_0000_0010);
+        for bad in ["", "1.2.3@tcp", "1.2.3.4@nope", "2001:db8::1@tcp", "<?>"] {
+            assert_eq!(str2nid4(bad), u64::MAX, "{bad:?}");
+        }
     }
 
     #[test]

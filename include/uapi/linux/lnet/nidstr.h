@@ -46,4 +46,51 @@ char *libcfs_idstr(struct lnet_processid *id);
 /* A net from its text ("tcp1", "o2ib"), or LNET_NET_ANY. */
 __u32 libcfs_str2net(const char *str);
 
+/* "tcp1", "o2ib", "<17:3>" for an LND with no name; cut to buf_size. */
+char *libcfs_net2str_r(__u32 net, char *buf, __kernel_size_t buf_size);
+static inline char *libcfs_net2str(__u32 net)
+{
+	return libcfs_net2str_r(net, libcfs_next_nidstring(),
+				LNET_NIDSTR_SIZE);
+}
+
+/*
+ * A NID4 from its text ("10.0.0.1@tcp", "10.0.0.1" on tcp, "5@gni"), or
+ * LNET_NID_ANY if it is not one or its address needs more than 4 bytes.
+ */
+lnet_nid_t libcfs_str2nid(const char *str);
+
+/* As libcfs_str2nid(), and "*" is LNET_NID_ANY: 1, or 0 if no NID. */
+int libcfs_str2anynid(lnet_nid_t *nid, const char *str);
+
+/* "12345-10.0.0.1@tcp" for a NID4 process id, in the ring. */
+char *libcfs_id2str(struct lnet_process_id id);
+
+/*
+ * NID lists: "192.168.[1-2].[1-254/2]@tcp 10.0.0.0/8@o2ib *@tcp1
+ * [1-5]@gni 2001:db8::/32@tcp". cfs_parse_nidlist() initializes list and
+ * links its entries into it: 0, -EINVAL (bad syntax, or no range) or
+ * -ENOMEM, the list left empty on error. cfs_free_nidlist() unlinks and
+ * frees them. cfs_match_nid() is 1 if nid is in the list.
+ * cfs_print_nidlist() writes the list back (at most count - 1 characters
+ * and a NUL) and returns the characters written.
+ */
+struct list_head;
+int cfs_parse_nidlist(char *str, int len, struct list_head *list);
+void cfs_free_nidlist(struct list_head *list);
+int cfs_match_nid(const struct lnet_nid *nid, struct list_head *list);
+int cfs_print_nidlist(char *buffer, int count, struct list_head *list);
+
+#ifdef __KERNEL__
+/*
+ * For a list holding one netmask: its prefix length (0 if the list holds
+ * none or several), and its address and net without the prefix
+ * ("10.1.0.0@tcp"; 0, the buffer untouched if there is none, -EINVAL if
+ * several).
+ */
+u8 cfs_nidmask_get_length(struct list_head *nidlist);
+int cfs_nidmask_get_base_nidstr(char *buf, int count,
+				struct list_head *nidlist);
+#endif
+
 #endif /* __LNET_RS_NIDSTR_H__ */
