@@ -7,7 +7,9 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod adler32;
 pub mod credits;
+pub mod crypto_hash;
 pub mod discovery;
 pub mod fault;
 pub mod frag;
