@@ -17,8 +17,10 @@
 #include <linux/lnet/lnet_rdma.h>
 #include <linux/lnet/lnd.h>
 #include <linux/lnet/lnet-rs.h>
+#include <linux/lnet/lnet_crypto.h>
 
 #include "../rust/kapi/kapi_helpers.c"
+#include "../rust/kapi/crypto_helpers.c"
 
 /* Lowmem by its linear mapping; vmalloc and module memory by page table. */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr)
@@ -198,6 +200,15 @@ EXPORT_SYMBOL_GPL(libcfs_nid2str_r);
 EXPORT_SYMBOL_GPL(libcfs_nidstr_r);
 EXPORT_SYMBOL_GPL(libcfs_idstr);
 EXPORT_SYMBOL_GPL(libcfs_next_nidstring);
+
+/* Checksums and digests (lnet/crypto.rs); the speeds are a Rust static. */
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_init);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_update_page);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_update);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_final);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_digest);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_speed);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_speeds);
 
 EXPORT_SYMBOL_GPL(lnet_register_lnd);
 EXPORT_SYMBOL_GPL(lnet_unregister_lnd);

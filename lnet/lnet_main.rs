@@ -18,10 +18,12 @@ pub mod lnet_core;
 #[path = "../rust/kapi/kapi.rs"]
 pub mod kapi;
 
+mod adler32;
 mod api;
 mod config;
 mod counters;
 mod credits;
+mod crypto;
 mod dev;
 mod discovery;
 mod fault;
@@ -56,11 +58,14 @@ module! {
 struct Lnet {
     _debugfs: Option<kapi::debugfs::Dir>,
     the_lnet: Pin<KBox<state::TheLnet>>,
+    // Last: the hash algorithms go after LNet itself, at exit.
+    _crypto: crypto::Crypto,
 }
 
 impl kernel::Module for Lnet {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         config::check_networks()?;
+        let crypto = crypto::Crypto::new()?;
         let the_lnet = state::TheLnet::new()?;
         state::TheLnet::publish(&the_lnet);
         if let Err(e) = dev::register() {
@@ -101,6 +106,7 @@ impl kernel::Module for Lnet {
         Ok(Lnet {
             _debugfs: debugfs,
             the_lnet,
+            _crypto: crypto,
         })
     }
 }

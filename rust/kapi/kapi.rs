@@ -7,6 +7,9 @@
 //! non-trivial `unsafe`.
 
 pub mod bindings;
+// Only lnet.ko links the crypto helpers (its Kbuild sets the cfg).
+#[cfg(kapi_crypto)]
+pub mod crypto;
 pub mod debugfs;
 pub mod errno;
 pub mod kiov;
