@@ -15,8 +15,10 @@ modprobe lnet || lab_fail "lnet did not load"
 lab_log "lnet loaded in $(($(now_ms) - t0)) ms"
 crypto_has_adler32 || lab_fail "adler32 not in /proc/crypto after the load"
 t0=$(now_ms)
-lab_rmmod lnet
+rmmod lnet || lab_fail "lnet would not unload during the speed measurements"
 lab_log "lnet unloaded during the speed measurements in $(($(now_ms) - t0)) ms"
+grep -q '^lnet ' /proc/modules && lab_fail "lnet still loaded"
+lab_kmemleak_scan "rmmod lnet during the speed measurements"
 crypto_has_adler32 && lab_fail "adler32 still in /proc/crypto after the unload"
 
 modprobe lnet || lab_fail "lnet did not load again"
