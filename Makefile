@@ -16,7 +16,7 @@ modules: $(BINDINGS)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) modules
 
 # Regenerated when any header it reads changes.
-$(BINDINGS): rust/kapi/bindings_helper.h rust/kapi/kapi_helpers.h $(wildcard include/linux/lnet/*.h) \
+$(BINDINGS): rust/kapi/bindings_helper.h rust/kapi/kapi_helpers.h rust/kapi/crypto_helpers.h $(wildcard include/linux/lnet/*.h) \
 		$(wildcard include/uapi/linux/lnet/*.h) \
 		scripts/gen-bindings.sh $(KDIR)/.config
 	bash scripts/gen-bindings.sh $(KDIR) $@

@@ -356,7 +356,12 @@ extern "C" {
 pub(crate) fn global() -> Option<&'static CptTable> {
     // SAFETY: written only by `init` and `fini`, when nothing else of
     // lnet.ko runs; the table lives until `fini`.
-    unsafe { core::ptr::addr_of!(cfs_cpt_tab).read().cast::<CptTable>().as_ref() }
+    unsafe {
+        core::ptr::addr_of!(cfs_cpt_tab)
+            .read()
+            .cast::<CptTable>()
+            .as_ref()
+    }
 }
 
 /// Partitions of the global table (1 before it exists).

@@ -18,9 +18,11 @@
 #include <linux/lnet/lnd.h>
 #include <linux/lnet/lnet-rs.h>
 #include <linux/lnet/lib-types.h>
+#include <linux/lnet/lnet_crypto.h>
 
 #include "../rust/kapi/kapi_helpers.c"
 #include "../rust/kapi/cpumask_helpers.c"
+#include "../rust/kapi/crypto_helpers.c"
 #include <linux/lnet/lib-cpt.h>
 
 /* The global CPU partition table, built at load by lnet/cpt.rs. */
@@ -205,6 +207,15 @@ EXPORT_SYMBOL_GPL(cfs_match_nid);
 EXPORT_SYMBOL_GPL(cfs_print_nidlist);
 EXPORT_SYMBOL_GPL(cfs_nidmask_get_length);
 EXPORT_SYMBOL_GPL(cfs_nidmask_get_base_nidstr);
+
+/* Checksums and digests (lnet/crypto.rs); the speeds are a Rust static. */
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_init);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_update_page);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_update);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_final);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_digest);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_speed);
+EXPORT_SYMBOL_GPL(cfs_crypto_hash_speeds);
 
 EXPORT_SYMBOL_GPL(lnet_register_lnd);
 EXPORT_SYMBOL_GPL(lnet_unregister_lnd);

@@ -18,11 +18,13 @@ pub mod lnet_core;
 #[path = "../rust/kapi/kapi.rs"]
 pub mod kapi;
 
+mod adler32;
 mod api;
 mod config;
 mod counters;
 mod cpt;
 mod credits;
+mod crypto;
 mod dev;
 mod discovery;
 mod expr_list;
@@ -61,6 +63,8 @@ module! {
 struct Lnet {
     _debugfs: Option<kapi::debugfs::Dir>,
     the_lnet: Pin<KBox<state::TheLnet>>,
+    // The hash algorithms go after LNet itself, at exit.
+    _crypto: crypto::Crypto,
     // Last: the partition table outlives everything that uses it.
     _cpt: cpt::Global,
 }
@@ -69,6 +73,7 @@ impl kernel::Module for Lnet {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let cpt = cpt::init()?;
         config::check_networks()?;
+        let crypto = crypto::Crypto::new()?;
         let the_lnet = state::TheLnet::new()?;
         state::TheLnet::publish(&the_lnet);
         if let Err(e) = dev::register() {
@@ -109,6 +114,7 @@ impl kernel::Module for Lnet {
         Ok(Lnet {
             _debugfs: debugfs,
             the_lnet,
+            _crypto: crypto,
             _cpt: cpt,
         })
     }

@@ -11,6 +11,9 @@
 #include <linux/lnet/lnd.h>
 #include <linux/lnet/lib-types.h>
 #include <uapi/linux/lnet/lnet-rs-ioctl.h>
+#include <crypto/hash.h>
+#include <crypto/internal/hash.h>
+#include "crypto_helpers.h"
 
 // opaque dentry
 // allow function debugfs_create_dir
@@ -41,3 +44,16 @@
 // allow function lnet_kvaddr_to_page
 // allow function lnet_inet_addr
 // allow function lnet_inet_addrs
+// allow function crypto_alloc_ahash
+// allow function crypto_ahash_setkey
+// allow function crypto_ahash_init
+// allow function crypto_register_shash
+// allow function crypto_unregister_shash
+// allow type shash_alg
+// allow type shash_desc
+// allow var CRYPTO_ALG_ASYNC
+// allow var CRYPTO_ALG_OPTIONAL_KEY
+// allow var CRYPTO_MAX_ALG_NAME
+// allow function kapi_ahash_.*
+// allow function kapi_crypto_free_ahash
+// allow function kapi_shash_.*

@@ -12,6 +12,9 @@ pub mod clist;
 // their C helpers (its Kbuild sets the cfg).
 #[cfg(kapi_cpumask)]
 pub mod cpumask;
+// Only lnet.ko links the crypto helpers (its Kbuild sets the cfg).
+#[cfg(kapi_crypto)]
+pub mod crypto;
 pub mod debugfs;
 pub mod errno;
 pub mod kiov;

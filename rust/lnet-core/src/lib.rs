@@ -7,8 +7,10 @@
 #![no_std]
 #![forbid(unsafe_code)]
 
+pub mod adler32;
 pub mod cpt;
 pub mod credits;
+pub mod crypto_hash;
 pub mod discovery;
 pub mod expr_list;
 pub mod fault;
