@@ -70,6 +70,8 @@ impl Counters {
         h.lch_rst_alloc = self.rst_alloc.load(Relaxed);
         h.lch_response_timeout_count = self.response_timeout_count.load(Relaxed);
         h.lch_resend_count = self.resend_count.load(Relaxed);
+        h.lch_failed_resends = self.failed_resends.load(Relaxed);
+        h.lch_successful_resends = self.successful_resends.load(Relaxed);
         let s = |i: usize| self.hstatus.get(i).map_or(0, |a| a.load(Relaxed));
         h.lch_local_interrupt_count = s(0);
         h.lch_local_dropped_count = s(1);

@@ -90,7 +90,7 @@ lustre() {
 		# LBUG()'s fall-throughs, and -Werror would stop the build there.
 		# Lustre's ldiskfs tools ask pkg-config for its own e2fsprogs
 		# (1.47.3-wc2); Debian's libext2fs is named directly instead.
-		EXT2FS_CFLAGS="" EXT2FS_LIBS="-lext2fs -lcom_err" \
+		EXT2FS_CFLAGS="$(pkg-config --cflags ext2fs)" EXT2FS_LIBS="$(pkg-config --libs ext2fs)" \
 		./configure --with-linux="$KDIR" --enable-server --enable-ldiskfs \
 			--with-o2ib=yes --disable-strict-errors --disable-gss --disable-gss-keyring \
 			--disable-doc --disable-manpages --disable-iokit --disable-snmp \

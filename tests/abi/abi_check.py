@@ -101,12 +101,14 @@ def fields(body):
             if fp:
                 names.append(fp.group(1))
                 continue
+            # A flexible array has an offset but no size of its own.
+            flex = re.search(r"\[\s*\]\s*$", decl) is not None
             decl = re.sub(r"\[[^\]]*\]", "", decl)
             decl = re.sub(r"__attribute__\s*\(\(.*\)\)", "", decl).strip()
             for part in decl.split(","):
                 m = re.search(r"(\w+)\s*$", part.strip())
                 if m:
-                    names.append(m.group(1))
+                    names.append(m.group(1) + ("[]" if flex else ""))
             continue
         elif depth == 0:
             cur += ch
@@ -150,7 +152,8 @@ def parse(text):
     flat = re.sub(r"\b(struct|union|enum)\s*\w*\s*\x02[^;]*;", ";", flat)
     for stmt in flat.split(";"):
         s = " ".join(stmt.split())
-        if not s or s.startswith("typedef"):
+        # A static definition is each caller's own copy.
+        if not s or s.startswith(("typedef", "static")):
             continue
         # A bare "struct x" is a forward declaration.
         if re.fullmatch(r"(struct|union|enum)\s+\w+", s):
@@ -177,8 +180,10 @@ def probe_source(includes, structs, enums, macros):
         put(ident("size", s), f"sizeof({s})")
         put(ident("align", s), f"__alignof__({s})")
         for f in fs:
-            put(ident("offset", s, f), f"offsetof({s}, {f})")
-            put(ident("fsize", s, f), f"sizeof((({s} *)0)->{f})")
+            name = f.removesuffix("[]")
+            put(ident("offset", s, name), f"offsetof({s}, {name})")
+            if not f.endswith("[]"):
+                put(ident("fsize", s, name), f"sizeof((({s} *)0)->{name})")
     for e in enums:
         put(ident("enum", e), e)
     for m in macros:
@@ -280,6 +285,8 @@ def run(kdir, tree, work, ours_symvers=None):
         enums += e
         macros += m
         decls += d
+    # A constant both a header and its includer define is checked once.
+    enums, macros = list(dict.fromkeys(enums)), list(dict.fromkeys(macros))
     probe = probe_source(includes, structs, enums, macros)
     ours, err = build(kdir, work, "ours", probe, f"NOSTDINC_FLAGS += -I{INCLUDE}\n")
     if err:
@@ -307,7 +314,7 @@ def self_test():
 #define A_GUARD_H__
 #define LNET_X (1 << 3) /* c */
 #define F(x) (x)
-struct s { int a; char *b[4]; void (*cb)(int x); struct { int y; } in; unsigned z : 3; };
+struct s { int a; char *b[4]; void (*cb)(int x); struct { int y; } in; unsigned z : 3; int f[]; };
 enum e { E0 = 0, E1, /* c */ E2 = 5 };
 int f(struct s *p, int n);
 static inline int g(void) { return 1; }
@@ -315,7 +322,7 @@ extern int v;
 struct fwd;
 """
     structs, enums, macros, decls = parse(src)
-    assert structs == {"struct s": ["a", "b", "cb", "in"]}, structs
+    assert structs == {"struct s": ["a", "b", "cb", "in", "f[]"]}, structs
     assert enums == ["E0", "E1", "E2"], enums
     assert macros == ["LNET_X"], macros
     assert decls == ["int f(struct s *p, int n);", "extern int v;"], decls

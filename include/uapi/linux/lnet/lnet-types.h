@@ -192,6 +192,8 @@ struct lnet_counters_health {
 	__u32	lch_remote_error_count;
 	__u32	lch_remote_timeout_count;
 	__u32	lch_network_timeout_count;
+	__u32	lch_failed_resends;	/* messages that hit the retry limit */
+	__u32	lch_successful_resends;	/* resent messages that then went */
 };
 
 struct lnet_counters {
