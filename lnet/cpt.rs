@@ -347,9 +347,12 @@ fn unset_cpu(t: &mut CptTable, cpt: i32, cpu: u32) {
 // The parameters' values, read once at load (they are 0444), and the
 // exported table pointer (lnet_exports.c), a `CptTable` behind `c_void`.
 extern "C" {
+    fn lnet_param_cpu_get();
+    fn lnet_param_cpu_put();
     fn lnet_param_cpu_npartitions() -> c_int;
     fn lnet_param_cpu_pattern() -> *const c_char;
     static mut cfs_cpt_tab: *mut c_void;
+    fn lnet_publish_cpt_table(table: *mut c_void, number: c_uint);
 }
 
 /// The global table, from module init to exit.
@@ -378,17 +381,41 @@ impl Drop for Global {
     }
 }
 
+/// Holds Lustre's libcfs.ko, when it is loaded and lnet.ko's own two
+/// parameters are left at their defaults, so that its `cpu_npartitions`
+/// and `cpu_pattern` stay put while they are read (lnet_params.c).
+struct ParamSource(());
+
+impl ParamSource {
+    fn take() -> Self {
+        // SAFETY: called once, from module init, before any read.
+        unsafe { lnet_param_cpu_get() };
+        ParamSource(())
+    }
+}
+
+impl Drop for ParamSource {
+    fn drop(&mut self) {
+        // SAFETY: pairs with the get of `take`.
+        unsafe { lnet_param_cpu_put() };
+    }
+}
+
 /// Builds `cfs_cpt_tab` from `cpu_npartitions` and `cpu_pattern`.
 ///
 /// lnet.ko carries these two parameters itself, with Lustre's names,
 /// types, defaults (0 and "N") and meaning, but does not export them: in
 /// Lustre they are libcfs.ko's exported variables, and Lustre's libcfs.ko
 /// is loaded next to lnet.ko, so exporting them again would stop one of
-/// the two modules from loading.
+/// the two modules from loading. Left at their defaults, libcfs.ko's
+/// values are used when it is loaded.
 pub(crate) fn init() -> Result<Global> {
-    // SAFETY: fixed at load (0444).
+    // Dropped last: `pattern` may be libcfs.ko's string.
+    let _source = ParamSource::take();
+    // SAFETY: fixed at load (0444), ours or libcfs.ko's held by `_source`.
     let n = unsafe { lnet_param_cpu_npartitions() };
-    // SAFETY: a NUL-terminated string fixed at load (0444).
+    // SAFETY: a NUL-terminated string fixed at load (0444), ours or
+    // libcfs.ko's held by `_source`.
     let p = unsafe { core::ffi::CStr::from_ptr(lnet_param_cpu_pattern()) };
     let Ok(pattern) = p.to_str() else {
         pr_err!("cpu_pattern is not text\n");
@@ -426,14 +453,21 @@ pub(crate) fn init() -> Result<Global> {
         mask::online_cpus(),
         table.nparts()
     );
+    let nparts = table.nparts();
+    let table = KBox::into_raw(table).cast::<c_void>();
     // SAFETY: nothing reads the pointer before init returns.
-    unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).write(KBox::into_raw(table).cast()) };
+    unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).write(table) };
+    // SAFETY: a plain store into the_lnet, which nothing reads before
+    // init returns; the table lives until `fini` unpublishes it.
+    unsafe { lnet_publish_cpt_table(table, nparts) };
     Ok(Global(()))
 }
 
 /// Frees `cfs_cpt_tab`, at module exit.
 fn fini() {
     // SAFETY: every user holds a reference on lnet.ko, so none is left.
+    unsafe { lnet_publish_cpt_table(core::ptr::null_mut(), 0) };
+    // SAFETY: as above.
     let t = unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).replace(core::ptr::null_mut()) };
     let t = t.cast::<CptTable>();
     if !t.is_null() {

@@ -29,6 +29,20 @@
 struct cfs_cpt_table *cfs_cpt_tab __read_mostly;
 EXPORT_SYMBOL_GPL(cfs_cpt_tab);
 
+/* The same table as PtlRPC reads it, through the_lnet (lib-types.h). */
+struct lnet the_lnet __read_mostly;
+EXPORT_SYMBOL_GPL(the_lnet);
+
+void lnet_publish_cpt_table(struct cfs_cpt_table *table, unsigned int number);
+
+/* Called with the table built at load, and with NULL, 0 at unload. */
+void lnet_publish_cpt_table(struct cfs_cpt_table *table, unsigned int number)
+{
+	the_lnet.ln_cpt_table = table;
+	the_lnet.ln_cpt_number = number;
+	the_lnet.ln_cpt_bits = number > 1 ? order_base_2(number) : 0;
+}
+
 /* Lowmem by its linear mapping; vmalloc and module memory by page table. */
 struct page *lnet_kvaddr_to_page(unsigned long vaddr)
 {

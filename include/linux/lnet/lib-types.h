@@ -14,6 +14,26 @@
 #include <linux/slab.h>
 #include <uapi/linux/lnet/nidstr.h>
 
+struct cfs_cpt_table;
+
+/*
+ * LNet's global, as far as Lustre's upper layers read it: the head of
+ * Lustre's struct lnet, whose lnet_cpt_table(), LNET_CPT_NUMBER and
+ * LNET_CPT_BITS (<linux/lnet/lib-lnet.h>) PtlRPC uses. The fields keep
+ * Lustre's offsets; the rest of Lustre's structure is LNet's own state,
+ * which lnet-rs keeps elsewhere, so the size differs.
+ */
+struct lnet {
+	/* cfs_cpt_tab, once lnet.ko has built it */
+	struct cfs_cpt_table	*ln_cpt_table;
+	/* its partitions */
+	unsigned int		ln_cpt_number;
+	/* bits that number a partition */
+	unsigned int		ln_cpt_bits;
+};
+
+extern struct lnet the_lnet;
+
 /* One range: re_lo, re_lo + re_stride, ... up to re_hi. */
 struct cfs_range_expr {
 	/* On cfs_expr_list::el_exprs. */
