@@ -11,7 +11,9 @@ not finish in time, or when any console shows a kernel BUG, WARNING, KASAN,
 lockdep, kmemleak or panic report, or a module that will not unload.
 
 Scenarios declare their lab in a header line, `# lab: vms=2 nics=2`;
-scenarios with the same lab share one boot. `lustre=N` makes the last N
+scenarios with the same lab share one boot. `lustrefs=1` boots our
+kernel and modules with Lustre's own file system modules and tools on top
+(scripts/build-lustre.sh, cached): Lustre on lnet-rs. `lustre=N` makes the last N
 VMs Lustre nodes: they boot the Lustre peer's kernel (built once by
 ../shared/peers/lustre/build.sh with o2ib added, tests/lab/lustre-peer.sh,
 and cached) with an initramfs holding
@@ -293,12 +295,20 @@ LUSTRE_FS_BUILD = TOP / "scripts" / "build-lustre.sh"
 LUSTRE_TOOLS = {
     "lctl": "lustre/utils/.libs/lctl",
     "lfs": "lustre/utils/.libs/lfs",
-    "mkfs.lustre": "lustre/utils/mkfs.lustre",
     "mount.lustre": "lustre/utils/mount.lustre",
     "fsx": "lustre/tests/fsx",
 }
-# Debian's e2fsprogs, which mkfs.lustre and mount.lustre run for ldiskfs.
-E2FSPROGS = ("mke2fs", "tune2fs", "debugfs", "dumpe2fs", "e2fsck", "e2label")
+
+
+def lustre_plugin_dir(tree):
+    """Where mount.lustre looks for its OSD plugins (its PLUGIN_DIR, the
+    configured pkglibdir)."""
+    out = subprocess.run(["make", "-s", "-C", str(tree / "lustre/utils"), "-f", "Makefile", "-f", "-",
+                          "lab-pkglibdir"], input="lab-pkglibdir:\n\t@echo $(pkglibdir)\n",
+                         capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip().startswith("/"):
+        sys.exit(f"lab: cannot tell Lustre's plugin directory: {out.stderr}")
+    return out.stdout.strip()
 
 
 def lustre_fs():
@@ -319,8 +329,7 @@ def lustre_fs():
 def build_lustre_fs_initramfs(kd, work, bundle, src=TOP):
     """The initramfs of lnet-rs VMs that run Lustre itself: ours, plus
     Lustre's own modules but its LNet (libcfs.ko stays Lustre's), its
-    tools with their libraries, and e2fsprogs. Lustre's lctl takes the
-    place of ours."""
+    tools with their libraries. Lustre's lctl takes the place of ours."""
     root = work / "root-lfs"
     base_root(root)
     for tool in ("lnetctl", "tcp_bench", "rail_sample"):
@@ -331,15 +340,14 @@ def build_lustre_fs_initramfs(kd, work, bundle, src=TOP):
     libdirs = sorted({str(p.parent) for p in tree.glob("**/.libs/*.so*")})
     env = dict(os.environ, LD_LIBRARY_PATH=":".join(libdirs))
     tools = [(name, tree / rel) for name, rel in LUSTRE_TOOLS.items()]
-    for name in E2FSPROGS:
-        path = shutil.which(name, path="/usr/sbin:/sbin:/usr/bin:/bin")
-        if not path:
-            sys.exit(f"lab: {name} missing: run scripts/build-lustre.sh")
-        tools.append((name, Path(path)))
+    # The servers' OSD, Lustre's memory-backed wbcfs (build-lustre.sh says
+    # why not ldiskfs): mount.lustre loads its plugin by path.
+    plugin = tree / "lustre/utils/mount_osd_wbcfs.so"
+    tools.append((f"{lustre_plugin_dir(tree)}/{plugin.name}", plugin))
     for name, path in tools:
         if not path.exists():
             sys.exit(f"lab: {path} missing from the Lustre build")
-        copy_in(root, str(path), f"/usr/sbin/{name}")
+        copy_in(root, str(path), name if name.startswith("/") else f"/usr/sbin/{name}")
         out = subprocess.run(["ldd", str(path)], capture_output=True, text=True, env=env).stdout
         for line in out.splitlines():
             m = re.search(r"(/\S+)", line.split("=>")[-1])
