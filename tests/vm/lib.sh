@@ -191,6 +191,18 @@ lab_kmemleak_scan() {
 	fi
 }
 
+# Loads the test module $1 with the arguments that follow and fails the
+# scenario unless it logs "$1: all checks passed"; its lines are shown.
+lab_kmod_checks() {
+	m=$1
+	if ! modprobe "$@"; then
+		dmesg | grep "$m" | tail -n 40
+		lab_fail "$m checks failed"
+	fi
+	dmesg | grep "$m:" | sed 's/^/  /'
+	dmesg | grep -q "$m: all checks passed" || lab_fail "$m: no pass line"
+}
+
 # Unloads a module; one that will not unload fails the scenario.
 lab_rmmod() {
 	rmmod "$1" || lab_fail "module $1 will not unload"

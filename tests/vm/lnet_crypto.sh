@@ -22,12 +22,7 @@ lab_kmemleak_scan "rmmod lnet during the speed measurements"
 crypto_has_adler32 && lab_fail "adler32 still in /proc/crypto after the unload"
 
 modprobe lnet || lab_fail "lnet did not load again"
-if ! modprobe lnet_crypto; then
-	dmesg | grep 'lnet_crypto' | tail -n 40
-	lab_fail "lnet_crypto checks failed"
-fi
-dmesg | grep 'lnet_crypto:' | sed 's/^/  /'
-dmesg | grep -q 'lnet_crypto: all checks passed' || lab_fail "no pass line"
+lab_kmod_checks lnet_crypto
 lab_rmmod lnet_crypto
 lab_rmmod lnet
 crypto_has_adler32 && lab_fail "adler32 still in /proc/crypto at the end"

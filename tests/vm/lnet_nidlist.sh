@@ -8,12 +8,7 @@
 # It parses and frees thousands of lists: kmemleak must find nothing left.
 dmesg -c >/dev/null
 modprobe lnet || lab_fail "lnet did not load"
-if ! modprobe lnet_nidlist; then
-	dmesg | grep 'lnet_nidlist' | tail -n 30
-	lab_fail "lnet_nidlist checks failed"
-fi
-dmesg | grep 'lnet_nidlist:' | sed 's/^/  /'
-dmesg | grep -q 'lnet_nidlist: all checks passed' || lab_fail "no pass line"
+lab_kmod_checks lnet_nidlist
 lab_rmmod lnet_nidlist
 # Objects must be 5 s old before kmemleak reports them.
 sleep 6
