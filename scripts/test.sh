@@ -52,7 +52,7 @@ lustre=$(bash scripts/build-lustre.sh | tail -n 1)
 
 echo "== abi: our lnet.ko's C API against Lustre's headers and modules"
 python3 tests/abi/abi_check.py "$(lnet_kdir)" "$lustre/tree" --work lab-out/abi \
-	--symvers lnet/Module.symvers
+	--symvers Module.symvers
 
 echo "== userspace tools for the lab"
 cargo build --release -q -p lnetctl --bins
