@@ -116,7 +116,11 @@ bundle() {
 	rm -rf "$OUT/modules" && mkdir -p "$OUT/modules"
 	find "$LT/lnet" "$LT/lustre" -name '*.ko' -exec cp {} "$OUT/modules/" \;
 	cp "$OUT/sunrpc_addr/sunrpc_addr.ko" "$OUT/modules/"
-	printf '%s\n' lnet.ko ksocklnd.ko ko2iblnd.ko lnet_selftest.ko sunrpc_addr.ko >"$OUT/lnet-modules.txt"
+	# Everything of Lustre's LNet but libcfs.ko, which stays on lnet-rs.
+	{
+		find "$LT/lnet" -name '*.ko' ! -name libcfs.ko -printf '%f\n'
+		echo sunrpc_addr.ko
+	} | sort >"$OUT/lnet-modules.txt"
 	touch "$OUT/.done"
 }
 

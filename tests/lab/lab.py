@@ -295,8 +295,8 @@ LUSTRE_FS_BUILD = TOP / "scripts" / "build-lustre.sh"
 LUSTRE_TOOLS = {
     "lctl": "lustre/utils/.libs/lctl",
     "lfs": "lustre/utils/.libs/lfs",
-    "mount.lustre": "lustre/utils/mount.lustre",
-    "fsx": "lustre/tests/fsx",
+    "mount.lustre": "lustre/utils/.libs/mount.lustre",
+    "fsx": "lustre/tests/.libs/fsx",
 }
 
 
