@@ -503,6 +503,9 @@ extern "C" fn cfs_cpt_table_alloc(ncpt: c_int) -> *mut CptTable {
     let Ok(n) = u32::try_from(ncpt) else {
         return core::ptr::null_mut();
     };
+    // Targets build their tables while mounting: no reclaim may re-enter
+    // the file system (Lustre allocates with GFP_NOFS).
+    let _nofs = crate::kapi::clist::NoFs::enter();
     CptTable::new(n).map_or(core::ptr::null_mut(), KBox::into_raw)
 }
 
@@ -714,7 +717,7 @@ unsafe extern "C" fn cfs_cpt_bind(t: *mut CptTable, cpt: c_int) -> c_int {
     };
     let (cpus, nodes) = t.masks(cpt);
     if !cpus.any_online() {
-        pr_info!("no online CPU in CPU partition {}: was a CPU unplugged? Reload the Lustre modules to use the ones left\n", cpt);
+        pr_debug!("no online CPU in CPU partition {}: was a CPU unplugged? Reload the Lustre modules to use the ones left\n", cpt);
         return ENODEV.to_errno();
     }
     if cpus.has_all_online() {
