@@ -127,4 +127,9 @@ bundle() {
 sunrpc_addr
 lustre
 bundle
+# Builds for another kernel or another version of this script are of no
+# further use.
+for old in "$LNET_CACHE"/lustre-*; do
+	[ "$old" = "$OUT" ] || { echo "lustre: removing stale $old"; rm -rf "$old"; }
+done
 echo "$OUT" >&3
