@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 lustrefs=1 timeout=1500
+# lab: vms=2 nics=2 lustrefs=1 timeout=1500 named=1
 # Lustre itself on lnet-rs: both VMs run our lnet.ko and ksocklnd.ko with
 # Lustre's own modules, built unchanged from its source against this
 # kernel (scripts/build-lustre.sh), loaded on top: PtlRPC calls our
@@ -9,7 +9,8 @@
 # ones, reads them back from the servers (its cache dropped) and compares,
 # runs Lustre's fsx for a bounded number of operations, then unmounts.
 # Both sides unload every module, Lustre's and ours: any splat, leak or
-# module that stays fails the scenario.
+# module that stays fails the scenario. Named only (named=1) until it has
+# passed in a whole run of the lab.
 lab_interop_setup
 srv=$(lab_addr 1 0)
 cli=$(lab_addr 0 0)
