@@ -347,8 +347,6 @@ fn unset_cpu(t: &mut CptTable, cpt: i32, cpu: u32) {
 // The parameters' values, read once at load (they are 0444), and the
 // exported table pointer (lnet_exports.c), a `CptTable` behind `c_void`.
 extern "C" {
-    fn lnet_param_cpu_get();
-    fn lnet_param_cpu_put();
     fn lnet_param_cpu_npartitions() -> c_int;
     fn lnet_param_cpu_pattern() -> *const c_char;
     static mut cfs_cpt_tab: *mut c_void;
@@ -381,41 +379,18 @@ impl Drop for Global {
     }
 }
 
-/// Holds Lustre's libcfs.ko, when it is loaded and lnet.ko's own two
-/// parameters are left at their defaults, so that its `cpu_npartitions`
-/// and `cpu_pattern` stay put while they are read (lnet_params.c).
-struct ParamSource(());
-
-impl ParamSource {
-    fn take() -> Self {
-        // SAFETY: called once, from module init, before any read.
-        unsafe { lnet_param_cpu_get() };
-        ParamSource(())
-    }
-}
-
-impl Drop for ParamSource {
-    fn drop(&mut self) {
-        // SAFETY: pairs with the get of `take`.
-        unsafe { lnet_param_cpu_put() };
-    }
-}
-
 /// Builds `cfs_cpt_tab` from `cpu_npartitions` and `cpu_pattern`.
 ///
 /// lnet.ko carries these two parameters itself, with Lustre's names,
 /// types, defaults (0 and "N") and meaning, but does not export them: in
 /// Lustre they are libcfs.ko's exported variables, and Lustre's libcfs.ko
 /// is loaded next to lnet.ko, so exporting them again would stop one of
-/// the two modules from loading. Left at their defaults, libcfs.ko's
-/// values are used when it is loaded.
+/// the two modules from loading (lnet_params.c says why it cannot read
+/// libcfs.ko's either).
 pub(crate) fn init() -> Result<Global> {
-    // Dropped last: `pattern` may be libcfs.ko's string.
-    let _source = ParamSource::take();
-    // SAFETY: fixed at load (0444), ours or libcfs.ko's held by `_source`.
+    // SAFETY: fixed at load (0444).
     let n = unsafe { lnet_param_cpu_npartitions() };
-    // SAFETY: a NUL-terminated string fixed at load (0444), ours or
-    // libcfs.ko's held by `_source`.
+    // SAFETY: a NUL-terminated string fixed at load (0444).
     let p = unsafe { core::ffi::CStr::from_ptr(lnet_param_cpu_pattern()) };
     let Ok(pattern) = p.to_str() else {
         pr_err!("cpu_pattern is not text\n");

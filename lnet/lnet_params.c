@@ -40,10 +40,10 @@ MODULE_PARM_DESC(routes, "routes to non-local networks");
  * meaning. In Lustre these two variables are libcfs.ko's, exported, and
  * its lnet.ko attaches parameters to them, so `options libcfs ...` and
  * `options lnet ...` both set them. lnet.ko keeps its own, static: a
- * second export of libcfs.ko's symbols would stop a module from loading.
- * When ours are left at their defaults and Lustre's libcfs.ko is loaded
- * (the soft dependency loads it first where it is installed), its values
- * are the ones used, so a site's libcfs options still apply.
+ * second export of libcfs.ko's symbols would stop a module from loading,
+ * and libcfs.ko exports them without _GPL, which symbol_get() refuses, so
+ * lnet.ko cannot read libcfs.ko's either. On lnet-rs they are set with
+ * `options lnet ...` only.
  */
 static int cpu_npartitions;
 module_param(cpu_npartitions, int, 0444);
@@ -53,44 +53,17 @@ static char *cpu_pattern = "N";
 module_param(cpu_pattern, charp, 0444);
 MODULE_PARM_DESC(cpu_pattern, "CPU partitions pattern");
 
-MODULE_SOFTDEP("pre: libcfs");
-
-/* libcfs.ko's variables, held from lnet_param_cpu_get() to _put(). */
-static int *libcfs_npartitions;
-static char **libcfs_pattern;
-
-void lnet_param_cpu_get(void);
-void lnet_param_cpu_put(void);
 int lnet_param_cpu_npartitions(void);
 const char *lnet_param_cpu_pattern(void);
 
-/* Takes libcfs.ko's variables if it is loaded and ours are defaults. */
-void lnet_param_cpu_get(void)
-{
-	if (cpu_npartitions != 0 || strcmp(cpu_pattern, "N") != 0)
-		return;
-	libcfs_npartitions = __symbol_get("cpu_npartitions");
-	libcfs_pattern = __symbol_get("cpu_pattern");
-}
-
-void lnet_param_cpu_put(void)
-{
-	if (libcfs_npartitions)
-		symbol_put_addr(libcfs_npartitions);
-	if (libcfs_pattern)
-		symbol_put_addr(libcfs_pattern);
-	libcfs_npartitions = NULL;
-	libcfs_pattern = NULL;
-}
-
 int lnet_param_cpu_npartitions(void)
 {
-	return libcfs_npartitions ? *libcfs_npartitions : cpu_npartitions;
+	return cpu_npartitions;
 }
 
 const char *lnet_param_cpu_pattern(void)
 {
-	return libcfs_pattern && *libcfs_pattern ? *libcfs_pattern : cpu_pattern;
+	return cpu_pattern;
 }
 
 /* The strings are fixed once loaded (0444): no lock is needed to read them. */
