@@ -442,7 +442,7 @@ pub(crate) fn init() -> Result<Global> {
 fn fini() {
     // SAFETY: every user holds a reference on lnet.ko, so none is left.
     unsafe { lnet_publish_cpt_table(core::ptr::null_mut(), 0) };
-    // SAFETY: as above.
+    // SAFETY: only module exit calls this, once every user of lnet.ko is gone.
     let t = unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).replace(core::ptr::null_mut()) };
     let t = t.cast::<CptTable>();
     if !t.is_null() {
@@ -520,7 +520,7 @@ unsafe fn out<'a>(buf: *mut c_char, len: c_int) -> &'a mut [u8] {
 /// `t` is a live table; `buf` has `len` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_table_print(t: *mut CptTable, buf: *mut c_char, len: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let (Some(t), b) = (unsafe { table(t) }, unsafe { out(buf, len) }) else {
         return -rules::E2BIG;
     };
@@ -538,7 +538,7 @@ unsafe extern "C" fn cfs_cpt_distance_print(
     buf: *mut c_char,
     len: c_int,
 ) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let (Some(t), b) = (unsafe { table(t) }, unsafe { out(buf, len) }) else {
         return -rules::E2BIG;
     };
@@ -557,7 +557,7 @@ unsafe extern "C" fn cfs_cpt_distance_print(
 /// `t` is null or a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_number(t: *mut CptTable) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     unsafe { table(t) }.map_or(1, |t| t.nparts() as c_int)
 }
 
@@ -568,7 +568,7 @@ unsafe extern "C" fn cfs_cpt_number(t: *mut CptTable) -> c_int {
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_weight(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     unsafe { table(t) }.map_or(0, |t| t.masks(cpt).0.weight() as c_int)
 }
 
@@ -579,7 +579,7 @@ unsafe extern "C" fn cfs_cpt_weight(t: *mut CptTable, cpt: c_int) -> c_int {
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_online(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     unsafe { table(t) }.map_or(0, |t| c_int::from(t.masks(cpt).0.any_online()))
 }
 
@@ -590,7 +590,7 @@ unsafe extern "C" fn cfs_cpt_online(t: *mut CptTable, cpt: c_int) -> c_int {
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_cpumask(t: *mut CptTable, cpt: c_int) -> *mut c_void {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     unsafe { table(t) }.map_or(core::ptr::null_mut(), |t| t.masks(cpt).0.as_ptr())
 }
 
@@ -601,7 +601,7 @@ unsafe extern "C" fn cfs_cpt_cpumask(t: *mut CptTable, cpt: c_int) -> *mut c_voi
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_nodemask(t: *mut CptTable, cpt: c_int) -> *mut c_void {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     unsafe { table(t) }.map_or(core::ptr::null_mut(), |t| t.masks(cpt).1.as_ptr())
 }
 
@@ -613,7 +613,7 @@ unsafe extern "C" fn cfs_cpt_nodemask(t: *mut CptTable, cpt: c_int) -> *mut c_vo
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_distance(t: *mut CptTable, a: c_int, b: c_int) -> c_uint {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let Some(t) = (unsafe { table(t) }) else {
         return 0;
     };
@@ -634,7 +634,7 @@ unsafe extern "C" fn cfs_cpt_distance(t: *mut CptTable, a: c_int, b: c_int) -> c
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_current(t: *mut CptTable, remap: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let Some(t) = (unsafe { table(t) }) else {
         return 0;
     };
@@ -653,7 +653,7 @@ unsafe extern "C" fn cfs_cpt_current(t: *mut CptTable, remap: c_int) -> c_int {
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_of_cpu(t: *mut CptTable, cpu: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let Some(t) = (unsafe { table(t) }) else {
         return CPT_ANY;
     };
@@ -667,7 +667,7 @@ unsafe extern "C" fn cfs_cpt_of_cpu(t: *mut CptTable, cpu: c_int) -> c_int {
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_of_node(t: *mut CptTable, node: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let Some(t) = (unsafe { table(t) }) else {
         return CPT_ANY;
     };
@@ -686,7 +686,7 @@ unsafe extern "C" fn cfs_cpt_of_node(t: *mut CptTable, node: c_int) -> c_int {
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_bind(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let Some(t) = (unsafe { table(t) }) else {
         return ENODEV.to_errno();
     };
@@ -709,7 +709,7 @@ unsafe extern "C" fn cfs_cpt_bind(t: *mut CptTable, cpt: c_int) -> c_int {
 /// `t` is a table its caller alone is building.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_set_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a table it owns and shares with no one yet (# Safety).
     let Some(t) = (unsafe { table_mut(t) }) else {
         return 0;
     };
@@ -727,7 +727,7 @@ unsafe extern "C" fn cfs_cpt_set_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int) -
 /// `t` is a table its caller alone is building.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_unset_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int) {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a table it owns and shares with no one yet (# Safety).
     if let (Some(t), Ok(cpu)) = (unsafe { table_mut(t) }, u32::try_from(cpu)) {
         unset_cpu(t, cpt, cpu);
     }
@@ -741,7 +741,7 @@ unsafe extern "C" fn cfs_cpt_unset_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int)
 /// `t` is a table its caller alone is building.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_set_node(t: *mut CptTable, cpt: c_int, node: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a table it owns and shares with no one yet (# Safety).
     let Some(t) = (unsafe { table_mut(t) }) else {
         return 0;
     };
@@ -788,7 +788,7 @@ unsafe extern "C" fn cfs_cpt_unset_node(t: *mut CptTable, cpt: c_int, node: c_in
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_spread_node(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let Some(t) = (unsafe { table(t) }) else {
         return 0;
     };
@@ -837,7 +837,7 @@ const PTRS: usize = core::mem::offset_of!(VarArray, ptrs);
 /// `t` is a live table.
 #[no_mangle]
 unsafe extern "C" fn cfs_percpt_alloc(t: *mut CptTable, size: c_uint) -> *mut c_void {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a live table of ours (# Safety).
     let Some(t) = (unsafe { table(t) }) else {
         return core::ptr::null_mut();
     };
