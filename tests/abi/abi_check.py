@@ -350,7 +350,7 @@ def main():
         return self_test()
     if not a.kdir or not a.tree:
         ap.error("KDIR and LUSTRE_TREE are needed")
-    work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="abi-"))
+    work = Path(a.work).resolve() if a.work else Path(tempfile.mkdtemp(prefix="abi-"))
     return run(Path(a.kdir), Path(a.tree), work, a.symvers)
 
 
