@@ -148,6 +148,14 @@ unsafe extern "C" fn cfs_expr_list_parse(
 /// Every value of `el` in a new array (`cfs_expr_list_values`): how many,
 /// 0 for none, -EINVAL beyond `max`, -ENOMEM.
 ///
+/// Lustre counts the array in libcfs's `libcfs_kmem`, and its callers'
+/// inline `cfs_expr_list_values_free` takes it off again. lnet.ko does not
+/// depend on libcfs and cannot reach that counter (libcfs exports it
+/// without _GPL, which `symbol_get` refuses), so the array is not counted:
+/// only PtlRPC given a CPT pattern (`ptlrpcd_cpts`, a service's `*_cpts`)
+/// calls this, and then libcfs's unload reports the freed bytes as a
+/// negative "Portals memory leaked".
+///
 /// # Safety
 ///
 /// `el` is null or a list made by [`cfs_expr_list_parse`]; `valpp` is null

@@ -84,23 +84,15 @@ impl kernel::Module for Lnet {
         }
         // Lustre shows the derived fallback LND timeout in debugfs as
         // lnet/lnet_lnd_timeout; lnetctl `global show` will report it too.
-        // Diagnostics only: without debugfs, LNet still loads.
-        let debugfs = match kapi::debugfs::Dir::new(c_str!("lnet")) {
-            Ok(dir) => {
-                dir.add_u32(
-                    c_str!("lnet_lnd_timeout"),
-                    0o444,
-                    params::lnd_timeout_cell(),
-                );
-                Some(dir)
-            }
-            Err(e) => {
-                pr_warn!(
-                    "no debugfs directory ({:?}): lnet_lnd_timeout not shown\n",
-                    e
-                );
-                None
-            }
+        // Diagnostics only: without debugfs, LNet still loads. Lustre's
+        // libcfs.ko, loaded first on a Lustre node, owns lnet/ and removes
+        // it with all it holds when it unloads, which it may do before us
+        // (we do not depend on it): our file stays out of it.
+        let debugfs = if kapi::debugfs::Dir::exists(c_str!("lnet")) {
+            pr_info!("debugfs lnet/ is libcfs's: lnet_lnd_timeout not shown there\n");
+            None
+        } else {
+            Self::debugfs()
         };
 
         let t = params::snapshot();
@@ -117,6 +109,29 @@ impl kernel::Module for Lnet {
             _crypto: crypto,
             _cpt: cpt,
         })
+    }
+}
+
+impl Lnet {
+    /// debugfs lnet/ with lnet_lnd_timeout, or nothing if debugfs refuses.
+    fn debugfs() -> Option<kapi::debugfs::Dir> {
+        match kapi::debugfs::Dir::new(c_str!("lnet")) {
+            Ok(dir) => {
+                dir.add_u32(
+                    c_str!("lnet_lnd_timeout"),
+                    0o444,
+                    params::lnd_timeout_cell(),
+                );
+                Some(dir)
+            }
+            Err(e) => {
+                pr_warn!(
+                    "no debugfs directory ({:?}): lnet_lnd_timeout not shown\n",
+                    e
+                );
+                None
+            }
+        }
     }
 }
 

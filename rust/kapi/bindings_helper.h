@@ -17,6 +17,8 @@
 
 // opaque dentry
 // allow function debugfs_create_dir
+// allow function debugfs_lookup
+// allow function dput
 // allow function debugfs_create_u32
 // allow function debugfs_remove
 // allow type lnet_md
