@@ -44,7 +44,7 @@ pub(crate) use crate::kapi::lnet_abi::{nid_from_c, nid_to_c};
 ///
 /// `p` is null or points to a `struct lnet_nid`.
 unsafe fn opt_nid(p: *const lnet_nid) -> Result<Nid> {
-    // SAFETY: by this function's contract.
+    // SAFETY: `p` is null or points to a readable `struct lnet_nid` (# Safety).
     match unsafe { p.as_ref() } {
         None => Ok(Nid::ANY),
         Some(c) => nid_from_c(c),
@@ -98,7 +98,9 @@ unsafe extern "C" fn LNetGetId(index: c_uint, id: *mut lnet_processid, large_nid
     };
     let nid = nid_to_c(&ni.nid);
     drop(nis);
-    // SAFETY: by this function's contract.
+    // SAFETY: `id` points to writable memory for one `struct lnet_processid`
+    // (# Safety; null is skipped), a struct of integers, so whatever it holds
+    // is a valid value to overwrite.
     if let Some(out) = unsafe { id.as_mut() } {
         out.nid = nid;
         out.pid = lnet.pid.load(core::sync::atomic::Ordering::Relaxed);
@@ -126,7 +128,8 @@ pub(crate) unsafe extern "C" fn LNetMEAttach(
     unlink: c_uint,
     pos: c_uint,
 ) -> *mut lnet_me {
-    // SAFETY: by this function's contract.
+    // SAFETY: me_attach needs what our # Safety promises, and the arguments go
+    // on as given: `match_id` is null or points to a `struct lnet_processid`.
     match unsafe { me_attach(portal, match_id, match_bits, ignore_bits, unlink, pos) } {
         Ok(cookie) => cookie as usize as *mut lnet_me,
         Err(e) => err_ptr(e),
@@ -153,7 +156,9 @@ unsafe fn me_attach(
         );
         return Err(EINVAL);
     }
-    // SAFETY: by the caller's contract.
+    // SAFETY: `match_id` is null or points to a readable
+    // `struct lnet_processid` (# Safety, as LNetMEAttach's); null is refused
+    // here.
     let Some(id) = (unsafe { match_id.as_ref() }) else {
         // Lustre's callers always pass one (LNET_ANY_NID and LNET_PID_ANY
         // for anyone); its LNetMEAttach would oops on NULL.
@@ -201,7 +206,8 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
         return ENETDOWN().to_errno();
     };
     let me_cookie = me as usize as u64;
-    // SAFETY: by this function's contract.
+    // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid
+    // until the MD is unlinked (# Safety): build_md's contract.
     let built = unsafe { build_md(umd, unlink, true) };
     let node = built.and_then(|(cookie, mut md)| {
         md.me = Some(me_cookie);
@@ -232,7 +238,9 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
     };
     res.mds.insert(node);
     drop(res);
-    // SAFETY: by this function's contract.
+    // SAFETY: `handle` points to writable memory (# Safety; null is skipped)
+    // for one `struct lnet_handle_md`, a lone u64, so any bytes there are a
+    // valid value.
     if let Some(h) = unsafe { handle.as_mut() } {
         h.cookie = cookie;
     }
@@ -252,7 +260,9 @@ pub(crate) unsafe extern "C" fn LNetMDBind(
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: by this function's contract.
+    // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid
+    // until the MD is unlinked (# Safety, as LNetMDAttach's): build_md's
+    // contract.
     let built = unsafe { build_md(umd, unlink, false) };
     let (cookie, md) = match built {
         Ok(x) => x,
@@ -276,7 +286,9 @@ pub(crate) unsafe extern "C" fn LNetMDBind(
     }
     res.mds.insert(node);
     drop(res);
-    // SAFETY: by this function's contract.
+    // SAFETY: `handle` points to writable memory (# Safety, as LNetMDAttach's;
+    // null is skipped) for one `struct lnet_handle_md`, a lone u64, so any
+    // bytes there are a valid value.
     if let Some(h) = unsafe { handle.as_mut() } {
         h.cookie = cookie;
     }
@@ -288,7 +300,8 @@ pub(crate) unsafe extern "C" fn LNetMDBind(
 /// As [`LNetMDAttach`].
 unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<(u64, LibMd)> {
     let lnet = lnet()?;
-    // SAFETY: by the caller's contract.
+    // SAFETY: `umd` points to a valid `struct lnet_md` (# Safety, as
+    // LNetMDAttach's); a null one is refused here.
     let umd = unsafe { umd.as_ref() }.ok_or(EINVAL)?;
     let ops = umd.umd_options & (options::OP_PUT | options::OP_GET);
     if attach && ops == 0 {
@@ -299,7 +312,9 @@ unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<
         pr_err!("Invalid option: GET|PUT illegal on active MDs\n");
         return Err(EINVAL);
     }
-    // SAFETY: by the caller's contract.
+    // SAFETY: `umd`'s start and length describe memory that stays valid until
+    // the MD is unlinked (# Safety, as LNetMDAttach's): LibMd::build's
+    // contract.
     let md = unsafe { LibMd::build(umd, unlink == LNET_UNLINK)? };
     Ok((lnet.cookie(), md))
 }
@@ -403,7 +418,9 @@ unsafe fn request(
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: by the callers' contract.
+    // SAFETY: `self_` is null or points to a NID and `target` to a process id
+    // (# Safety, as LNetPut's), which opt_nid and as_ref need; a null `target`
+    // is refused.
     let (src, target) = match unsafe { (opt_nid(self_), target.as_ref()) } {
         (Ok(src), Some(t)) => match nid_from_c(&t.nid) {
             Ok(nid) if !nid.is_any() => (src, (nid, t.pid)),
@@ -441,7 +458,8 @@ unsafe extern "C" fn LNetPut(
     offset: c_uint,
     hdr_data: u64,
 ) -> c_int {
-    // SAFETY: as this function's contract.
+    // SAFETY: the caller's pointers go on unchanged: `self_` is null or a NID
+    // and `target` a process id (# Safety), LNetPutTimeout's contract.
     unsafe {
         LNetPutTimeout(
             self_, mdh, ack, target, portal, match_bits, offset, hdr_data, 0,
@@ -465,7 +483,8 @@ unsafe extern "C" fn LNetPutTimeout(
     timeout: c_int,
 ) -> c_int {
     let put = Some((hdr_data, ack == LNET_ACK_REQ));
-    // SAFETY: as this function's contract.
+    // SAFETY: `self_` is null or a NID and `target` a process id (# Safety, as
+    // LNetPut's), request's contract.
     unsafe {
         request(
             self_, mdh, target, portal, match_bits, offset, put, timeout, false,
@@ -486,7 +505,9 @@ unsafe extern "C" fn LNetGet(
     offset: c_uint,
     recovery: bool,
 ) -> c_int {
-    // SAFETY: as this function's contract.
+    // SAFETY: the caller's pointers go on unchanged: `self_` is null or a NID
+    // and `target` a process id (# Safety, as LNetPut's), LNetGetTimeout's
+    // contract.
     unsafe { LNetGetTimeout(self_, mdh, target, portal, match_bits, offset, recovery, 0) }
 }
 
@@ -504,7 +525,8 @@ pub(crate) unsafe extern "C" fn LNetGetTimeout(
     recovery: bool,
     timeout: c_int,
 ) -> c_int {
-    // SAFETY: as this function's contract.
+    // SAFETY: `self_` is null or a NID and `target` a process id (# Safety, as
+    // LNetPut's), request's contract.
     unsafe {
         request(
             self_, mdh, target, portal, match_bits, offset, None, timeout, recovery,
@@ -549,7 +571,8 @@ unsafe extern "C" fn LNetDist(dst: *mut lnet_nid, src: *mut lnet_nid, order: *mu
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: by this function's contract.
+    // SAFETY: `dst` points to a readable `struct lnet_nid` (# Safety); a null
+    // one is refused.
     let Some(Ok(dst)) = (unsafe { dst.as_ref() }).map(nid_from_c) else {
         return EINVAL.to_errno();
     };
@@ -569,7 +592,8 @@ unsafe extern "C" fn LNetDist(dst: *mut lnet_nid, src: *mut lnet_nid, order: *mu
     let Some((nid, i, hops)) = found else {
         return EHOSTUNREACH().to_errno();
     };
-    // SAFETY: by this function's contract.
+    // SAFETY: `src` and `order` are each null or writable (# Safety), a NID of
+    // integers and a u32; the null ones are skipped.
     unsafe {
         if let Some(s) = src.as_mut() {
             *s = nid_to_c(&nid);
@@ -602,7 +626,8 @@ fn peer_primary(lnet: &TheLnet, nid: &Nid) -> Option<Nid> {
 /// `nid` is null or points to a writable NID.
 #[no_mangle]
 unsafe extern "C" fn LNetPrimaryNID(nid: *mut lnet_nid) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is null or points to a writable `struct lnet_nid`
+    // (# Safety), a struct of integers.
     let Some(c) = (unsafe { nid.as_mut() }) else {
         return;
     };
@@ -626,7 +651,8 @@ unsafe extern "C" fn LNetPrimaryNID(nid: *mut lnet_nid) {
 /// As [`LNetPrimaryNID`].
 #[no_mangle]
 unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is null or points to a writable `struct lnet_nid`
+    // (# Safety, as LNetPrimaryNID's), a struct of integers.
     let Some(c) = (unsafe { nid.as_mut() }) else {
         return;
     };
@@ -636,7 +662,9 @@ unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
             *c = nid_to_c(&ni.nid);
         }
     }
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is still null or a writable NID (# Safety),
+    // LNetPrimaryNID's contract; `c`, borrowed from it above, is not used
+    // again.
     unsafe { LNetPrimaryNID(nid) }
 }
 
@@ -650,7 +678,8 @@ unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
 /// `nid` is null or points to a NID.
 #[no_mangle]
 unsafe extern "C" fn LNetPeerDiscovered(nid: *mut lnet_nid) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
+    // (# Safety).
     let Some(Ok(n)) = (unsafe { nid.as_ref() }).map(nid_from_c) else {
         return EINVAL.to_errno();
     };
@@ -680,7 +709,8 @@ extern "C" fn LNetGetPeerDiscoveryStatus() -> c_int {
 /// `id` is null or points to a process id.
 #[no_mangle]
 unsafe extern "C" fn LNetDebugPeer(id: *mut lnet_processid) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `id` is null or points to a readable `struct lnet_processid`
+    // (# Safety).
     let Some(id) = (unsafe { id.as_ref() }) else {
         return;
     };
@@ -744,7 +774,8 @@ unsafe extern "C" fn LNetAddPeer(nids: *mut lnet_nid, num_nids: c_int) {
     if nids.is_null() || n == 0 {
         return;
     }
-    // SAFETY: by this function's contract.
+    // SAFETY: `nids` is non-null (checked above) and points to `num_nids` (that
+    // is `n`) NIDs (# Safety), only read during this call.
     let given = unsafe { core::slice::from_raw_parts(nids.cast_const(), n) };
     let t = crate::params::snapshot();
     let discovery = t.peer_discovery_disabled == 0;
@@ -832,7 +863,9 @@ extern "C" fn lnet_is_rdma_only_page(_page: *mut c_void) -> bool {
 /// `struct lnet_counters`.
 #[no_mangle]
 unsafe extern "C" fn lnet_counters_get(out: *mut lnet_counters) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `out` is null or points to writable memory for one
+    // `struct lnet_counters` (# Safety), integers only, so any bytes there are
+    // a valid value.
     let Some(o) = (unsafe { out.as_mut() }) else {
         return EINVAL.to_errno();
     };
@@ -874,7 +907,9 @@ unsafe extern "C" fn lnet_unregister_lnd(lnd: *const lnet_lnd) {
 ///
 /// `ni` is an NI LNet started and has not shut down.
 unsafe fn ni_ref<'a>(ni: *mut lnet_ni) -> Option<&'a Ni> {
-    // SAFETY: by this function's contract, an `Ni` LNet keeps alive.
+    // SAFETY: `ni` is null or a started NI (# Safety): LNDs only get NIs from
+    // Ni::as_c, the address of an `Ni` that LNet's Arc keeps alive until
+    // shutdown; only shared references are made to it.
     unsafe { ni.cast::<Ni>().cast_const().as_ref() }
 }
 
@@ -883,7 +918,8 @@ unsafe fn ni_ref<'a>(ni: *mut lnet_ni) -> Option<&'a Ni> {
 /// `ni` is a started NI; `nid` points to writable memory.
 #[no_mangle]
 unsafe extern "C" fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is a started NI, as ni_ref needs, and `nid` points to
+    // writable memory for a `struct lnet_nid` (# Safety; null is skipped).
     if let (Some(ni), Some(out)) = unsafe { (ni_ref(ni), nid.as_mut()) } {
         *out = nid_to_c(&ni.nid);
     }
@@ -894,7 +930,7 @@ unsafe extern "C" fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid) {
 /// `ni` is a started NI.
 #[no_mangle]
 unsafe extern "C" fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
     if let Some(ni) = unsafe { ni_ref(ni) } {
         ni.data.store(data, core::sync::atomic::Ordering::Release);
     }
@@ -905,7 +941,7 @@ unsafe extern "C" fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void) {
 /// `ni` is a started NI.
 #[no_mangle]
 unsafe extern "C" fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
     match unsafe { ni_ref(ni) } {
         Some(ni) => ni.data.load(core::sync::atomic::Ordering::Acquire),
         None => core::ptr::null_mut(),
@@ -917,7 +953,7 @@ unsafe extern "C" fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void {
 /// `ni` is a started NI.
 #[no_mangle]
 unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_char {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
     match unsafe { ni_ref(ni) } {
         Some(ni) => ni.iface.as_ptr().cast(),
         None => c"".as_ptr().cast(),
@@ -935,7 +971,9 @@ pub(crate) unsafe extern "C" fn lnet_ni_default_tunables(
     ni: *mut lnet_ni,
     t: *mut lnet_ni_tunables,
 ) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is the NI whose lnd_startup runs, an `Ni` LNet holds
+    // meanwhile (as ni_ref needs), and `t` points to a writable
+    // `struct lnet_ni_tunables` (# Safety; null is refused).
     let (Some(ni), Some(t)) = (unsafe { ni_ref(ni) }, unsafe { t.as_mut() }) else {
         return;
     };
@@ -984,7 +1022,7 @@ extern "C" fn lnet_get_lnd_timeout() -> c_uint {
 /// `ni` is a started NI.
 #[no_mangle]
 unsafe extern "C" fn lnet_set_link_fatal_state(ni: *mut lnet_ni, fatal: c_uint) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
     let Some(ni) = (unsafe { ni_ref(ni) }) else {
         return;
     };
@@ -1020,7 +1058,9 @@ unsafe extern "C" fn lnet_parse(
     if hdr.is_null() || from.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: by this function's contract.
+    // SAFETY: `hdr` and `from` are non-null (checked above), so by # Safety
+    // `hdr` points to `hdr_len` readable bytes and `from` to a NID; `ni` is a
+    // started NI, as lnet_parse_rs needs.
     unsafe {
         let bytes = core::slice::from_raw_parts(hdr.cast::<u8>(), hdr_len as usize);
         lnet_parse_rs(ni, bytes, &*from, private, rdma_req != 0)
@@ -1045,7 +1085,7 @@ pub(crate) unsafe fn lnet_parse_rs(
     let Ok(from) = nid_from_c(from) else {
         return EINVAL.to_errno();
     };
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
     let Some(ni) = (unsafe { ni_ref(ni) }) else {
         return EINVAL.to_errno();
     };
@@ -1070,7 +1110,9 @@ pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, h
         return;
     }
     let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
-    // SAFETY: by this function's contract, ours again from now on.
+    // SAFETY: `m` is non-null and a message LNet gave the LND through
+    // Msg::into_c, not yet finalized (# Safety); the LND gives it up with this
+    // call, so the box is ours again.
     let m = unsafe { msg::Msg::from_c(m) };
     msg::finalize(lnet, m, status, hs);
 }
@@ -1093,13 +1135,16 @@ unsafe extern "C" fn lnet_create_reply_msg(
     if get.is_null() || niov.is_null() || kiov.is_null() || len.is_null() {
         return core::ptr::null_mut();
     }
-    // SAFETY: by this function's contract the GET is alive and the LND
-    // does not touch it during this call.
+    // SAFETY: `get` is non-null and a GET LNet handed the LND through
+    // Msg::into_c in lnd_send, not yet finalized (# Safety); LNet keeps no
+    // reference to a message it handed out and its owner, the LND, is the
+    // caller: this is the only reference during the call.
     let g = unsafe { &mut *get.cast::<msg::Msg>() };
     let Some((m, k, n, l)) = msg::create_reply(lnet, g) else {
         return core::ptr::null_mut();
     };
-    // SAFETY: by this function's contract.
+    // SAFETY: `niov`, `kiov` and `len` are non-null (checked above) and valid
+    // for writes (# Safety).
     unsafe {
         *niov = n;
         *kiov = k.cast();
@@ -1123,8 +1168,10 @@ unsafe extern "C" fn lnet_set_reply_msg_len(
     if reply.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: by this function's contract, and the LND does not touch
-    // the message during this call.
+    // SAFETY: `reply` is non-null and came from lnet_create_reply_msg
+    // (Msg::into_c), not yet finalized (# Safety); LNet keeps no reference to
+    // it and its owner, the LND, is the caller: this is the only reference
+    // during the call.
     let m = unsafe { &mut *reply.cast::<msg::Msg>() };
     if msg::set_reply_len(lnet, m, len) {
         0
@@ -1145,7 +1192,8 @@ pub(crate) unsafe extern "C" fn lnet_msg_set_hstatus(m: *mut lnet_msg, hstatus: 
         return;
     }
     let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
-    // SAFETY: by this function's contract, the LND's caller still owns the
-    // message and nothing else touches it during lnd_send.
+    // SAFETY: `m` is non-null and a message LNet is handing the LND in
+    // lnd_send, not finalized (# Safety): msg::lnd_send holds only the raw
+    // pointer meanwhile and reads `lnd_hstatus` after the LND returns.
     unsafe { (*m.cast::<msg::Msg>()).lnd_hstatus = hs };
 }

@@ -457,7 +457,8 @@ fn fini() {
 ///
 /// `t` is null or a live table from this module.
 unsafe fn table<'a>(t: *mut CptTable) -> Option<&'a CptTable> {
-    // SAFETY: by this function's contract.
+    // SAFETY: `t` is null or a live table of this module (# Safety); only its
+    // builder changes a table (table_mut), never while others read it.
     unsafe { t.as_ref() }
 }
 
@@ -468,7 +469,8 @@ unsafe fn table<'a>(t: *mut CptTable) -> Option<&'a CptTable> {
 /// `t` is null or a live table from this module that nothing else uses
 /// during the call (Lustre's rule: only its builder changes a table).
 unsafe fn table_mut<'a>(t: *mut CptTable) -> Option<&'a mut CptTable> {
-    // SAFETY: by this function's contract.
+    // SAFETY: `t` is null or a live table of this module that nothing else uses
+    // during the call (# Safety), so this `&mut` is the only reference.
     unsafe { t.as_mut() }
 }
 
@@ -492,7 +494,9 @@ extern "C" fn cfs_cpt_table_alloc(ncpt: c_int) -> *mut CptTable {
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_table_free(t: *mut CptTable) {
     if !t.is_null() {
-        // SAFETY: by this function's contract.
+        // SAFETY: `t` is non-null here, so from cfs_cpt_table_alloc's
+        // KBox::into_raw and not used afterwards (# Safety): the box is freed
+        // once.
         drop(unsafe { KBox::from_raw(t) });
     }
 }
@@ -504,7 +508,8 @@ unsafe extern "C" fn cfs_cpt_table_free(t: *mut CptTable) {
 /// `buf` points to `len` writable bytes when `len` > 0.
 unsafe fn out<'a>(buf: *mut c_char, len: c_int) -> &'a mut [u8] {
     match usize::try_from(len) {
-        // SAFETY: by this function's contract.
+        // SAFETY: `n` > 0 and `buf` is non-null here, so by # Safety `buf`
+        // points to `len` (that is `n`) writable bytes.
         Ok(n) if n > 0 && !buf.is_null() => unsafe {
             core::slice::from_raw_parts_mut(buf.cast(), n)
         },
@@ -520,7 +525,8 @@ unsafe fn out<'a>(buf: *mut c_char, len: c_int) -> &'a mut [u8] {
 /// `t` is a live table; `buf` has `len` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_table_print(t: *mut CptTable, buf: *mut c_char, len: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
+    // SAFETY: `t` is null or a live table of ours, and `buf` has `len` writable
+    // bytes (# Safety).
     let (Some(t), b) = (unsafe { table(t) }, unsafe { out(buf, len) }) else {
         return -rules::E2BIG;
     };
@@ -538,7 +544,8 @@ unsafe extern "C" fn cfs_cpt_distance_print(
     buf: *mut c_char,
     len: c_int,
 ) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
+    // SAFETY: `t` is null or a live table of ours, and `buf` has `len` writable
+    // bytes (# Safety).
     let (Some(t), b) = (unsafe { table(t) }, unsafe { out(buf, len) }) else {
         return -rules::E2BIG;
     };
@@ -758,7 +765,8 @@ unsafe extern "C" fn cfs_cpt_set_node(t: *mut CptTable, cpt: c_int, node: c_int)
 /// `t` is a table its caller alone is building.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_unset_node(t: *mut CptTable, cpt: c_int, node: c_int) {
-    // SAFETY: by this function's contract.
+    // SAFETY: the caller passes null or a table it alone is building
+    // (# Safety), as table_mut needs.
     let (Some(t), Ok(cpt), Ok(node)) = (
         unsafe { table_mut(t) },
         u32::try_from(cpt),

@@ -259,7 +259,8 @@ unsafe fn key_slice<'a>(key: *const c_uchar, key_len: c_uint) -> Option<&'a [u8]
     if key.is_null() {
         None
     } else {
-        // SAFETY: by this function's contract.
+        // SAFETY: `key` is non-null here, so by # Safety it points to `key_len`
+        // readable bytes.
         Some(unsafe { core::slice::from_raw_parts(key, key_len as usize) })
     }
 }
@@ -277,7 +278,8 @@ unsafe extern "C" fn cfs_crypto_hash_init(
     key: *mut c_uchar,
     key_len: c_uint,
 ) -> *mut bindings::ahash_request {
-    // SAFETY: by this function's contract.
+    // SAFETY: a non-null `key` points to `key_len` readable bytes (# Safety),
+    // as key_slice needs; the slice is used only during this call.
     let key = unsafe { key_slice(key, key_len) };
     match hash_new(hash_alg, key) {
         Ok(hash) => hash.into_raw(),
@@ -332,8 +334,8 @@ unsafe extern "C" fn cfs_crypto_hash_update(
     if buf.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `buf_len` readable bytes at `buf`, by this function's
-    // contract.
+    // SAFETY: `buf` is non-null (checked above) and points to `buf_len`
+    // readable bytes of kernel memory (# Safety).
     let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), buf_len as usize) };
     // SAFETY: the request is the caller's promise.
     let rc = unsafe { HashRequest::with_raw(req, |h| h.update(data)) };
@@ -364,21 +366,25 @@ unsafe extern "C" fn cfs_crypto_hash_final(
     hash: *mut c_uchar,
     hash_len: *mut c_uint,
 ) -> c_int {
-    // SAFETY: ownership of the request comes back, by this function's
-    // contract; it is freed when `hash_req` goes.
+    // SAFETY: `req` came from cfs_crypto_hash_init (HashRequest::into_raw) and
+    // is finalized once, not used afterwards (# Safety), as from_raw needs; it
+    // is freed when `hash_req` goes.
     let Some(mut hash_req) = (unsafe { HashRequest::from_raw(req) }) else {
         return EINVAL.to_errno();
     };
     if hash.is_null() || hash_len.is_null() {
         return 0;
     }
-    // SAFETY: a writable `unsigned int`, by this function's contract.
+    // SAFETY: `hash_len` is non-null (checked above) and points to a writable
+    // `unsigned int` (# Safety).
     let room = unsafe { *hash_len };
-    // SAFETY: `room` writable bytes at `hash`, by this function's contract.
+    // SAFETY: `hash` is non-null (checked above) and points to `*hash_len`
+    // (that is `room`) writable bytes (# Safety).
     let out = unsafe { core::slice::from_raw_parts_mut(hash, room as usize) };
     match hash_req.finish(out) {
         Ok(size) => {
-            // SAFETY: as above.
+            // SAFETY: `hash_len` is non-null (checked above) and points to a
+            // writable `unsigned int` (# Safety).
             unsafe { *hash_len = size as c_uint };
             0
         }
@@ -409,7 +415,8 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
     if buf.is_null() || buf_len == 0 || hash_len.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: by this function's contract.
+    // SAFETY: a non-null `key` points to `key_len` readable bytes (# Safety),
+    // as key_slice needs; the slice is used only during this call.
     let key = unsafe { key_slice(key, key_len) };
     let mut req = match hash_new(hash_alg, key) {
         Ok(r) => r,
@@ -417,15 +424,18 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
     };
     // hash_new found the algorithm, so this is its table entry.
     let size = ch::hash_type(hash_alg).map_or(0, |t| t.size);
-    // SAFETY: a writable `unsigned int`, by this function's contract.
+    // SAFETY: `hash_len` is non-null (checked above) and points to a writable
+    // `unsigned int` (# Safety).
     let room = unsafe { *hash_len };
     if hash.is_null() || room < size {
-        // SAFETY: as above.
+        // SAFETY: `hash_len` is non-null (checked above) and points to a
+        // writable `unsigned int` (# Safety).
         unsafe { *hash_len = size };
         return ENOSPC.to_errno();
     }
-    // SAFETY: `buf_len` readable bytes at `buf`; `room` writable bytes at
-    // `hash`; by this function's contract.
+    // SAFETY: `buf` is non-null (checked above) with `buf_len` readable bytes,
+    // and `hash` is non-null with `*hash_len` (that is `room`) writable bytes,
+    // both kernel memory (# Safety).
     let (data, out) = unsafe {
         (
             core::slice::from_raw_parts(buf.cast::<u8>(), buf_len as usize),

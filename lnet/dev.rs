@@ -73,29 +73,53 @@ const PING_MAX_MS: u32 = 600_000;
 unsafe trait Ioc: Default + Copy {}
 // SAFETY: bindgen structs of __u8/__u16/__u32/__u64 fields and arrays.
 unsafe impl Ioc for lnet_ioc_config {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_ni` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8/__u16/__u32/__u64 fields, arrays and structs of them: every bit pattern
+// is a valid value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_ni {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_stats` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u32/__u64 fields: every bit pattern is a valid value, and every hole is a
+// named field.
 unsafe impl Ioc for lnet_ioc_stats {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_ping` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
+// valid value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_ping {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_value` is bindgen's #[repr(C)] copy of a uapi struct of
+// integer fields: every bit pattern is a valid value, and every hole is a named
+// field.
 unsafe impl Ioc for lnet_ioc_value {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_globals` is bindgen's #[repr(C)] copy of a uapi struct of
+// integer fields: every bit pattern is a valid value, and every hole is a named
+// field.
 unsafe impl Ioc for lnet_ioc_globals {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_health` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
+// valid value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_health {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_recovery` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
+// valid value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_recovery {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_net_cfg` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8/__u32 fields and arrays of them: every bit pattern is a valid value, and
+// every hole is a named field.
 unsafe impl Ioc for lnet_ioc_net_cfg {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_peer_cfg` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
+// valid value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_peer_cfg {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_peer` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
+// valid value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_peer {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_peer_ni` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: every bit pattern is a valid
+// value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_peer_ni {}
-// SAFETY: as above.
+// SAFETY: `lnet_ioc_fault` is bindgen's #[repr(C)] copy of a uapi struct of
+// integer fields, arrays and structs of them: every bit pattern is a valid
+// value, and every hole is a named field.
 unsafe impl Ioc for lnet_ioc_fault {}
 // SAFETY: integers and arrays of them only.
 unsafe impl Ioc for lnet_ioc_udsp {}
@@ -106,7 +130,10 @@ fn bytes_mut<T: Ioc>(v: &mut T) -> &mut [u8] {
 }
 
 fn bytes<T: Ioc>(v: &T) -> &[u8] {
-    // SAFETY: as above; reading plain integers.
+    // SAFETY: the slice covers exactly `v`'s size_of::<T>() bytes for as long
+    // as `v` is borrowed; every Ioc type names each hole as a field
+    // (lnet-rs-ioctl.h's rule), so there is no padding and every byte is an
+    // initialized integer byte.
     unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
 }
 

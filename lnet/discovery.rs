@@ -432,7 +432,8 @@ fn send_md(lnet: &TheLnet, d: DcMd) -> Result<u64> {
     let md = lnet_md {
         // SAFETY: `d` is valid until the final event frees it.
         umd_start: unsafe { (*d).buf.as_mut_ptr().cast() },
-        // SAFETY: as above.
+        // SAFETY: `d` came from KBox::into_raw just above and LNet has not seen
+        // it yet: a live DcMd only we use.
         umd_length: unsafe { (*d).buf.len() } as u32,
         // The request's SEND and the REPLY or ACK.
         umd_threshold: 2,

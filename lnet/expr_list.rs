@@ -29,8 +29,9 @@ const NO_LINK: list_head = list_head {
 /// `el` points to a list made by [`cfs_expr_list_parse`] and not freed;
 /// the list is not changed while the iterator is used.
 unsafe fn ranges(el: *const cfs_expr_list) -> impl Iterator<Item = RangeExpr> {
-    // SAFETY: `el` is live, by this function's contract; `el_exprs` is
-    // initialized by cfs_expr_list_parse.
+    // SAFETY: `el` points to a list cfs_expr_list_parse made, not freed and not
+    // changed while the iterator is used (# Safety); that function initialized
+    // `el_exprs`.
     let entries = unsafe { clist::entries(core::ptr::addr_of!((*el).el_exprs)) };
     entries.map(|link| {
         // `re_link` is the first field: the entry is the range.
@@ -53,7 +54,8 @@ unsafe fn ranges(el: *const cfs_expr_list) -> impl Iterator<Item = RangeExpr> {
 /// `el` was made by [`cfs_expr_list_parse`] (or is being made by it) and
 /// nobody else uses it.
 unsafe fn free(el: *mut cfs_expr_list) {
-    // SAFETY: `el` is live and ours, by this function's contract.
+    // SAFETY: `el` is a live list cfs_expr_list_parse made (or is making) that
+    // nobody else uses (# Safety); only its field's address is taken.
     let head = unsafe { core::ptr::addr_of_mut!((*el).el_exprs) };
     // SAFETY: `el_exprs` is initialized and ours.
     while let Some(link) = unsafe { clist::first(head) } {
@@ -87,7 +89,8 @@ unsafe extern "C" fn cfs_expr_list_parse(
     if s.is_null() || elpp.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `s` is such a string, by this function's contract.
+    // SAFETY: `s` is non-null (checked above) and has `len` readable bytes or a
+    // NUL before them (# Safety), as c_bytes needs.
     let text = unsafe { c_bytes(s, len) };
     let _nofs = NoFs::enter();
     let Ok(el) = KBox::new(
@@ -140,7 +143,7 @@ unsafe extern "C" fn cfs_expr_list_parse(
         unsafe { free(el) };
         return rc;
     }
-    // SAFETY: `elpp` is writable, by this function's contract.
+    // SAFETY: `elpp` is non-null (checked above) and writable (# Safety).
     unsafe { *elpp = el };
     0
 }
@@ -169,7 +172,9 @@ unsafe extern "C" fn cfs_expr_list_values(
     if el.is_null() || valpp.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `el` is such a list, by this function's contract.
+    // SAFETY: `el` is non-null (checked above), so a list cfs_expr_list_parse
+    // made (# Safety) and not freed; nothing changes a parsed list but
+    // cfs_expr_list_free, so it stays as it is while `ranges` walks it.
     let count = unsafe { ranges(el) }.fold(0u64, |n, re| n.saturating_add(re.count()));
     if count == 0 {
         return 0;
@@ -191,7 +196,9 @@ unsafe extern "C" fn cfs_expr_list_values(
         None => true,
     };
     let _nofs = NoFs::enter();
-    // SAFETY: `el` is such a list, by this function's contract.
+    // SAFETY: `el` is non-null (checked above), so a list cfs_expr_list_parse
+    // made (# Safety) and not freed; nothing changes a parsed list but
+    // cfs_expr_list_free, so it stays as it is while `ranges` walks it.
     let values = unsafe { ranges(el) }.flat_map(|re| re.values());
     let filled = if vmalloc {
         fill::<Vmalloc>(n, values)
@@ -201,7 +208,7 @@ unsafe extern "C" fn cfs_expr_list_values(
     let Some(ptr) = filled else {
         return ENOMEM.to_errno();
     };
-    // SAFETY: `valpp` is writable, by this function's contract.
+    // SAFETY: `valpp` is non-null (checked above) and writable (# Safety).
     unsafe { *valpp = ptr };
     // n <= max, which is a c_int.
     c_int::try_from(n).unwrap_or(c_int::MAX)
@@ -228,7 +235,8 @@ fn fill<A: Allocator>(n: usize, values: impl Iterator<Item = u32>) -> Option<*mu
 #[no_mangle]
 unsafe extern "C" fn cfs_expr_list_free(el: *mut cfs_expr_list) {
     if !el.is_null() {
-        // SAFETY: by this function's contract.
+        // SAFETY: `el` is non-null here, made by cfs_expr_list_parse and used
+        // by nobody any more (# Safety), as `free` needs.
         unsafe { free(el) };
     }
 }

@@ -21,7 +21,9 @@ pub(crate) struct LndRef(*const lnet_lnd);
 // SAFETY: the table is immutable while registered and its operations may be
 // called from any thread (an LND requirement, as in Lustre).
 unsafe impl Send for LndRef {}
-// SAFETY: as above.
+// SAFETY: `&LndRef` only reads the pointer and calls the registered table's
+// operations, which LNDs must allow from any thread at once; nothing writes the
+// table while it is registered.
 unsafe impl Sync for LndRef {}
 
 impl LndRef {

@@ -35,7 +35,8 @@ pub(crate) fn snapshot(lnet: &TheLnet) -> Result<KVec<Nid>> {
 /// `nid` is null or points to a `struct lnet_nid`.
 #[no_mangle]
 unsafe extern "C" fn LNetIsPeerLocal(nid: *mut lnet_nid) -> bool {
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
+    // (# Safety).
     let Some(Ok(nid)) = (unsafe { nid.as_ref() }).map(nid_from_c) else {
         return false;
     };

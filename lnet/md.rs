@@ -92,7 +92,9 @@ impl LibMd {
             }
             total
         } else {
-            // SAFETY: the caller's buffer, by this function's contract.
+            // SAFETY: without LNET_MD_KIOV, `umd_start` points to `umd_length`
+            // bytes of kernel memory that stay valid until the MD is unlinked
+            // (# Safety), push_kvaddr_range's contract.
             unsafe {
                 kiov::push_kvaddr_range(&mut v, umd.umd_start as usize, umd.umd_length as usize)?
             };

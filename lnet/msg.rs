@@ -176,7 +176,8 @@ impl Msg {
     ///
     /// `p` came from [`Msg::into_c`] and is not used again.
     pub(crate) unsafe fn from_c(p: *mut lnet_msg) -> KBox<Msg> {
-        // SAFETY: by this function's contract.
+        // SAFETY: `p` came from Msg::into_c, KBox::into_raw of a `Msg`, and is
+        // not used again (# Safety): the box is taken back once.
         unsafe { KBox::from_raw(p.cast()) }
     }
 
@@ -186,7 +187,9 @@ impl Msg {
     ///
     /// `p` is a message handed to an LND and not yet finalized.
     pub(crate) unsafe fn desc_of<'a>(p: *mut lnet_msg) -> &'a lnet_tx_desc {
-        // SAFETY: by this function's contract the message is alive.
+        // SAFETY: `p` is a message handed to an LND and not yet finalized
+        // (# Safety), so the `Msg` Msg::into_c leaked is alive; only a shared
+        // reference to its `desc` is made.
         unsafe { &(*p.cast::<Msg>()).desc }
     }
 }

@@ -62,7 +62,9 @@ struct Node {
 /// `head` is a live list head, initialized by [`cfs_parse_nidlist`] (or
 /// made of such lists), whose entries stay unchanged and alive for `'a`.
 unsafe fn lists<'a>(head: *const list_head) -> impl Iterator<Item = &'a NidList<KStore>> + Clone {
-    // SAFETY: `head` is such a list, by this function's contract.
+    // SAFETY: `head` is a live list head initialized by cfs_parse_nidlist whose
+    // entries stay unchanged and alive for `'a` (# Safety), as clist::entries
+    // needs.
     let entries = unsafe { clist::entries(head) };
     entries.map(|link| {
         // SAFETY: every entry is the `link` (first field) of a live Node
@@ -96,8 +98,8 @@ unsafe fn out_buf<'a>(buf: *mut c_char, count: c_int) -> Option<&'a mut [u8]> {
     if buf.is_null() {
         return None;
     }
-    // SAFETY: `buf` points to `count` writable bytes, by this function's
-    // contract.
+    // SAFETY: `buf` is non-null (checked above) and `count` (that is `n`) is
+    // positive, so by # Safety `buf` points to `n` writable bytes.
     Some(unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), n) })
 }
 
@@ -114,12 +116,14 @@ unsafe extern "C" fn cfs_parse_nidlist(s: *mut c_char, len: c_int, list: *mut li
     if list.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `list` is writable, by this function's contract.
+    // SAFETY: `list` is non-null (checked above) and a writable list head that
+    // holds no entries (# Safety), as clist::init needs.
     unsafe { clist::init(list) };
     if s.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `s` is such a string, by this function's contract.
+    // SAFETY: `s` is non-null (checked above) and has `len` readable bytes or a
+    // NUL before them (# Safety), as c_bytes needs.
     let text = unsafe { c_bytes(s, len) };
     let _nofs = NoFs::enter();
     let parsed = match NidList::<KStore>::parse(text) {
@@ -157,7 +161,9 @@ unsafe extern "C" fn cfs_free_nidlist(list: *mut list_head) {
     if list.is_null() {
         return;
     }
-    // SAFETY: `list` is such a list, by this function's contract.
+    // SAFETY: `list` is non-null (checked above), so by # Safety zeroed or a
+    // list cfs_parse_nidlist made that nobody else uses; clist::first reads a
+    // zeroed head's null `next` as empty.
     while let Some(link) = unsafe { clist::first(list) } {
         // SAFETY: `link` is an entry of the list, ours to unlink.
         unsafe { clist::del(link) };
@@ -178,11 +184,13 @@ unsafe extern "C" fn cfs_match_nid(nid: *const lnet_nid, list: *mut list_head) -
     if list.is_null() {
         return 0;
     }
-    // SAFETY: `nid` is null or a NID, by this function's contract.
+    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
+    // (# Safety).
     let Some(nid) = unsafe { nid.as_ref() }.and_then(|c| nid_from_c(c).ok()) else {
         return 0;
     };
-    // SAFETY: `list` is such a list, by this function's contract.
+    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
+    // made that is not changed during this call (# Safety), as `lists` needs.
     c_int::from(unsafe { lists(list) }.any(|l| l.matches(&nid)))
 }
 
@@ -199,14 +207,16 @@ unsafe extern "C" fn cfs_print_nidlist(
     count: c_int,
     list: *mut list_head,
 ) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `buffer` is null or points to `count` writable bytes (# Safety),
+    // as out_buf needs.
     let Some(out) = (unsafe { out_buf(buffer, count) }) else {
         return 0;
     };
     if list.is_null() {
         return 0;
     }
-    // SAFETY: `list` is such a list, by this function's contract.
+    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
+    // made that is not changed during this call (# Safety), as `lists` needs.
     let written = write_cstr(out, &Joined(unsafe { lists(list) }));
     // Less than `count`, a c_int.
     c_int::try_from(written).unwrap_or(0)
@@ -224,7 +234,8 @@ unsafe extern "C" fn cfs_nidmask_get_length(list: *mut list_head) -> u8 {
     if list.is_null() {
         return 0;
     }
-    // SAFETY: `list` is such a list, by this function's contract.
+    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
+    // made that is not changed during this call (# Safety), as `lists` needs.
     let masks = unsafe { lists(list) }.flat_map(|l| l.masks());
     match single_mask(masks) {
         Ok(Some((m, _))) => m.prefix_len(),
@@ -249,13 +260,15 @@ unsafe extern "C" fn cfs_nidmask_get_base_nidstr(
     if list.is_null() {
         return 0;
     }
-    // SAFETY: `list` is such a list, by this function's contract.
+    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
+    // made that is not changed during this call (# Safety), as `lists` needs.
     let masks = unsafe { lists(list) }.flat_map(|l| l.masks());
     match single_mask(masks) {
         Err(e) => e.to_errno(),
         Ok(None) => 0,
         Ok(Some((m, net))) => {
-            // SAFETY: by this function's contract.
+            // SAFETY: `buf` is null or points to `count` writable bytes
+            // (# Safety), as out_buf needs.
             if let Some(out) = unsafe { out_buf(buf, count) } {
                 write_cstr(out, &MaskBase(m, net));
             }

@@ -51,7 +51,8 @@ fn next_slot() -> *mut c_char {
 /// `buf` is null or points to `size` writable bytes.
 unsafe fn write_c(buf: *mut c_char, size: usize, v: &dyn Display) -> *mut c_char {
     if !buf.is_null() && size > 0 {
-        // SAFETY: by this function's contract.
+        // SAFETY: `buf` is non-null and `size` positive (checked above), so by
+        // # Safety `buf` points to `size` writable bytes.
         let out = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), size) };
         write_cstr(out, v);
     }
@@ -71,7 +72,8 @@ extern "C" fn libcfs_next_nidstring() -> *mut c_char {
 /// `buf` is null or points to `size` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn libcfs_nid2str_r(nid: u64, buf: *mut c_char, size: usize) -> *mut c_char {
-    // SAFETY: by this function's contract.
+    // SAFETY: `buf` is null or points to `size` writable bytes (# Safety), as
+    // write_c needs.
     unsafe { write_c(buf, size, &Nid::from_nid4(nid)) }
 }
 
@@ -88,9 +90,11 @@ unsafe extern "C" fn libcfs_nidstr_r(
     buf: *mut c_char,
     size: usize,
 ) -> *mut c_char {
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
+    // (# Safety).
     let n = unsafe { nid.as_ref() }.and_then(|c| nid_from_c(c).ok());
-    // SAFETY: by this function's contract.
+    // SAFETY: `buf` is null or points to `size` writable bytes (# Safety), as
+    // write_c needs.
     unsafe { write_c(buf, size, &n.unwrap_or(Nid::ANY)) }
 }
 
@@ -101,7 +105,8 @@ unsafe extern "C" fn libcfs_nidstr_r(
 /// `id` is null or points to a process id.
 #[no_mangle]
 unsafe extern "C" fn libcfs_idstr(id: *const lnet_processid) -> *mut c_char {
-    // SAFETY: by this function's contract.
+    // SAFETY: `id` is null or points to a readable `struct lnet_processid`
+    // (# Safety).
     let id = unsafe { id.as_ref() }.map_or(
         ProcessId {
             nid: Nid::ANY,
@@ -125,7 +130,8 @@ unsafe fn text<'a>(s: *const c_char) -> Option<&'a str> {
     if s.is_null() {
         return None;
     }
-    // SAFETY: by this function's contract.
+    // SAFETY: `s` is non-null (checked above) and NUL-terminated (# Safety);
+    // callers use the text only during their own call.
     unsafe { CStr::from_char_ptr(s) }.to_str().ok()
 }
 
@@ -136,7 +142,8 @@ unsafe fn text<'a>(s: *const c_char) -> Option<&'a str> {
 /// `s` is null or a NUL-terminated string.
 #[no_mangle]
 unsafe extern "C" fn libcfs_str2net(s: *const c_char) -> u32 {
-    // SAFETY: by this function's contract.
+    // SAFETY: `s` is null or a NUL-terminated string (# Safety), as `text`
+    // needs; the text is used only during this call.
     let net = unsafe { text(s) }.and_then(|t| Net::parse(t).ok());
     net.unwrap_or(Net::ANY).as_u32()
 }
@@ -148,9 +155,11 @@ unsafe extern "C" fn libcfs_str2net(s: *const c_char) -> u32 {
 /// `nid` is null or writable; `s` is null or a NUL-terminated string.
 #[no_mangle]
 unsafe extern "C" fn libcfs_strnid(nid: *mut lnet_nid, s: *const c_char) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `s` is null or a NUL-terminated string (# Safety), as `text`
+    // needs; the text is used only during this call.
     let parsed = unsafe { text(s) }.and_then(|t| Nid::parse(t.trim()).ok());
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is null or points to a writable `struct lnet_nid`
+    // (# Safety), a struct of integers.
     match (parsed, unsafe { nid.as_mut() }) {
         (Some(n), Some(out)) => {
             *out = nid_to_c(&n);
@@ -167,7 +176,8 @@ unsafe extern "C" fn libcfs_strnid(nid: *mut lnet_nid, s: *const c_char) -> c_in
 /// `buf` is null or points to `size` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn libcfs_net2str_r(net: u32, buf: *mut c_char, size: usize) -> *mut c_char {
-    // SAFETY: by this function's contract.
+    // SAFETY: `buf` is null or points to `size` writable bytes (# Safety), as
+    // write_c needs.
     unsafe { write_c(buf, size, &Net32(net)) }
 }
 
@@ -180,7 +190,8 @@ unsafe extern "C" fn libcfs_net2str_r(net: u32, buf: *mut c_char, size: usize) -
 /// `s` is null or a NUL-terminated string.
 #[no_mangle]
 unsafe extern "C" fn libcfs_str2nid(s: *const c_char) -> u64 {
-    // SAFETY: by this function's contract.
+    // SAFETY: `s` is null or a NUL-terminated string (# Safety), as `text`
+    // needs; the text is used only during this call.
     unsafe { text(s) }.map_or(u64::MAX, str2nid4)
 }
 
@@ -193,7 +204,8 @@ unsafe extern "C" fn libcfs_str2nid(s: *const c_char) -> u64 {
 /// `nid` is null or writable; `s` is null or a NUL-terminated string.
 #[no_mangle]
 unsafe extern "C" fn libcfs_str2anynid(nid: *mut u64, s: *const c_char) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `s` is null or a NUL-terminated string (# Safety), as `text`
+    // needs; the text is used only during this call.
     let (value, ok) = match unsafe { text(s) } {
         Some("*") => (u64::MAX, true),
         Some(t) => {
@@ -202,7 +214,7 @@ unsafe extern "C" fn libcfs_str2anynid(nid: *mut u64, s: *const c_char) -> c_int
         }
         None => (u64::MAX, false),
     };
-    // SAFETY: by this function's contract.
+    // SAFETY: `nid` is null or points to a writable u64 (# Safety).
     if let Some(out) = unsafe { nid.as_mut() } {
         *out = value;
     }
@@ -229,8 +241,9 @@ extern "C" fn libcfs_id2str(id: lnet_process_id) -> *mut c_char {
 pub(crate) unsafe fn c_bytes<'a>(s: *const c_char, len: c_int) -> &'a [u8] {
     let max = usize::try_from(len).unwrap_or(usize::MAX);
     let mut n = 0;
-    // SAFETY: every byte before the first NUL, or before `len`, is
-    // readable, by this function's contract.
+    // SAFETY: by # Safety `s` has `len` readable bytes or a NUL before them,
+    // and the loop stops at the first NUL or at `len`: every byte it reads is
+    // readable.
     while n < max && unsafe { *s.add(n) } != 0 {
         n += 1;
     }

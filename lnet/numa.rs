@@ -58,7 +58,8 @@ pub(crate) unsafe fn payload_node(desc: &lnet_tx_desc) -> i32 {
     if desc.len == 0 {
         return NO_NODE;
     }
-    // SAFETY: by this function's contract.
+    // SAFETY: `desc.kiov` is null or points to `desc.niov` fragments that stay
+    // valid during this call (# Safety), which is as long as the slice is used.
     let v: &[BioVec] = unsafe { kiov::slice(desc.kiov.cast(), desc.niov) };
     let mut off = desc.offset;
     for f in v {

@@ -146,7 +146,8 @@ fn post_one(slot: usize) -> Result<u64> {
     let md = lnet_md {
         // SAFETY: `pb` is valid until the final event frees it.
         umd_start: unsafe { (*pb).buf.as_mut_ptr().cast() },
-        // SAFETY: as above.
+        // SAFETY: `pb` came from KBox::into_raw just above and LNet has not
+        // seen it yet: a live PushBuf only we use.
         umd_length: unsafe { (*pb).buf.len() } as u32,
         umd_threshold: 1,
         umd_max_size: 0,

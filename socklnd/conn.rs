@@ -150,7 +150,9 @@ pub(crate) struct Conn {
 // SAFETY: `sni` outlives every connection (the NI stops them first); the
 // rest is synchronized.
 unsafe impl Send for Conn {}
-// SAFETY: as above.
+// SAFETY: `sni` outlives every connection (the NI stops them first) and is only
+// read; every other field is an atomic, a lock, a condition variable, the
+// socket (itself Sync) or fixed at start, so shared use is synchronized.
 unsafe impl Sync for Conn {}
 
 impl Conn {
@@ -481,7 +483,9 @@ pub(crate) fn type_name(t: ConnType) -> &'static str {
 ///
 /// Started by [`Conn::spawn`].
 unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `data` is the address of the `Conn` Conn::spawn started this
+    // thread for (# Safety); the thread is stopped (dropping `threads`) before
+    // the connection is freed.
     let conn = unsafe { &*data.cast_const().cast::<Conn>() };
     while !conn.is_dead() && !kthread::should_stop() {
         let next = {

@@ -50,7 +50,9 @@ pub(crate) struct Connector {
 // SAFETY: `sni` outlives the connector (the NI stops it first); `current`
 // is only dereferenced under its lock while the socket is registered.
 unsafe impl Send for Connector {}
-// SAFETY: as above.
+// SAFETY: shared use goes through `thread` and `current` (mutexes) and `done`
+// (an atomic); `sni` outlives the connector and is only read, as a `&SockNi`;
+// `current` is dereferenced only under its lock while its socket is registered.
 unsafe impl Sync for Connector {}
 
 impl Connector {
@@ -227,7 +229,9 @@ impl Connector {
 /// Started by [`Connector::try_start`] with a connector that outlives the
 /// thread.
 unsafe extern "C" fn connector_main(data: *mut c_void) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `data` is the connector try_start spawned this thread for
+    // (# Safety), which stops the thread (dropping `thread`) before the
+    // connector goes: a live `Connector` for the thread's life.
     let c = unsafe { &*data.cast_const().cast::<Connector>() };
     let r = c.run();
     let (err, raced) = match r {

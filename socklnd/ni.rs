@@ -145,7 +145,8 @@ impl SockNi {
         // No link event refers to the NI once this returns.
         // SAFETY: `p` is valid; unwatching an unwatched NI does nothing.
         unsafe { ksocknal_link_unwatch(p.cast()) };
-        // SAFETY: by this function's contract.
+        // SAFETY: `p` came from SockNi::start and is not used after this
+        // (# Safety): a live SockNi until it is freed below.
         let sni = unsafe { &*p };
         sni.stopping.store(true, Ordering::Release);
         // Nothing joins the table from now on.
@@ -200,7 +201,9 @@ impl SockNi {
             sni.protocol_errors.load(Ordering::Relaxed),
             sni.refused.load(Ordering::Relaxed)
         );
-        // SAFETY: by this function's contract; nothing refers to it now.
+        // SAFETY: `p` came from KBox::into_raw in SockNi::start (# Safety) and
+        // nothing refers to it now: its link watch, threads and connections
+        // were stopped above.
         drop(unsafe { KBox::from_raw(p) });
     }
 
@@ -245,7 +248,8 @@ impl SockNi {
 ///
 /// Started by [`SockNi::start`] with its NI, which outlives the thread.
 unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `data` is the NI SockNi::start spawned this thread for
+    // (# Safety); SockNi::stop stops the thread before freeing it.
     let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
     while !kthread::should_stop() && !sni.is_stopping() {
         match sni.listener.accept() {
@@ -272,7 +276,8 @@ unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
 /// `sni` is a watched NI (see `ksocknal_link_watch`).
 #[no_mangle]
 unsafe extern "C" fn ksocknal_link_event(sni: *mut c_void, down: c_int) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `sni` is a watched NI (# Safety): the notifier calls with
+    // the watch lock held, and SockNi::stop unwatches the NI before freeing it.
     let Some(sni) = (unsafe { sni.cast_const().cast::<SockNi>().as_ref() }) else {
         return;
     };
@@ -292,7 +297,8 @@ unsafe extern "C" fn ksocknal_link_event(sni: *mut c_void, down: c_int) {
 ///
 /// Started by [`SockNi::start`] with its NI, which outlives the thread.
 unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `data` is the NI SockNi::start spawned this thread for
+    // (# Safety); SockNi::stop stops the thread before freeing it.
     let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
     while !kthread::should_stop() {
         // INVARIANT: only connections whose threads have parked leave

@@ -22,7 +22,8 @@ extern "C" {
 ///
 /// `head` points to a writable `list_head` that is on no list.
 pub unsafe fn init(head: *mut list_head) {
-    // SAFETY: `head` is writable, by this function's contract.
+    // SAFETY: `head` points to a writable `list_head` on no list (# Safety),
+    // which INIT_LIST_HEAD overwrites.
     unsafe { kapi_list_init(head) }
 }
 
@@ -33,8 +34,9 @@ pub unsafe fn init(head: *mut list_head) {
 /// `head` is a live list head and `entry` a writable `list_head` on no
 /// list; nobody else walks or changes the list meanwhile.
 pub unsafe fn add_tail(entry: *mut list_head, head: *mut list_head) {
-    // SAFETY: both live, the list exclusively ours, by this function's
-    // contract.
+    // SAFETY: `head` is a live list head, `entry` a writable `list_head` on no
+    // list, and nobody else walks or changes the list meanwhile (# Safety):
+    // what list_add_tail needs.
     unsafe { kapi_list_add_tail(entry, head) }
 }
 
@@ -44,8 +46,8 @@ pub unsafe fn add_tail(entry: *mut list_head, head: *mut list_head) {
 ///
 /// `entry` is on a live list that nobody else walks or changes meanwhile.
 pub unsafe fn del(entry: *mut list_head) {
-    // SAFETY: `entry` is linked on a list exclusively ours, by this
-    // function's contract.
+    // SAFETY: `entry` is on a live list that nobody else walks or changes
+    // meanwhile (# Safety), so its neighbours are valid to relink.
     unsafe { kapi_list_del(entry) }
 }
 
@@ -55,7 +57,8 @@ pub unsafe fn del(entry: *mut list_head) {
 ///
 /// `head` is a live, initialized list head.
 pub unsafe fn first(head: *const list_head) -> Option<*mut list_head> {
-    // SAFETY: `head` is readable, by this function's contract.
+    // SAFETY: `head` is a live, initialized list head (# Safety), so its `next`
+    // field is readable.
     let next = unsafe { (*head).next };
     if next.is_null() || core::ptr::eq(next, head) {
         None
@@ -73,7 +76,8 @@ pub unsafe fn first(head: *const list_head) -> Option<*mut list_head> {
 pub unsafe fn entries(head: *const list_head) -> Entries {
     Entries {
         head,
-        // SAFETY: `head` is readable, by this function's contract.
+        // SAFETY: `head` is a live, initialized list head (# Safety), so its
+        // `next` field is readable.
         next: unsafe { (*head).next },
     }
 }

@@ -341,7 +341,8 @@ pub fn kzalloc_node(size: usize, node: i32) -> *mut c_void {
 ///
 /// `p` is null or from [`kzalloc_node`], and not used afterwards.
 pub unsafe fn kfree(p: *const c_void) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `p` is null or from kzalloc_node, so kmalloc'ed, and not used
+    // afterwards (# Safety); kfree takes null too.
     unsafe { kapi_kfree(p) }
 }
 

@@ -92,8 +92,10 @@ impl HashRequest {
         req: *mut bindings::ahash_request,
         f: impl FnOnce(&mut HashRequest) -> R,
     ) -> Option<R> {
-        // SAFETY: by this function's contract; ManuallyDrop leaves the
-        // request to its owner.
+        // SAFETY: `req` came from into_raw, is not taken back yet and no other
+        // thread uses it during the call (# Safety); in ManuallyDrop the
+        // rebuilt request is never freed here, so its C owner keeps it, as
+        // from_raw's "taken back once" needs.
         let mut hash = ManuallyDrop::new(unsafe { Self::from_raw(req) }?);
         Some(f(&mut hash))
     }
@@ -200,7 +202,8 @@ pub trait Checksum32 {
 /// `tfm` is a transform of an algorithm registered by
 /// [`Checksum32Registration`], whose context is one `u32`.
 unsafe fn tfm_key(tfm: *mut bindings::crypto_shash) -> *mut u32 {
-    // SAFETY: a valid transform, by this function's contract.
+    // SAFETY: `tfm` is a transform of an algorithm Checksum32Registration
+    // registered (# Safety), so a live transform whose context is one u32.
     unsafe { bindings::kapi_shash_tfm_ctx(tfm) }.cast()
 }
 
@@ -211,7 +214,8 @@ unsafe fn tfm_key(tfm: *mut bindings::crypto_shash) -> *mut u32 {
 /// `desc` is a descriptor of an algorithm registered by
 /// [`Checksum32Registration`], whose descriptor context is one `u32`.
 unsafe fn desc_sum(desc: *mut bindings::shash_desc) -> *mut u32 {
-    // SAFETY: a valid descriptor, by this function's contract.
+    // SAFETY: `desc` is a descriptor of an algorithm Checksum32Registration
+    // registered (# Safety), so a live descriptor whose context is one u32.
     unsafe { bindings::kapi_shash_desc_ctx(desc) }.cast()
 }
 

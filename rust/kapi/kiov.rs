@@ -57,7 +57,8 @@ pub unsafe fn slice<'a>(p: *const BioVec, n: u32) -> &'a [BioVec] {
     if p.is_null() || n == 0 {
         &[]
     } else {
-        // SAFETY: by this function's contract.
+        // SAFETY: `p` is non-null and `n` positive here, so by # Safety `p`
+        // points to `n` fragments valid for `'a`.
         unsafe { core::slice::from_raw_parts(p, n as usize) }
     }
 }
@@ -83,7 +84,10 @@ pub unsafe fn copy(dst: &[BioVec], doff: u32, src: &[BioVec], soff: u32, len: u3
         };
         // The planner keeps `pos + n` within each fragment, and fragments
         // lie within their pages. Mappings are released in reverse order.
-        // SAFETY: both pages are valid by this function's contract.
+        // SAFETY: every fragment names a valid page and lies within it
+        // (# Safety), and the planner keeps `pos + n` within each fragment, so
+        // both ranges are inside the mapped pages; nothing else writes the
+        // destination meanwhile (# Safety).
         unsafe {
             let dmap = bindings::kmap_local_page(d.bv_page).cast::<u8>();
             let smap = bindings::kmap_local_page(s.bv_page).cast::<u8>();

@@ -31,8 +31,8 @@ impl Thread {
         run: unsafe extern "C" fn(*mut kernel::ffi::c_void) -> kernel::ffi::c_int,
         data: *mut kernel::ffi::c_void,
     ) -> Result<Thread> {
-        // SAFETY: "%s" with a NUL-terminated name; `run` and `data` are
-        // valid for the thread's life by this function's contract.
+        // SAFETY: "%s" takes the NUL-terminated `name`; `data` outlives the
+        // thread and `run` may use it from another thread (# Safety).
         let task = unsafe {
             bindings::kthread_create_on_node(
                 Some(run),

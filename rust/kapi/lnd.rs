@@ -76,7 +76,9 @@ pub struct LnetNi(pub *mut lnet_ni);
 
 // SAFETY: LNet's NI may be used from any thread while it runs.
 unsafe impl Send for LnetNi {}
-// SAFETY: as above.
+// SAFETY: `&LnetNi` only copies the pointer into LNet's NI calls (lnet_ni_nid,
+// lnet_ni_data, ...), which LNet allows from any thread at once: they read what
+// is fixed at start or use atomics.
 unsafe impl Sync for LnetNi {}
 
 impl LnetNi {
@@ -250,7 +252,8 @@ impl ModuleRefs {
     ///
     /// Pairs with an earlier `get` that returned true.
     pub unsafe fn put(&self) {
-        // SAFETY: by this function's contract, the reference is ours.
+        // SAFETY: this call pairs with an earlier `get` that returned true
+        // (# Safety), so the module reference module_put drops is one we hold.
         unsafe { module_put(self.0.load(core::sync::atomic::Ordering::Relaxed)) };
     }
 }

@@ -57,7 +57,8 @@ pub unsafe fn set_request<'a>(val: *const c_char, kp: *const kernel_param) -> Se
     let value = if val.is_null() {
         None
     } else {
-        // SAFETY: non-null and NUL-terminated per the caller's contract.
+        // SAFETY: `val` is non-null here, so by # Safety a NUL-terminated
+        // string valid for `'a`.
         Some(unsafe { CStr::from_char_ptr(val) }.as_bytes())
     };
     SetRequest { name, value }

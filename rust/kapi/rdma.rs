@@ -339,7 +339,9 @@ impl<'a> CmIdRef<'a> {
     /// destroyed or given another context; and this id's handler is the
     /// one running (the CM serialises an id's events).
     pub unsafe fn set_handler(&self, handler: CmHandler, ctx: *mut c_void) {
-        // SAFETY: a live id, under its handler (the caller's contract).
+        // SAFETY: `self.id` is a live id and its handler is the one running
+        // (# Safety): the CM serializes an id's events, so no other event sees
+        // the handler change.
         unsafe { kapi_rdma_id_set_handler(self.id, handler, ctx) }
     }
 
@@ -475,7 +477,9 @@ pub struct CmId {
 // SAFETY: the CM serialises operations on an id internally; posting and
 // destroying the QP are `&mut self` so they do not race each other.
 unsafe impl Send for CmId {}
-// SAFETY: as above: the `&self` methods are the CM's thread-safe calls.
+// SAFETY: the `&self` methods (bind, listen, resolve_addr, disconnect, queries)
+// are RDMA CM calls that lock the id themselves; posting to and tearing down
+// the QP take `&mut self`.
 unsafe impl Sync for CmId {}
 
 impl CmId {
@@ -666,7 +670,9 @@ pub struct Device {
 
 // SAFETY: verbs may be called on a device from any thread.
 unsafe impl Send for Device {}
-// SAFETY: as above.
+// SAFETY: `&Device` only gives queries (name, port state, limits) and the
+// device to verbs that create objects on it, all of which the RDMA core allows
+// from any thread at once.
 unsafe impl Sync for Device {}
 
 impl Device {
@@ -701,7 +707,9 @@ pub struct Pd {
 
 // SAFETY: a PD is used read-only after allocation.
 unsafe impl Send for Pd {}
-// SAFETY: as above.
+// SAFETY: after allocation a PD is only read: `&Pd` gives its lkey, its device
+// and the PD to verbs that create objects on it, which the RDMA core allows
+// from any thread at once.
 unsafe impl Sync for Pd {}
 
 impl Pd {
@@ -779,7 +787,9 @@ pub struct Cq {
 // SAFETY: polling and re-arming are thread-safe verbs; the user polls one
 // CQ from one thread at a time.
 unsafe impl Send for Cq {}
-// SAFETY: as above.
+// SAFETY: `&Cq` gives only `poll` and `arm` (ib_poll_cq, ib_req_notify_cq),
+// which providers make safe to call at once (rxe and siw take the CQ's lock);
+// the LNDs also poll each CQ from one thread.
 unsafe impl Sync for Cq {}
 
 impl Cq {

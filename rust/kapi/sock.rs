@@ -55,7 +55,9 @@ pub struct Socket {
 // SAFETY: the kernel serializes socket operations with the socket lock; one
 // thread may send while another receives and a third shuts it down.
 unsafe impl Send for Socket {}
-// SAFETY: as above.
+// SAFETY: the `&self` methods are socket calls the kernel serializes with the
+// socket lock: one thread may send while another receives and a third shuts the
+// socket down.
 unsafe impl Sync for Socket {}
 
 /// The error of a failed socket call. A wait that ran into the socket's
@@ -186,7 +188,9 @@ impl Socket {
     ///
     /// The fragments name valid pages and stay valid during the call.
     pub unsafe fn send_kiov(&self, kiov: &[BioVec], offset: u32, len: u32) -> Result {
-        // SAFETY: by this function's contract.
+        // SAFETY: the fragments name valid pages that stay valid during the
+        // call (# Safety); a send only reads them, which is all kiov_io asks of
+        // ITER_SOURCE.
         unsafe { self.kiov_io(bindings::ITER_SOURCE, kiov, offset, len) }
     }
 
@@ -205,7 +209,10 @@ impl Socket {
             ..Default::default()
         };
         let total = (offset as usize).saturating_add(left);
-        // SAFETY: the iterator covers `kiov`, valid by the contract.
+        // SAFETY: `kiov` names valid pages for the whole call (# Safety) and
+        // the iterator gets its `kiov.len()` entries; its `total` bytes must
+        // fit in them, which callers ensure (LNet's offset and length lie
+        // within the MD) but # Safety does not say yet.
         unsafe {
             bindings::iov_iter_bvec(
                 &mut msg.msg_iter,
@@ -282,7 +289,8 @@ impl Socket {
     ///
     /// The fragments name valid pages that nothing else writes meanwhile.
     pub unsafe fn recv_kiov(&self, kiov: &[BioVec], offset: u32, len: u32) -> Result {
-        // SAFETY: by this function's contract.
+        // SAFETY: the fragments name valid pages that nothing else writes
+        // meanwhile (# Safety), what kiov_io asks of a receive (ITER_DEST).
         unsafe { self.kiov_io(bindings::ITER_DEST, kiov, offset, len) }
     }
 

@@ -26,7 +26,9 @@ pub struct WaitQueue {
 
 // SAFETY: a wait queue is used by many threads at once by design.
 unsafe impl Send for WaitQueue {}
-// SAFETY: as above.
+// SAFETY: the `&self` methods only pass the queue's address to the kernel's
+// wait-queue calls (__wake_up, prepare_to_wait_event, finish_wait), which take
+// the queue's own lock: callable from any thread at once, IRQs included.
 unsafe impl Sync for WaitQueue {}
 
 impl WaitQueue {
