@@ -209,10 +209,15 @@ impl Socket {
             ..Default::default()
         };
         let total = (offset as usize).saturating_add(left);
+        // The socket walks the fragments for `total` bytes whatever their
+        // number: a range beyond them would run off the array.
+        let room: usize = kiov.iter().map(|v| v.bv_len as usize).sum();
+        if total > room {
+            return Err(EINVAL);
+        }
         // SAFETY: `kiov` names valid pages for the whole call (# Safety) and
-        // the iterator gets its `kiov.len()` entries; its `total` bytes must
-        // fit in them, which callers ensure (LNet's offset and length lie
-        // within the MD) but # Safety does not say yet.
+        // the iterator gets its `kiov.len()` entries, which hold the `total`
+        // bytes it may move (checked above).
         unsafe {
             bindings::iov_iter_bvec(
                 &mut msg.msg_iter,
