@@ -52,6 +52,32 @@ class Judge(unittest.TestCase):
             self.assertEqual(v["a"], [], r)
             self.assertTrue(v["b"], r)
 
+    LUSTRE_REPORT = [
+        "[   29.241016] WARNING: possible recursive locking detected",
+        "[   29.242437] ffff88800c8443f0 (sb_writers#6){.+.+}-{0:0}, at: kernel_write+0xb3/0x180",
+        "[   29.252211] Call Trace:",
+        "[   29.252950]  osd_write+0x3ea/0x6f0 [osd_wbcfs]",
+        "[   29.253918]  local_oid_storage_init+0x1902/0x2350 [obdclass]",
+        "[   29.263314]  </TASK>",
+    ]
+
+    def test_lustre_own_report_is_a_note(self):
+        notes = []
+        v = lab.judge(["a"], [console("LAB-BEGIN a", *self.LUSTRE_REPORT, "LAB-END a rc=0")], False, notes)
+        self.assertEqual(v, {"a": []})
+        self.assertEqual(len(notes), 1)
+        self.assertIn("lockdep is off on vm0 from 29.241016 s", notes[0])
+
+    def test_lustre_report_through_lnet_fails(self):
+        body = self.LUSTRE_REPORT[:4] + ["[   29.253000]  lnet_md_unlink+0x12/0x40 [lnet]"] + self.LUSTRE_REPORT[4:]
+        v = run(["a"], "LAB-BEGIN a", *body, "LAB-END a rc=0")
+        self.assertTrue(v["a"])
+
+    def test_report_after_a_lustre_one_fails(self):
+        v = run(["a"], "LAB-BEGIN a", *self.LUSTRE_REPORT,
+                "[   30.000000] BUG: KASAN: slab-use-after-free in lnet_foo+0x1/0x2", "LAB-END a rc=0")
+        self.assertEqual(len(v["a"]), 1)
+
     def test_leak_and_fail_markers(self):
         for m in ("LAB-LEAK after rmmod lnet:", "LAB-FAIL: module lnet will not unload"):
             v = run(["a"], "LAB-BEGIN a", m, "LAB-END a rc=0")

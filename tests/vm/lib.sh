@@ -506,6 +506,7 @@ lab_interop_setup() {
 	p1=$(lab_addr "$peer" 1)@$net1
 	side=lnet-rs
 	[ "$LAB_LUSTRE" = 1 ] && side=Lustre
+	[ "${LAB_CLNET:-0}" = 1 ] && side="Lustre's LNet"
 	lnd=ksocklnd
 	case "$net0" in o2ib*) lnd=ko2iblnd ;; esac
 	dmesg -c >/dev/null
@@ -514,8 +515,13 @@ lab_interop_setup() {
 			rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "$side: rxe$nic"
 		done
 	fi
-	# shellcheck disable=SC2086 # LAB_LND_ARGS: the LND's parameters, split
-	modprobe "$lnd" ${LAB_LND_ARGS:-} || lab_fail "$side: $lnd did not load"
+	if [ "${LAB_CLNET:-0}" = 1 ]; then
+		# shellcheck disable=SC2086 # LAB_LND_ARGS: the LND's parameters, split
+		insmod "/opt/clnet/$lnd.ko" ${LAB_LND_ARGS:-} || lab_fail "$side: $lnd did not load"
+	else
+		# shellcheck disable=SC2086 # LAB_LND_ARGS: the LND's parameters, split
+		modprobe "$lnd" ${LAB_LND_ARGS:-} || lab_fail "$side: $lnd did not load"
+	fi
 	lnetctl lnet configure || lab_fail "$side: configure"
 	if [ "$net1" = "$net0" ]; then
 		lnetctl net add --net "$net0" --if eth0,eth1 || lab_fail "$side: net add $net0 on eth0,eth1"
@@ -568,6 +574,21 @@ lab_interop_client() {
 	lab_tell "$(lab_addr "$peer" 0)" "$2"
 }
 
+# In a lab with Lustre's file system (lustrefs=1): Lustre's own C LNet
+# from the same build, in place of ours, for this scenario: its lnet.ko by
+# path (its names are ours, so modprobe cannot tell them apart), its
+# lnetctl first on PATH. lab_interop_setup then loads its LND.
+lab_clnet_use() {
+	side="Lustre's LNet"
+	modprobe libcfs || lab_fail "$side: libcfs did not load"
+	for m in sunrpc_addr lnet; do
+		insmod "/opt/clnet/$m.ko" || lab_fail "$side: $m did not load"
+	done
+	LAB_CLNET=1
+	PATH=/opt/clnet:$PATH
+	export LAB_CLNET PATH
+}
+
 # Takes down what lab_interop_setup started, and Lustre's modules too.
 lab_interop_teardown() {
 	lnetctl lnet unconfigure || lab_fail "$side: unconfigure"
@@ -577,7 +598,7 @@ lab_interop_teardown() {
 		rdma link delete rxe0
 		rdma link delete rxe1
 	fi
-	if [ "$LAB_LUSTRE" = 1 ]; then
+	if [ "$LAB_LUSTRE" = 1 ] || [ "${LAB_CLNET:-0}" = 1 ]; then
 		lab_rmmod libcfs
 		lab_rmmod sunrpc_addr
 	fi

@@ -1,0 +1,244 @@
+# Lustre itself on a lab of two VMs (`vms=2 nics=2 lustrefs=1`): Lustre's
+# own modules, built unchanged from its source against this kernel
+# (scripts/build-lustre.sh), over lnet-rs or over Lustre's C LNet from the
+# same build, chosen per node. VM 1 is the server: an MGS with its MDT and
+# two OSTs on Lustre's memory-backed OSD (osd-wbcfs). VM 0 is the client:
+# it mounts the file system over both rails (tcp and tcp1), checks `lfs df`
+# and every import FULL, writes a striped file and many small ones, reads
+# them back from the servers (its cache dropped) and compares, runs Lustre's
+# fsx for a bounded number of operations, then unmounts. Both sides unload
+# every module, Lustre's and LNet's; the scenario prints what PtlRPC saw
+# (lost connections, reconnects, evictions, timed-out requests).
+
+FS=lfs
+# Sized for CI under TCG with the checkers on; bench.sh measures rates.
+LFS_BIG_MIB=${LFS_BIG_MIB:-8}
+LFS_SMALL=${LFS_SMALL:-100}
+LFS_FSX_OPS=${LFS_FSX_OPS:-300}
+# The rails' nets: eth0's and eth1's (o2ib and o2ib1 run ko2iblnd on
+# Soft-RoCE).
+LFS_NET0=${LFS_NET0:-tcp}
+LFS_NET1=${LFS_NET1:-tcp1}
+
+# lfs_run CLIENT SERVER [IO]: each `rs` (lnet-rs) or `c` (Lustre's C
+# LNet); IO is `files` (unless given: a large file, small ones, fsx) or
+# `cuts` (a write across each cut of the tcp1 rail, lfs_io_cuts).
+lfs_run() {
+	lfs_io=${3:-files}
+	lfs_lnet=$1
+	[ "$LAB_VM" = 1 ] && lfs_lnet=$2
+	[ "$lfs_lnet" = c ] && lab_clnet_use
+	# A failure leaves nothing mounted or loaded for the next scenario.
+	trap lfs_cleanup EXIT TERM
+	lab_interop_setup "$LFS_NET1" "$LFS_NET0"
+	lab_log "$(hostname): $side, $lnd"
+	srv=$(lab_addr 1 0)
+	cli=$(lab_addr 0 0)
+	mgs="$srv@$LFS_NET0,$(lab_addr 1 1)@$LFS_NET1"
+	if [ "$LAB_VM" = 1 ]; then
+		lfs_server
+	else
+		lfs_client
+	fi
+	lfs_unload
+	lfs_ptlrpc_events
+	lab_interop_teardown
+	trap - EXIT TERM
+}
+
+# After a failure: every Lustre mount forced down, every module unloaded.
+lfs_cleanup() {
+	trap - EXIT TERM
+	for m in /mnt/lustre /mnt/ost1 /mnt/ost0 /mnt/mdt; do
+		grep -q " $m " /proc/mounts && umount -f "$m"
+	done
+	(lfs_unload) >/dev/null 2>&1
+	lnetctl lnet unconfigure >/dev/null 2>&1
+	for m in ksocklnd ko2iblnd lnet libcfs sunrpc_addr; do
+		rmmod "$m" 2>/dev/null
+	done
+	exit 1
+}
+
+lfs_server() {
+	for m in ptlrpc osd_wbcfs mgs mgc mdt mdd lod osp ofd lfsck lquota; do
+		modprobe "$m" || lab_fail "server: modprobe $m"
+	done
+	t0=$(date +%s)
+	lfs_target MDT 0 /mnt/mdt
+	lfs_target OST 0 /mnt/ost0
+	lfs_target OST 1 /mnt/ost1
+	lab_log "server: MGS, MDT and two OSTs up in $(($(date +%s) - t0)) s"
+	lab_tell "$cli" 7101
+	# The client's requests to cut and restore our tcp1 rail, until it has
+	# unmounted.
+	while :; do
+		nc -l -p 7102 </dev/null >/tmp/ask || lab_fail "no word from the client"
+		lab_read /tmp/ask
+		case "$LAB_V" in
+		down | up) ip link set eth1 "$LAB_V" ;;
+		silent) tc qdisc add dev eth1 root netem loss 100% ;;
+		heal) tc qdisc del dev eth1 root ;;
+		*) break ;;
+		esac || lab_fail "server: $LAB_V on eth1"
+	done
+	umount /mnt/ost1 && umount /mnt/ost0 && umount /mnt/mdt || lab_fail "server: umount"
+}
+
+# Lustre's memory-backed OSD (scripts/build-lustre.sh says why not
+# ldiskfs): a target is named by the environment, as Lustre's tests do it,
+# and mounted from the device lustre-wbcfs.
+lfs_target() { # type index mountpoint
+	mkdir -p "$3"
+	OSD_WBC_TGT_TYPE=$1 OSD_WBC_INDEX=$2 OSD_WBC_MGS_NID=$mgs OSD_WBC_PRIMARY_MDT=1 \
+		OSD_WBC_FSNAME=$FS mount.lustre lustre-wbcfs "$3" >/tmp/mount.out 2>&1 ||
+		{ cat /tmp/mount.out; dmesg | tail -40; lab_fail "mount $1$2"; }
+}
+
+lfs_client() {
+	nc -l -p 7101 </dev/null >/dev/null || lab_fail "no word from the server"
+	modprobe lustre || lab_fail "client: modprobe lustre"
+	# libmount's utab, where mount.lustre records the mount's options.
+	mkdir -p /mnt/lustre /run/mount
+	t0=$(date +%s)
+	mount.lustre "$mgs:/$FS" /mnt/lustre >/tmp/mount.out 2>&1 ||
+		{ cat /tmp/mount.out; dmesg | tail -40; lab_fail "mount the client"; }
+	lab_log "client: mounted in $(($(date +%s) - t0)) s"
+	lfs df /mnt/lustre >/tmp/df || lab_fail "lfs df"
+	sed 's/^/  /' /tmp/df
+	[ "$(grep -c 'OST:' /tmp/df)" = 2 ] && grep -q 'MDT:' /tmp/df ||
+		lab_fail "lfs df does not list one MDT and two OSTs"
+	lfs_imports_full "after mount"
+	dd if=/dev/urandom of=/tmp/big bs=1M count="$LFS_BIG_MIB" 2>/dev/null
+	"lfs_io_$lfs_io"
+	lfs_imports_full "after the IO"
+	rm -f /tmp/big
+	umount /mnt/lustre || lab_fail "client: umount"
+	lab_tell "$srv" 7102
+}
+
+lfs_io_files() {
+	# One large file striped over both OSTs, read back from the servers.
+	lfs setstripe -c 2 /mnt/lustre/big || lab_fail "lfs setstripe"
+	t0=$(now_ms)
+	cp /tmp/big /mnt/lustre/big && sync || lab_fail "write the large file"
+	t1=$(now_ms)
+	lfs_drop_cache
+	cmp /tmp/big /mnt/lustre/big || lab_fail "the large file reads back different"
+	t2=$(now_ms)
+	lab_log "client: $LFS_BIG_MIB MiB written in $((t1 - t0)) ms, read back in $((t2 - t1)) ms"
+	# Small files, each its own content.
+	mkdir /mnt/lustre/small || lab_fail "mkdir"
+	t0=$(now_ms)
+	i=0
+	while [ $i -lt "$LFS_SMALL" ]; do
+		echo "file $i of lnet-rs" >"/mnt/lustre/small/f$i" || lab_fail "write small file $i"
+		i=$((i + 1))
+	done
+	t1=$(now_ms)
+	lfs_drop_cache
+	i=0
+	while [ $i -lt "$LFS_SMALL" ]; do
+		lab_read "/mnt/lustre/small/f$i"
+		[ "$LAB_V" = "file $i of lnet-rs" ] || lab_fail "small file $i reads back different"
+		i=$((i + 1))
+	done
+	[ "$(ls /mnt/lustre/small | wc -l)" = "$LFS_SMALL" ] ||
+		lab_fail "the directory does not list $LFS_SMALL files"
+	lab_log "client: $LFS_SMALL small files written in $((t1 - t0)) ms, read back in $(($(now_ms) - t1)) ms"
+	t0=$(now_ms)
+	# Without mapped reads and writes (-R -W): with them, fsx finds
+	# "non-zero data past EOF" after a truncate under Lustre's C LNet just
+	# as under ours, a matter of Lustre's client and this kernel's page
+	# cache that LNet does not reach.
+	fsx -N "$LFS_FSX_OPS" -S 1 -q -R -W /mnt/lustre/fsxfile >/tmp/fsx 2>&1 ||
+		{ grep -v '^[0-9]*: [0-9.]* ' /tmp/fsx | head -40; lab_fail "fsx"; }
+	lab_log "client: fsx, $LFS_FSX_OPS operations in $(($(now_ms) - t0)) ms: $(tail -n 1 /tmp/fsx)"
+	rm -rf /mnt/lustre/small /mnt/lustre/big /mnt/lustre/fsxfile
+}
+
+# The cuts of bench_failover on the tcp1 rail, each during a write of the
+# large file striped over both OSTs: our link down, our rail silent (netem,
+# 100% loss: no link event), the server's link down, the server's rail
+# silent. Each lasts LFS_CUT_SECS. The write must end without an error and
+# read back identical; how long it took, against the uncut write, is the
+# application's stall.
+LFS_CUT_SECS=${LFS_CUT_SECS:-10}
+lfs_io_cuts() {
+	lfs_cut_write none
+	base=$lfs_ms
+	lfs_cut_write "our link down" "ip link set eth1 down" "ip link set eth1 up"
+	lfs_cut_write "our rail silent" "tc qdisc add dev eth1 root netem loss 100%" "tc qdisc del dev eth1 root"
+	lfs_cut_write "the server's link down" "lfs_ask down" "lfs_ask up"
+	lfs_cut_write "the server's rail silent" "lfs_ask silent" "lfs_ask heal"
+}
+
+# lfs_cut_write WHAT [CUT RESTORE]: writes the large file with CUT made 2 s
+# in and RESTORE LFS_CUT_SECS later; sets lfs_ms to the write's time.
+lfs_cut_write() {
+	rm -f /mnt/lustre/cut
+	lfs setstripe -c 2 /mnt/lustre/cut || lab_fail "lfs setstripe"
+	t0=$(now_ms)
+	dd if=/tmp/big of=/mnt/lustre/cut bs=1M conv=fsync 2>/tmp/dd &
+	w=$!
+	if [ -n "${2:-}" ]; then
+		sleep 2
+		kill -0 $w 2>/dev/null || lab_log "client: the write ended before $1"
+		$2 || lab_fail "client: $2"
+		sleep "$LFS_CUT_SECS"
+		$3 || lab_fail "client: $3"
+	fi
+	wait $w || { cat /tmp/dd; lab_fail "the write across $1 failed"; }
+	lfs_ms=$(($(now_ms) - t0))
+	lfs_drop_cache
+	cmp /tmp/big /mnt/lustre/cut || lab_fail "the file written across $1 reads back different"
+	lab_log "client: $LFS_BIG_MIB MiB written in $lfs_ms ms across $1${base:+ (uncut: $base ms)}, read back identical"
+}
+
+# Asks the server to act on its tcp1 rail (lfs_server's loop).
+lfs_ask() {
+	tries=0
+	until echo "$1" | nc -w 5 "$srv" 7102; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 30 ] || lab_fail "cannot ask the server to $1"
+		sleep 1
+	done
+}
+
+# The client's cache dropped: pages and DLM locks, so reads go to the servers.
+lfs_drop_cache() {
+	lctl set_param -n ldlm.namespaces.*.lru_size=clear >/dev/null
+	echo 3 >/proc/sys/vm/drop_caches
+}
+
+lfs_imports_full() {
+	lctl get_param -n mdc.*.import osc.*.import >/tmp/imports || lab_fail "lctl get_param imports"
+	full=$(grep -c 'state: FULL' /tmp/imports)
+	[ "$full" = 3 ] || { cat /tmp/imports; lab_fail "$full of 3 imports FULL $1"; }
+}
+
+# Lustre's modules, dependents first, as many passes as the dependency
+# chains are long; LNet's (ours or Lustre's) stay for lab_interop_teardown.
+lfs_unload() {
+	keep='^(lnet|ksocklnd|ko2iblnd|libcfs|sunrpc_addr)$'
+	for pass in 1 2 3 4 5 6 7 8; do
+		for m in $(lsmod | awk -v k="$keep" 'NR > 1 && $1 !~ k { print $1 }'); do
+			rmmod "$m" 2>/dev/null
+		done
+	done
+	# libcfs is Lustre's in both cases; with our LNet nothing else holds it.
+	[ "${LAB_CLNET:-0}" = 1 ] || rmmod libcfs 2>/dev/null
+	left=$(lsmod | awk -v k="$keep" 'NR > 1 && $1 !~ k { print $1 }')
+	[ -z "$left" ] || lab_fail "Lustre's modules will not unload: $left"
+}
+
+# What PtlRPC saw, counted from its console lines.
+lfs_ptlrpc_events() {
+	dmesg >/tmp/dmesg
+	lost=$(grep -c 'was lost' /tmp/dmesg)
+	reconn=$(grep -c 'reconnecting\|Connection restored' /tmp/dmesg)
+	evict=$(grep -c -i 'evict' /tmp/dmesg)
+	timedout=$(grep -c 'timed out' /tmp/dmesg)
+	lab_log "$(hostname) on $side: PtlRPC saw $lost lost connections, $reconn reconnects, $evict evictions, $timedout timed-out requests"
+	grep -E 'LustreError|evict|was lost|reconnecting|restored|timed out' /tmp/dmesg | sed 's/^/  ptlrpc: /' | tail -20
+}
