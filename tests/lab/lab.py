@@ -597,6 +597,7 @@ LUSTRE_KNOWN_LEAKS = [
     ("ptlrpc_pending's percpu_ref data (no percpu_ref_exit)",
      [r"^\s*percpu_ref_init\+\S+\n\s*0xffffffff[0-9a-f]+\n", r"do_init_module"]),
 ]
+KMEMLEAK_COUNT = re.compile(r"kmemleak: (\d+) new suspected memory leaks")
 LNET_FRAME = re.compile(r"\[(lnet|ksocklnd|ko2iblnd|lnet_ulp)\]")
 # Lines of one report, from its first line to the end of its backtrace.
 REPORT_END = re.compile(r"</TASK>|---\[ end trace|^LAB-")
@@ -607,6 +608,24 @@ def lustre_known(lines):
     note for each: {index: note}."""
     excused, i = {}, 0
     while i < len(lines):
+        m = KMEMLEAK_COUNT.search(lines[i])
+        if m:
+            # The kernel's count of the scan whose report follows: Lustre's
+            # if that report is, object for object.
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("LAB-"):
+                j += 1
+            if j < len(lines) and lines[j].startswith("LAB-LEAK"):
+                end = j + 1
+                while end < len(lines) and not lines[end].startswith("LAB-"):
+                    end += 1
+                report = lines[j + 1:end]
+                name = lustre_leak(report)
+                objects = sum(1 for r in report if r.startswith("unreferenced object"))
+                if name and objects == int(m.group(1)):
+                    excused[i] = name
+            i += 1
+            continue
         if lines[i].startswith("LAB-LEAK"):
             end = i + 1
             while end < len(lines) and not lines[end].startswith("LAB-"):
@@ -662,12 +681,13 @@ def judge(scenarios, consoles, timed_out, notes=None):
         excused = lustre_known(lines)
         for n, line in enumerate(lines):
             if n in excused:
-                if notes is not None and (n - 1) not in excused:
-                    if line.startswith("LAB-LEAK"):
-                        notes.append(f"vm{vm}: Lustre's own leak, not LNet's ({excused[n]}), {line}")
-                    else:
-                        notes.append(f"vm{vm}: Lustre's own report, not LNet's ({excused[n]}): "
-                                     f"lockdep is off on vm{vm} from {line.split(']')[0].strip('[ ')} s")
+                if KMEMLEAK_COUNT.search(line):
+                    continue
+                if notes is not None and line.startswith("LAB-LEAK"):
+                    notes.append(f"vm{vm}: Lustre's own leak, not LNet's ({excused[n]}), {line}")
+                elif notes is not None and (n - 1) not in excused:
+                    notes.append(f"vm{vm}: Lustre's own report, not LNet's ({excused[n]}): "
+                                 f"lockdep is off on vm{vm} from {line.split(']')[0].strip('[ ')} s")
                 continue
             if report is not None:
                 if not line.startswith("LAB-") and len(report) < LEAK_LINES:
