@@ -98,9 +98,8 @@ unsafe extern "C" fn LNetGetId(index: c_uint, id: *mut lnet_processid, large_nid
     };
     let nid = nid_to_c(&ni.nid);
     drop(nis);
-    // SAFETY: `id` points to writable memory for one `struct lnet_processid`
-    // (# Safety; null is skipped), a struct of integers, so whatever it holds
-    // is a valid value to overwrite.
+    // SAFETY: `id` points to writable memory for one `struct lnet_processid` (# Safety; null is
+    // skipped), a struct of integers, so whatever it holds is a valid value to overwrite.
     if let Some(out) = unsafe { id.as_mut() } {
         out.nid = nid;
         out.pid = lnet.pid.load(core::sync::atomic::Ordering::Relaxed);
@@ -156,9 +155,8 @@ unsafe fn me_attach(
         );
         return Err(EINVAL);
     }
-    // SAFETY: `match_id` is null or points to a readable
-    // `struct lnet_processid` (# Safety, as LNetMEAttach's); null is refused
-    // here.
+    // SAFETY: `match_id` is null or points to a readable `struct lnet_processid` (# Safety, as
+    // LNetMEAttach's); null is refused here.
     let Some(id) = (unsafe { match_id.as_ref() }) else {
         // Lustre's callers always pass one (LNET_ANY_NID and LNET_PID_ANY
         // for anyone); its LNetMEAttach would oops on NULL.
@@ -238,9 +236,8 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
     };
     res.mds.insert(node);
     drop(res);
-    // SAFETY: `handle` points to writable memory (# Safety; null is skipped)
-    // for one `struct lnet_handle_md`, a lone u64, so any bytes there are a
-    // valid value.
+    // SAFETY: `handle` points to writable memory (# Safety; null is skipped) for one `struct
+    // lnet_handle_md`, a lone u64, so any bytes there are a valid value.
     if let Some(h) = unsafe { handle.as_mut() } {
         h.cookie = cookie;
     }
@@ -260,9 +257,8 @@ pub(crate) unsafe extern "C" fn LNetMDBind(
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid
-    // until the MD is unlinked (# Safety, as LNetMDAttach's): build_md's
-    // contract.
+    // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid until the MD is
+    // unlinked (# Safety, as LNetMDAttach's): build_md's contract.
     let built = unsafe { build_md(umd, unlink, false) };
     let (cookie, md) = match built {
         Ok(x) => x,
@@ -286,9 +282,8 @@ pub(crate) unsafe extern "C" fn LNetMDBind(
     }
     res.mds.insert(node);
     drop(res);
-    // SAFETY: `handle` points to writable memory (# Safety, as LNetMDAttach's;
-    // null is skipped) for one `struct lnet_handle_md`, a lone u64, so any
-    // bytes there are a valid value.
+    // SAFETY: `handle` points to writable memory (# Safety, as LNetMDAttach's; null is skipped) for
+    // one `struct lnet_handle_md`, a lone u64, so any bytes there are a valid value.
     if let Some(h) = unsafe { handle.as_mut() } {
         h.cookie = cookie;
     }
@@ -312,9 +307,8 @@ unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<
         pr_err!("Invalid option: GET|PUT illegal on active MDs\n");
         return Err(EINVAL);
     }
-    // SAFETY: `umd`'s start and length describe memory that stays valid until
-    // the MD is unlinked (# Safety, as LNetMDAttach's): LibMd::build's
-    // contract.
+    // SAFETY: `umd`'s start and length describe memory that stays valid until the MD is unlinked (#
+    // Safety, as LNetMDAttach's): LibMd::build's contract.
     let md = unsafe { LibMd::build(umd, unlink == LNET_UNLINK)? };
     Ok((lnet.cookie(), md))
 }
@@ -418,9 +412,8 @@ unsafe fn request(
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: `self_` is null or points to a NID and `target` to a process id
-    // (# Safety, as LNetPut's), which opt_nid and as_ref need; a null `target`
-    // is refused.
+    // SAFETY: `self_` is null or points to a NID and `target` to a process id (# Safety, as
+    // LNetPut's), which opt_nid and as_ref need; a null `target` is refused.
     let (src, target) = match unsafe { (opt_nid(self_), target.as_ref()) } {
         (Ok(src), Some(t)) => match nid_from_c(&t.nid) {
             Ok(nid) if !nid.is_any() => (src, (nid, t.pid)),
@@ -505,9 +498,8 @@ unsafe extern "C" fn LNetGet(
     offset: c_uint,
     recovery: bool,
 ) -> c_int {
-    // SAFETY: the caller's pointers go on unchanged: `self_` is null or a NID
-    // and `target` a process id (# Safety, as LNetPut's), LNetGetTimeout's
-    // contract.
+    // SAFETY: the caller's pointers go on unchanged: `self_` is null or a NID and `target` a
+    // process id (# Safety, as LNetPut's), LNetGetTimeout's contract.
     unsafe { LNetGetTimeout(self_, mdh, target, portal, match_bits, offset, recovery, 0) }
 }
 
@@ -662,9 +654,8 @@ unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
             *c = nid_to_c(&ni.nid);
         }
     }
-    // SAFETY: `nid` is still null or a writable NID (# Safety),
-    // LNetPrimaryNID's contract; `c`, borrowed from it above, is not used
-    // again.
+    // SAFETY: `nid` is still null or a writable NID (# Safety), LNetPrimaryNID's contract; `c`,
+    // borrowed from it above, is not used again.
     unsafe { LNetPrimaryNID(nid) }
 }
 
@@ -863,9 +854,8 @@ extern "C" fn lnet_is_rdma_only_page(_page: *mut c_void) -> bool {
 /// `struct lnet_counters`.
 #[no_mangle]
 unsafe extern "C" fn lnet_counters_get(out: *mut lnet_counters) -> c_int {
-    // SAFETY: `out` is null or points to writable memory for one
-    // `struct lnet_counters` (# Safety), integers only, so any bytes there are
-    // a valid value.
+    // SAFETY: `out` is null or points to writable memory for one `struct lnet_counters` (# Safety),
+    // integers only, so any bytes there are a valid value.
     let Some(o) = (unsafe { out.as_mut() }) else {
         return EINVAL.to_errno();
     };
@@ -907,9 +897,8 @@ unsafe extern "C" fn lnet_unregister_lnd(lnd: *const lnet_lnd) {
 ///
 /// `ni` is an NI LNet started and has not shut down.
 unsafe fn ni_ref<'a>(ni: *mut lnet_ni) -> Option<&'a Ni> {
-    // SAFETY: `ni` is null or a started NI (# Safety): LNDs only get NIs from
-    // Ni::as_c, the address of an `Ni` that LNet's Arc keeps alive until
-    // shutdown; only shared references are made to it.
+    // SAFETY: `ni` is null or a started NI (# Safety): LNDs only get NIs from Ni::as_c, the address
+    // of an `Ni` that LNet's Arc keeps alive until shutdown; only shared references are made to it.
     unsafe { ni.cast::<Ni>().cast_const().as_ref() }
 }
 
@@ -971,9 +960,8 @@ pub(crate) unsafe extern "C" fn lnet_ni_default_tunables(
     ni: *mut lnet_ni,
     t: *mut lnet_ni_tunables,
 ) {
-    // SAFETY: `ni` is the NI whose lnd_startup runs, an `Ni` LNet holds
-    // meanwhile (as ni_ref needs), and `t` points to a writable
-    // `struct lnet_ni_tunables` (# Safety; null is refused).
+    // SAFETY: `ni` is the NI whose lnd_startup runs, an `Ni` LNet holds meanwhile (as ni_ref
+    // needs), and `t` points to a writable `struct lnet_ni_tunables` (# Safety; null is refused).
     let (Some(ni), Some(t)) = (unsafe { ni_ref(ni) }, unsafe { t.as_mut() }) else {
         return;
     };
@@ -1058,9 +1046,8 @@ unsafe extern "C" fn lnet_parse(
     if hdr.is_null() || from.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `hdr` and `from` are non-null (checked above), so by # Safety
-    // `hdr` points to `hdr_len` readable bytes and `from` to a NID; `ni` is a
-    // started NI, as lnet_parse_rs needs.
+    // SAFETY: `hdr` and `from` are non-null (checked above), so by # Safety `hdr` points to
+    // `hdr_len` readable bytes and `from` to a NID; `ni` is a started NI, as lnet_parse_rs needs.
     unsafe {
         let bytes = core::slice::from_raw_parts(hdr.cast::<u8>(), hdr_len as usize);
         lnet_parse_rs(ni, bytes, &*from, private, rdma_req != 0)
@@ -1110,9 +1097,8 @@ pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, h
         return;
     }
     let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
-    // SAFETY: `m` is non-null and a message LNet gave the LND through
-    // Msg::into_c, not yet finalized (# Safety); the LND gives it up with this
-    // call, so the box is ours again.
+    // SAFETY: `m` is non-null and a message LNet gave the LND through Msg::into_c, not yet
+    // finalized (# Safety); the LND gives it up with this call, so the box is ours again.
     let m = unsafe { msg::Msg::from_c(m) };
     msg::finalize(lnet, m, status, hs);
 }
@@ -1135,10 +1121,8 @@ unsafe extern "C" fn lnet_create_reply_msg(
     if get.is_null() || niov.is_null() || kiov.is_null() || len.is_null() {
         return core::ptr::null_mut();
     }
-    // SAFETY: `get` is non-null and a GET LNet handed the LND through
-    // Msg::into_c in lnd_send, not yet finalized (# Safety); LNet keeps no
-    // reference to a message it handed out and its owner, the LND, is the
-    // caller: this is the only reference during the call.
+    // SAFETY: `get` is non-null, a GET LNet handed the LND and not finalized (# Safety); LNet keeps
+    // no reference, so the LND's is the only one.
     let g = unsafe { &mut *get.cast::<msg::Msg>() };
     let Some((m, k, n, l)) = msg::create_reply(lnet, g) else {
         return core::ptr::null_mut();
@@ -1168,10 +1152,8 @@ unsafe extern "C" fn lnet_set_reply_msg_len(
     if reply.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `reply` is non-null and came from lnet_create_reply_msg
-    // (Msg::into_c), not yet finalized (# Safety); LNet keeps no reference to
-    // it and its owner, the LND, is the caller: this is the only reference
-    // during the call.
+    // SAFETY: `reply` is non-null, from lnet_create_reply_msg and not finalized (# Safety); LNet
+    // keeps no reference, so the LND's is the only one.
     let m = unsafe { &mut *reply.cast::<msg::Msg>() };
     if msg::set_reply_len(lnet, m, len) {
         0
@@ -1192,8 +1174,7 @@ pub(crate) unsafe extern "C" fn lnet_msg_set_hstatus(m: *mut lnet_msg, hstatus: 
         return;
     }
     let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
-    // SAFETY: `m` is non-null and a message LNet is handing the LND in
-    // lnd_send, not finalized (# Safety): msg::lnd_send holds only the raw
-    // pointer meanwhile and reads `lnd_hstatus` after the LND returns.
+    // SAFETY: `m` is non-null, a message LNet hands the LND in lnd_send and not finalized (#
+    // Safety); lnd_send reads `lnd_hstatus` only after the LND returns.
     unsafe { (*m.cast::<msg::Msg>()).lnd_hstatus = hs };
 }

@@ -494,9 +494,8 @@ extern "C" fn cfs_cpt_table_alloc(ncpt: c_int) -> *mut CptTable {
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_table_free(t: *mut CptTable) {
     if !t.is_null() {
-        // SAFETY: `t` is non-null here, so from cfs_cpt_table_alloc's
-        // KBox::into_raw and not used afterwards (# Safety): the box is freed
-        // once.
+        // SAFETY: `t` is non-null here, so from cfs_cpt_table_alloc's KBox::into_raw and not used
+        // afterwards (# Safety): the box is freed once.
         drop(unsafe { KBox::from_raw(t) });
     }
 }
@@ -765,9 +764,9 @@ unsafe extern "C" fn cfs_cpt_set_node(t: *mut CptTable, cpt: c_int, node: c_int)
 /// `t` is a table its caller alone is building.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_unset_node(t: *mut CptTable, cpt: c_int, node: c_int) {
-    // SAFETY: the caller passes null or a table it alone is building
-    // (# Safety), as table_mut needs.
     let (Some(t), Ok(cpt), Ok(node)) = (
+        // SAFETY: the caller passes null or a table it alone is building
+        // (# Safety), as table_mut needs.
         unsafe { table_mut(t) },
         u32::try_from(cpt),
         u32::try_from(node),

@@ -90,9 +90,8 @@ impl Crypto {
         let adler32 = crate::adler32::register();
         SPEEDS.store((&*speeds as *const Speeds).cast_mut(), Ordering::Release);
         let data = (&*speeds as *const Speeds).cast_mut().cast::<c_void>();
-        // SAFETY: `data` is the pinned `Speeds`, which `Crypto` keeps
-        // alive until after it has stopped the thread (drop), and the
-        // thread returns only once asked to stop.
+        // SAFETY: `data` is the pinned `Speeds`, which `Crypto` keeps alive until after it has
+        // stopped the thread (drop), and the thread returns only once asked to stop.
         let worker = match unsafe { Thread::spawn(c_str!("lnet_crypto"), speed_worker, data) } {
             Ok(t) => Some(t),
             Err(e) => {
@@ -366,9 +365,8 @@ unsafe extern "C" fn cfs_crypto_hash_final(
     hash: *mut c_uchar,
     hash_len: *mut c_uint,
 ) -> c_int {
-    // SAFETY: `req` came from cfs_crypto_hash_init (HashRequest::into_raw) and
-    // is finalized once, not used afterwards (# Safety), as from_raw needs; it
-    // is freed when `hash_req` goes.
+    // SAFETY: `req` came from cfs_crypto_hash_init (HashRequest::into_raw) and is finalized once,
+    // not used afterwards (# Safety), as from_raw needs; it is freed when `hash_req` goes.
     let Some(mut hash_req) = (unsafe { HashRequest::from_raw(req) }) else {
         return EINVAL.to_errno();
     };
@@ -433,9 +431,8 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
         unsafe { *hash_len = size };
         return ENOSPC.to_errno();
     }
-    // SAFETY: `buf` is non-null (checked above) with `buf_len` readable bytes,
-    // and `hash` is non-null with `*hash_len` (that is `room`) writable bytes,
-    // both kernel memory (# Safety).
+    // SAFETY: `buf` is non-null (checked above) with `buf_len` readable bytes, and `hash` is
+    // non-null with `*hash_len` (that is `room`) writable bytes, both kernel memory (# Safety).
     let (data, out) = unsafe {
         (
             core::slice::from_raw_parts(buf.cast::<u8>(), buf_len as usize),
@@ -454,9 +451,8 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
 #[no_mangle]
 extern "C" fn cfs_crypto_hash_speed(hash_alg: c_uint) -> c_int {
     let p = SPEEDS.load(Ordering::Acquire);
-    // SAFETY: the pinned `Speeds` stays alive until `Crypto` is dropped at
-    // exit, after which only lnet.ko's own exit path runs; callers are in
-    // modules that depend on lnet.ko.
+    // SAFETY: the pinned `Speeds` stays alive until `Crypto` is dropped at exit, after which only
+    // lnet.ko's own exit path runs; callers are in modules that depend on lnet.ko.
     let speeds = unsafe { p.as_ref() };
     speed_of(hash_alg, speeds)
 }

@@ -130,10 +130,8 @@ fn bytes_mut<T: Ioc>(v: &mut T) -> &mut [u8] {
 }
 
 fn bytes<T: Ioc>(v: &T) -> &[u8] {
-    // SAFETY: the slice covers exactly `v`'s size_of::<T>() bytes for as long
-    // as `v` is borrowed; every Ioc type names each hole as a field
-    // (lnet-rs-ioctl.h's rule), so there is no padding and every byte is an
-    // initialized integer byte.
+    // SAFETY: the slice is `v`'s size_of::<T>() bytes while `v` is borrowed; Ioc types name every
+    // hole as a field (lnet-rs-ioctl.h), so all bytes are initialized.
     unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
 }
 

@@ -29,9 +29,8 @@ const NO_LINK: list_head = list_head {
 /// `el` points to a list made by [`cfs_expr_list_parse`] and not freed;
 /// the list is not changed while the iterator is used.
 unsafe fn ranges(el: *const cfs_expr_list) -> impl Iterator<Item = RangeExpr> {
-    // SAFETY: `el` points to a list cfs_expr_list_parse made, not freed and not
-    // changed while the iterator is used (# Safety); that function initialized
-    // `el_exprs`.
+    // SAFETY: `el` points to a list cfs_expr_list_parse made, not freed and not changed while the
+    // iterator is used (# Safety); that function initialized `el_exprs`.
     let entries = unsafe { clist::entries(core::ptr::addr_of!((*el).el_exprs)) };
     entries.map(|link| {
         // `re_link` is the first field: the entry is the range.
@@ -61,9 +60,8 @@ unsafe fn free(el: *mut cfs_expr_list) {
     while let Some(link) = unsafe { clist::first(head) } {
         // SAFETY: `link` is on our list; unlinking it before freeing.
         unsafe { clist::del(link) };
-        // SAFETY: each entry is the first field of a cfs_range_expr that
-        // cfs_expr_list_parse allocated as a KBox and leaked; now unlinked,
-        // it is freed once.
+        // SAFETY: each entry is the first field of a cfs_range_expr that cfs_expr_list_parse
+        // allocated as a KBox and leaked; now unlinked, it is freed once.
         drop(unsafe { KBox::from_raw(link.cast::<cfs_range_expr>()) });
     }
     // SAFETY: `el` was allocated as a KBox by cfs_expr_list_parse, and its
@@ -172,9 +170,8 @@ unsafe extern "C" fn cfs_expr_list_values(
     if el.is_null() || valpp.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `el` is non-null (checked above), so a list cfs_expr_list_parse
-    // made (# Safety) and not freed; nothing changes a parsed list but
-    // cfs_expr_list_free, so it stays as it is while `ranges` walks it.
+    // SAFETY: `el` is non-null (checked above), a list cfs_expr_list_parse made and not freed (#
+    // Safety); only cfs_expr_list_free changes it.
     let count = unsafe { ranges(el) }.fold(0u64, |n, re| n.saturating_add(re.count()));
     if count == 0 {
         return 0;
@@ -196,9 +193,8 @@ unsafe extern "C" fn cfs_expr_list_values(
         None => true,
     };
     let _nofs = NoFs::enter();
-    // SAFETY: `el` is non-null (checked above), so a list cfs_expr_list_parse
-    // made (# Safety) and not freed; nothing changes a parsed list but
-    // cfs_expr_list_free, so it stays as it is while `ranges` walks it.
+    // SAFETY: `el` is non-null (checked above), a list cfs_expr_list_parse made and not freed (#
+    // Safety); only cfs_expr_list_free changes it.
     let values = unsafe { ranges(el) }.flat_map(|re| re.values());
     let filled = if vmalloc {
         fill::<Vmalloc>(n, values)

@@ -92,9 +92,8 @@ impl LibMd {
             }
             total
         } else {
-            // SAFETY: without LNET_MD_KIOV, `umd_start` points to `umd_length`
-            // bytes of kernel memory that stay valid until the MD is unlinked
-            // (# Safety), push_kvaddr_range's contract.
+            // SAFETY: without LNET_MD_KIOV, `umd_start` names `umd_length` bytes of kernel memory
+            // valid until the MD is unlinked (# Safety).
             unsafe {
                 kiov::push_kvaddr_range(&mut v, umd.umd_start as usize, umd.umd_length as usize)?
             };

@@ -187,9 +187,8 @@ impl Msg {
     ///
     /// `p` is a message handed to an LND and not yet finalized.
     pub(crate) unsafe fn desc_of<'a>(p: *mut lnet_msg) -> &'a lnet_tx_desc {
-        // SAFETY: `p` is a message handed to an LND and not yet finalized
-        // (# Safety), so the `Msg` Msg::into_c leaked is alive; only a shared
-        // reference to its `desc` is made.
+        // SAFETY: `p` is a message handed to an LND and not yet finalized (# Safety), so the `Msg`
+        // Msg::into_c leaked is alive; only a shared reference to its `desc` is made.
         unsafe { &(*p.cast::<Msg>()).desc }
     }
 }

@@ -182,9 +182,8 @@ pub(crate) fn deliver(lnet: &TheLnet, p: Option<Pending>) {
         g.calling = Some((id, current_pid()));
         drop(g);
         // Its return value means nothing to LNet, as in Lustre.
-        // SAFETY: the registrant gave `cb` for `data`, and it stays
-        // callable until LNetUnRegisterNIDUpdates returns, which waits
-        // while `calling` names it; `p.nui` is valid for the call.
+        // SAFETY: the registrant gave `cb` for `data`, callable until LNetUnRegisterNIDUpdates
+        // returns, which waits while `calling` names it; `p.nui` lives.
         let _ = unsafe { cb(data as *mut c_void, p.nui.0.as_ptr()) };
         g = lnet.nid_updates.lock();
         g.calling = None;

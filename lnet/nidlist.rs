@@ -62,9 +62,8 @@ struct Node {
 /// `head` is a live list head, initialized by [`cfs_parse_nidlist`] (or
 /// made of such lists), whose entries stay unchanged and alive for `'a`.
 unsafe fn lists<'a>(head: *const list_head) -> impl Iterator<Item = &'a NidList<KStore>> + Clone {
-    // SAFETY: `head` is a live list head initialized by cfs_parse_nidlist whose
-    // entries stay unchanged and alive for `'a` (# Safety), as clist::entries
-    // needs.
+    // SAFETY: `head` is a live list head initialized by cfs_parse_nidlist whose entries stay
+    // unchanged and alive for `'a` (# Safety), as clist::entries needs.
     let entries = unsafe { clist::entries(head) };
     entries.map(|link| {
         // SAFETY: every entry is the `link` (first field) of a live Node
@@ -161,9 +160,8 @@ unsafe extern "C" fn cfs_free_nidlist(list: *mut list_head) {
     if list.is_null() {
         return;
     }
-    // SAFETY: `list` is non-null (checked above), so by # Safety zeroed or a
-    // list cfs_parse_nidlist made that nobody else uses; clist::first reads a
-    // zeroed head's null `next` as empty.
+    // SAFETY: `list` is non-null (checked above), so by # Safety zeroed or a list cfs_parse_nidlist
+    // made that nobody else uses; clist::first reads a zeroed head's null `next` as empty.
     while let Some(link) = unsafe { clist::first(list) } {
         // SAFETY: `link` is an entry of the list, ours to unlink.
         unsafe { clist::del(link) };

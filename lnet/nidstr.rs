@@ -241,9 +241,8 @@ extern "C" fn libcfs_id2str(id: lnet_process_id) -> *mut c_char {
 pub(crate) unsafe fn c_bytes<'a>(s: *const c_char, len: c_int) -> &'a [u8] {
     let max = usize::try_from(len).unwrap_or(usize::MAX);
     let mut n = 0;
-    // SAFETY: by # Safety `s` has `len` readable bytes or a NUL before them,
-    // and the loop stops at the first NUL or at `len`: every byte it reads is
-    // readable.
+    // SAFETY: by # Safety `s` has `len` readable bytes or a NUL before them, and the loop stops at
+    // the first NUL or at `len`: every byte it reads is readable.
     while n < max && unsafe { *s.add(n) } != 0 {
         n += 1;
     }

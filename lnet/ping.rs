@@ -83,9 +83,8 @@ pub(crate) fn reserved_me() -> Result<*mut api::lnet_me> {
         nid: nid_to_c(&Nid::ANY),
         pid: crate::lnet_core::md::PID_ANY,
     };
-    // SAFETY: `&mut anyone` is a live local `struct lnet_processid`, the one
-    // pointer LNetMEAttach's # Safety asks about; it is read during the call
-    // only.
+    // SAFETY: `&mut anyone` is a live local `struct lnet_processid`, the one pointer LNetMEAttach's
+    // # Safety asks about; it is read during the call only.
     let me = unsafe { api::LNetMEAttach(RESERVED_PORTAL, &mut anyone, PING_MATCHBITS, 0, 1, 1) };
     if (me as isize) < 0 && (me as isize) >= -4095 {
         return Err(Error::from_errno(me as isize as i32));
@@ -196,10 +195,8 @@ pub(crate) fn set_features(lnet: &TheLnet, bits: u32, on: bool) -> bool {
         return false;
     }
     let at = {
-        // SAFETY: `install` published `w.buf` with `w.len` bytes and it is
-        // freed only after `uninstall`, which takes the lock held here; status
-        // and feature words are written only under this lock, so not while this
-        // view lives.
+        // SAFETY: `install` published `w.buf` with `w.len` bytes, freed only after `uninstall`,
+        // which takes the lock held here; its words change only under it.
         let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
         ping::features_offset(b)
     };

@@ -483,9 +483,8 @@ pub(crate) fn type_name(t: ConnType) -> &'static str {
 ///
 /// Started by [`Conn::spawn`].
 unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the address of the `Conn` Conn::spawn started this
-    // thread for (# Safety); the thread is stopped (dropping `threads`) before
-    // the connection is freed.
+    // SAFETY: `data` is the address of the `Conn` Conn::spawn started this thread for (# Safety);
+    // the thread is stopped (dropping `threads`) before the connection is freed.
     let conn = unsafe { &*data.cast_const().cast::<Conn>() };
     while !conn.is_dead() && !kthread::should_stop() {
         let next = {

@@ -229,9 +229,8 @@ impl Connector {
 /// Started by [`Connector::try_start`] with a connector that outlives the
 /// thread.
 unsafe extern "C" fn connector_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the connector try_start spawned this thread for
-    // (# Safety), which stops the thread (dropping `thread`) before the
-    // connector goes: a live `Connector` for the thread's life.
+    // SAFETY: `data` is the connector try_start spawned this thread for (# Safety), which stops the
+    // thread before the connector goes.
     let c = unsafe { &*data.cast_const().cast::<Connector>() };
     let r = c.run();
     let (err, raced) = match r {

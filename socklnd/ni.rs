@@ -201,9 +201,8 @@ impl SockNi {
             sni.protocol_errors.load(Ordering::Relaxed),
             sni.refused.load(Ordering::Relaxed)
         );
-        // SAFETY: `p` came from KBox::into_raw in SockNi::start (# Safety) and
-        // nothing refers to it now: its link watch, threads and connections
-        // were stopped above.
+        // SAFETY: `p` came from KBox::into_raw in SockNi::start (# Safety) and nothing refers to it
+        // now: its link watch, threads and connections were stopped above.
         drop(unsafe { KBox::from_raw(p) });
     }
 

@@ -34,9 +34,8 @@ pub unsafe fn init(head: *mut list_head) {
 /// `head` is a live list head and `entry` a writable `list_head` on no
 /// list; nobody else walks or changes the list meanwhile.
 pub unsafe fn add_tail(entry: *mut list_head, head: *mut list_head) {
-    // SAFETY: `head` is a live list head, `entry` a writable `list_head` on no
-    // list, and nobody else walks or changes the list meanwhile (# Safety):
-    // what list_add_tail needs.
+    // SAFETY: `head` is a live list head, `entry` a writable `list_head` on no list, and nobody
+    // else walks or changes the list meanwhile (# Safety): what list_add_tail needs.
     unsafe { kapi_list_add_tail(entry, head) }
 }
 

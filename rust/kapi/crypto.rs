@@ -92,10 +92,8 @@ impl HashRequest {
         req: *mut bindings::ahash_request,
         f: impl FnOnce(&mut HashRequest) -> R,
     ) -> Option<R> {
-        // SAFETY: `req` came from into_raw, is not taken back yet and no other
-        // thread uses it during the call (# Safety); in ManuallyDrop the
-        // rebuilt request is never freed here, so its C owner keeps it, as
-        // from_raw's "taken back once" needs.
+        // SAFETY: `req` came from into_raw, not taken back, used by no other thread (# Safety);
+        // ManuallyDrop leaves it to its C owner, as from_raw asks.
         let mut hash = ManuallyDrop::new(unsafe { Self::from_raw(req) }?);
         Some(f(&mut hash))
     }
@@ -118,9 +116,8 @@ impl HashRequest {
         offset: u32,
         len: u32,
     ) -> Result {
-        // SAFETY: a live request (type invariant); the page range is the
-        // caller's promise. The hash is synchronous: the scatterlist on
-        // the helper's stack is done with when it returns.
+        // SAFETY: a live request (type invariant); the page range is the caller's promise. The hash
+        // is synchronous: the scatterlist on the helper's stack is done with when it returns.
         kernel::error::to_result(unsafe {
             bindings::kapi_ahash_update_page(self.req.as_ptr(), page, offset, len)
         })

@@ -84,10 +84,8 @@ pub unsafe fn copy(dst: &[BioVec], doff: u32, src: &[BioVec], soff: u32, len: u3
         };
         // The planner keeps `pos + n` within each fragment, and fragments
         // lie within their pages. Mappings are released in reverse order.
-        // SAFETY: every fragment names a valid page and lies within it
-        // (# Safety), and the planner keeps `pos + n` within each fragment, so
-        // both ranges are inside the mapped pages; nothing else writes the
-        // destination meanwhile (# Safety).
+        // SAFETY: fragments are valid pages and the planner keeps `pos + n` within each (# Safety),
+        // so both ranges are mapped; nothing else writes the destination.
         unsafe {
             let dmap = bindings::kmap_local_page(d.bv_page).cast::<u8>();
             let smap = bindings::kmap_local_page(s.bv_page).cast::<u8>();

@@ -339,9 +339,8 @@ impl<'a> CmIdRef<'a> {
     /// destroyed or given another context; and this id's handler is the
     /// one running (the CM serialises an id's events).
     pub unsafe fn set_handler(&self, handler: CmHandler, ctx: *mut c_void) {
-        // SAFETY: `self.id` is a live id and its handler is the one running
-        // (# Safety): the CM serializes an id's events, so no other event sees
-        // the handler change.
+        // SAFETY: `self.id` is a live id and its handler is the one running (# Safety): the CM
+        // serializes an id's events, so no other event sees the handler change.
         unsafe { kapi_rdma_id_set_handler(self.id, handler, ctx) }
     }
 

@@ -188,9 +188,8 @@ impl Socket {
     ///
     /// The fragments name valid pages and stay valid during the call.
     pub unsafe fn send_kiov(&self, kiov: &[BioVec], offset: u32, len: u32) -> Result {
-        // SAFETY: the fragments name valid pages that stay valid during the
-        // call (# Safety); a send only reads them, which is all kiov_io asks of
-        // ITER_SOURCE.
+        // SAFETY: the fragments name valid pages that stay valid during the call (# Safety); a send
+        // only reads them, which is all kiov_io asks of ITER_SOURCE.
         unsafe { self.kiov_io(bindings::ITER_SOURCE, kiov, offset, len) }
     }
 
@@ -215,9 +214,8 @@ impl Socket {
         if total > room {
             return Err(EINVAL);
         }
-        // SAFETY: `kiov` names valid pages for the whole call (# Safety) and
-        // the iterator gets its `kiov.len()` entries, which hold the `total`
-        // bytes it may move (checked above).
+        // SAFETY: `kiov` names valid pages for the whole call (# Safety) and the iterator gets its
+        // `kiov.len()` entries, which hold the `total` bytes it may move (checked above).
         unsafe {
             bindings::iov_iter_bvec(
                 &mut msg.msg_iter,

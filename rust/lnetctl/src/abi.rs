@@ -427,9 +427,8 @@ const _: () = assert!(size_of::<LnetIocNid>() == NID_WIRE_MAX);
 pub unsafe trait IocArg: Copy {
     /// An all-zero argument with its header filled in.
     fn new() -> Self {
-        // SAFETY: implementors are repr(C) structs of integers and arrays or
-        // structs of integers (IocArg's # Safety), so all-zero bytes are a
-        // valid `Self`.
+        // SAFETY: implementors are repr(C) structs of integers and arrays or structs of integers
+        // (IocArg's # Safety), so all-zero bytes are a valid `Self`.
         let mut a: Self = unsafe { core::mem::zeroed() };
         *a.hdr_mut() = LnetIocHdr {
             ioc_len: size_of::<Self>() as u32,
