@@ -84,16 +84,8 @@ impl kernel::Module for Lnet {
         }
         // Lustre shows the derived fallback LND timeout in debugfs as
         // lnet/lnet_lnd_timeout; lnetctl `global show` will report it too.
-        // Diagnostics only: without debugfs, LNet still loads. Lustre's
-        // libcfs.ko, loaded first on a Lustre node, owns lnet/ and removes
-        // it with all it holds when it unloads, which it may do before us
-        // (we do not depend on it): our file stays out of it.
-        let debugfs = if kapi::debugfs::Dir::exists(c_str!("lnet")) {
-            pr_info!("debugfs lnet/ is libcfs's: lnet_lnd_timeout not shown there\n");
-            None
-        } else {
-            Self::debugfs()
-        };
+        // Diagnostics only: without debugfs, LNet still loads.
+        let debugfs = Self::debugfs();
 
         let t = params::snapshot();
         pr_info!(
@@ -113,8 +105,15 @@ impl kernel::Module for Lnet {
 }
 
 impl Lnet {
-    /// debugfs lnet/ with lnet_lnd_timeout, or nothing if debugfs refuses.
+    /// debugfs lnet/ with lnet_lnd_timeout, or nothing if debugfs refuses
+    /// or lnet/ is libcfs's: Lustre's libcfs.ko, loaded first on a Lustre
+    /// node, owns it and removes it with all it holds when it unloads,
+    /// which it may do before us (we do not depend on it).
     fn debugfs() -> Option<kapi::debugfs::Dir> {
+        if kapi::debugfs::Dir::exists(c_str!("lnet")) {
+            pr_info!("debugfs lnet/ is libcfs's: lnet_lnd_timeout not shown there\n");
+            return None;
+        }
         match kapi::debugfs::Dir::new(c_str!("lnet")) {
             Ok(dir) => {
                 dir.add_u32(

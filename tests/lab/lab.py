@@ -604,37 +604,31 @@ REPORT_END = re.compile(r"</TASK>|---\[ end trace|^LAB-")
 
 
 def lustre_known(lines):
-    """Line indexes of reports in Lustre's own code (LUSTRE_KNOWN), and a
-    note for each: {index: note}."""
+    """Line indexes of reports in Lustre's own code (LUSTRE_KNOWN and
+    LUSTRE_KNOWN_LEAKS), each with the report's name: {index: name}."""
     excused, i = {}, 0
+    count = None  # the kernel's latest kmemleak count since a LAB- line
     while i < len(lines):
-        m = KMEMLEAK_COUNT.search(lines[i])
-        if m:
-            # The kernel's count of the scan whose report follows: Lustre's
-            # if that report is, object for object.
-            j = i + 1
-            while j < len(lines) and not lines[j].startswith("LAB-"):
-                j += 1
-            if j < len(lines) and lines[j].startswith("LAB-LEAK"):
-                end = j + 1
-                while end < len(lines) and not lines[end].startswith("LAB-"):
-                    end += 1
-                report = lines[j + 1:end]
-                name = lustre_leak(report)
-                objects = sum(1 for r in report if r.startswith("unreferenced object"))
-                if name and objects == int(m.group(1)):
-                    excused[i] = name
-            i += 1
-            continue
         if lines[i].startswith("LAB-LEAK"):
             end = i + 1
             while end < len(lines) and not lines[end].startswith("LAB-"):
                 end += 1
-            name = lustre_leak(lines[i + 1:end])
+            report = lines[i + 1:end]
+            name = lustre_leak(report)
             if name:
-                for j in range(i, end):
-                    excused[j] = name
-            i = end
+                excused.update(dict.fromkeys(range(i, end), name))
+                # That scan's count, printed before it: Lustre's too when it
+                # counts these objects and no others.
+                objects = sum(1 for r in report if r.startswith("unreferenced object"))
+                if count is not None and int(KMEMLEAK_COUNT.search(lines[count]).group(1)) == objects:
+                    excused[count] = name
+            count, i = None, end
+            continue
+        if lines[i].startswith("LAB-"):
+            count = None
+        elif KMEMLEAK_COUNT.search(lines[i]):
+            count = i
+            i += 1
             continue
         if not SPLAT.search(lines[i]):
             i += 1
@@ -642,12 +636,10 @@ def lustre_known(lines):
         end = i + 1
         while end < len(lines) and end - i < 200 and not REPORT_END.search(lines[end]):
             end += 1
-        block = lines[i:end + 1]
-        text = "\n".join(block)
+        text = "\n".join(lines[i:end + 1])
         for name, pats in LUSTRE_KNOWN:
             if not LNET_FRAME.search(text) and all(re.search(p, text) for p in pats):
-                for j in range(i, end + 1):
-                    excused[j] = name
+                excused.update(dict.fromkeys(range(i, end + 1), name))
                 break
         i = end + 1 if i in excused else i + 1
     return excused

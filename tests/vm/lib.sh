@@ -479,13 +479,13 @@ lab_server_done() {
 	lab_tell "$1" 7001
 }
 
-# Tells the VM at address $1, listening with `nc -l -p $2`, to go on
-# (retrying while it is not listening yet).
+# Tells the VM at address $1, listening with `nc -l -p $2`, to go on, or
+# the word $3 (retrying while it is not listening yet).
 lab_tell() {
 	tries=0
-	until echo done | nc -w 5 "$1" "$2"; do
+	until echo "${3:-done}" | nc -w 5 "$1" "$2"; do
 		tries=$((tries + 1))
-		[ "$tries" -lt 30 ] || lab_fail "cannot tell $1 (port $2)"
+		[ "$tries" -lt 30 ] || lab_fail "cannot tell $1 (port $2)${3:+: $3}"
 		sleep 2
 	done
 }
@@ -581,11 +581,10 @@ lab_interop_client() {
 lab_clnet_use() {
 	side="Lustre's LNet"
 	modprobe libcfs || lab_fail "$side: libcfs did not load"
-	for m in sunrpc_addr lnet; do
-		# sunrpc_addr may stay from a scenario before: it is the same.
-		grep -q "^$m " /proc/modules && [ "$m" = sunrpc_addr ] && continue
-		insmod "/opt/clnet/$m.ko" || lab_fail "$side: $m did not load"
-	done
+	# sunrpc_addr may stay from a scenario before: it is the same module.
+	grep -q "^sunrpc_addr " /proc/modules || insmod /opt/clnet/sunrpc_addr.ko ||
+		lab_fail "$side: sunrpc_addr did not load"
+	insmod /opt/clnet/lnet.ko || lab_fail "$side: lnet did not load"
 	LAB_CLNET=1
 	PATH=/opt/clnet:$PATH
 	export LAB_CLNET PATH

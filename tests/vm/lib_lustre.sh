@@ -202,12 +202,7 @@ lfs_cut_write() {
 
 # Asks the server to act on its tcp1 rail (lfs_server's loop).
 lfs_ask() {
-	tries=0
-	until echo "$1" | nc -w 5 "$srv" 7102; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 30 ] || lab_fail "cannot ask the server to $1"
-		sleep 1
-	done
+	lab_tell "$srv" 7102 "$1"
 }
 
 # The client's cache dropped: pages and DLM locks, so reads go to the servers.
