@@ -324,8 +324,12 @@ impl Conn {
         if noop_needed {
             if let Ok(t) = Tx::noop(&self.ni, self.peer) {
                 let mut g = self.inner.lock();
+                // Queued as any tx, with a deadline from now: connd's scan
+                // would take one from its creation for a timeout. Not
+                // queued (dropped, which loses no message) if another
+                // credit-free message came meanwhile, or on no memory.
                 if g.state == State::Established && g.txq_nocred.is_empty() {
-                    let _ = g.txq_nocred.push(t, GFP_ATOMIC);
+                    let _ = queue_locked(&mut g, t, self.ni.lnd_timeout_ms());
                 }
                 self.post_locked(&mut g, &mut failed);
             }
@@ -340,9 +344,13 @@ impl Conn {
         }
     }
 
-    fn need_noop(&self, g: &ConnInner) -> bool {
+    fn keepalive_due(&self, g: &ConnInner) -> bool {
         let ka = self.ni.keepalive_ms();
-        let due = ka > 0 && kthread::now_ms() >= g.last_send_ms + ka;
+        ka > 0 && kthread::now_ms() >= g.last_send_ms + ka
+    }
+
+    fn need_noop(&self, g: &ConnInner) -> bool {
+        let due = self.keepalive_due(g);
         g.credits
             .need_noop(due, !g.txq_nocred.is_empty(), !g.txq.is_empty())
     }
@@ -373,7 +381,13 @@ impl Conn {
             .map(|t| t.msg_type()) else {
                 return;
             };
-            let need = t == MsgType::Noop && self.need_noop(g);
+            // A NOOP is only at the head of `txq_nocred`.
+            let need = t == MsgType::Noop
+                && g.credits.queued_noop_needed(
+                    self.keepalive_due(g),
+                    g.txq_nocred.len(),
+                    !g.txq.is_empty(),
+                );
             let decision = g.credits.post(t, need);
             let q = if nocred {
                 &mut g.txq_nocred

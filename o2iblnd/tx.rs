@@ -9,7 +9,6 @@
 
 use crate::kapi::bindings::lnet_tx_desc;
 use crate::kapi::kiov::{self, BioVec};
-use crate::kapi::kthread;
 use crate::kapi::rdma::{CmId, DmaBuf, RdmaMap, RdmaSeg};
 use crate::lnd::Msg;
 use crate::lnet_core::hdr::{MsgBody as LBody, HDR_NID4_LEN};
@@ -199,14 +198,12 @@ impl Tx {
 
     /// A NOOP to `target`.
     pub(crate) fn noop(ni: &IbNi, target: Nid) -> Result<Tx> {
-        let mut t = Tx::new(
+        Ok(Tx::new(
             Msg(core::ptr::null_mut()),
             Body::Noop,
             target,
             DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN, true)?,
-        );
-        t.deadline_ms = kthread::now_ms();
-        Ok(t)
+        ))
     }
 
     /// A PUT_NAK or GET_DONE answering the peer's `cookie`.

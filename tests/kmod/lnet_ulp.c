@@ -1738,14 +1738,17 @@ static int burst_run(void)
  * destination from one buffer, all posted at once so that more are in
  * flight than a peer has credits, or at most window= at a time (a new one
  * as the oldest ends, as a bulk client with a fixed depth does); then
- * every one must end with its ACK (REPLY). Reports the count of each
- * outcome per destination.
+ * every one must end with its ACK (REPLY), or with noack=1 its SEND event.
+ * Reports the count of each outcome per destination.
  */
 #define FLOOD_MAX_DST	4
 
 static int flood_bytes = BIG;
 module_param(flood_bytes, int, 0444);
 MODULE_PARM_DESC(flood_bytes, "mode=flood, flood_to and steady: bytes of each PUT (1 to 1 MiB)");
+static bool noack;
+module_param(noack, bool, 0444);
+MODULE_PARM_DESC(noack, "mode=flood: PUTs without an ACK (LNET_NOACK_REQ), each done at its SEND event: a one-way stream, whose credits come back only in the LND's own messages");
 static int window;
 module_param(window, int, 0444);
 MODULE_PARM_DESC(window, "mode=flood and flood_to: at most this many in flight (0: all at once); mode=steady: this many (1 to 64) all the time");
@@ -1761,8 +1764,11 @@ static int bulk_post(struct buf *b, struct lnet_processid *dst, struct op *op,
 {
 	int rc;
 
+	bool oneway = noack && !get;
+
 	op_init(op, true);
-	rc = bind(b, 2, 0, op, h);
+	/* Without an ACK the SEND event is the only, and final, one. */
+	rc = bind(b, oneway ? 1 : 2, 0, op, h);
 	if (rc) {
 		op->client = false;
 		return rc;
@@ -1771,8 +1777,9 @@ static int bulk_post(struct buf *b, struct lnet_processid *dst, struct op *op,
 		rc = LNetGetTimeout(NULL, *h, dst, REMOTE_PORTAL, BITS_SOURCE, 0,
 				    false, op_timeout);
 	else
-		rc = LNetPutTimeout(NULL, *h, LNET_ACK_REQ, dst, REMOTE_PORTAL,
-				    BITS_SINK, 0, 0, op_timeout);
+		rc = LNetPutTimeout(NULL, *h,
+				    oneway ? LNET_NOACK_REQ : LNET_ACK_REQ, dst,
+				    REMOTE_PORTAL, BITS_SINK, 0, 0, op_timeout);
 	if (rc) {
 		/* Not a send: its unlink event is not a final one. */
 		op->client = false;
@@ -1808,7 +1815,9 @@ static void flood_settle(struct flood_state *f, int i)
 		f->lost[d]++;
 		return;
 	}
-	if (pair(op, get ? LNET_EVENT_REPLY : LNET_EVENT_ACK) >= 0) {
+	if (noack && !get ? op->nev == 1 && op->type[0] == LNET_EVENT_SEND &&
+			    !op->status[0] && op->unlinked[0] :
+			    pair(op, get ? LNET_EVENT_REPLY : LNET_EVENT_ACK) >= 0) {
 		f->ok[d]++;
 	} else if (f->failed[d]++ < 4) {
 		pr_info("lnet_ulp: flood %s %d to %s failed: send status %d, %d events, last status %d\n",

@@ -145,6 +145,20 @@ impl Credits {
         !credited_queued || self.credits == 0
     }
 
+    /// [`Credits::need_noop`] for a NOOP at the head of the credit-free
+    /// queue, which holds `nocred_queued` messages with it: asked as if it
+    /// were already off the queue, as `kiblnd_post_tx_locked` takes it off
+    /// before it asks. Counted, the NOOP would be the credit-free message
+    /// that makes itself redundant, and no NOOP would ever be sent.
+    pub fn queued_noop_needed(
+        &self,
+        keepalive_due: bool,
+        nocred_queued: usize,
+        credited_queued: bool,
+    ) -> bool {
+        self.need_noop(keepalive_due, nocred_queued > 1, credited_queued)
+    }
+
     /// Decides for the message `t` at the head of its queue
     /// (`kiblnd_post_tx_locked`); on [`Post::Now`] the state counts it as
     /// posted. `need_noop` is [`Credits::need_noop`] as it stands.
@@ -293,6 +307,26 @@ mod tests {
         c.outstanding = 7;
         assert!(matches!(c.post(MsgType::Noop, true), Post::Now { .. }));
         assert_eq!(c.post(MsgType::Noop, true), Post::Drop);
+    }
+
+    #[test]
+    fn a_noop_queued_for_owed_credits_is_posted() {
+        // The receiving end of a one-way stream: 7 credits owed, nothing
+        // of its own to send. The NOOP queued for them is alone on the
+        // credit-free queue and must go, or the sender stalls.
+        let mut c = Credits::new(8, 8, 8, 7);
+        c.outstanding = 7;
+        assert!(c.need_noop(false, false, false));
+        let need = c.queued_noop_needed(false, 1, false);
+        assert_eq!(c.post(MsgType::Noop, need), Post::Now { credits: 7 });
+        // Another credit-free message behind it would carry them: but the
+        // NOOP is at the head, so it goes, and nothing is owed after it.
+        c.outstanding = 7;
+        assert!(!c.queued_noop_needed(false, 2, false));
+        // Keepalive alone makes a queued NOOP needed too.
+        c.outstanding = 0;
+        assert!(c.queued_noop_needed(true, 1, false));
+        assert!(!c.queued_noop_needed(false, 1, false));
     }
 
     #[test]
