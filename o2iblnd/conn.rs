@@ -102,6 +102,8 @@ pub(crate) struct Conn {
     pub(crate) scheduled: AtomicBool,
     /// A QP event broke the QP: the errno its scheduler closes it with.
     qp_failed: AtomicI32,
+    /// The QP's COMM_EST came: its scheduler tells the CM.
+    comm_est: AtomicBool,
     pub(crate) sched_next: AtomicPtr<Conn>,
     /// The cm_id's context holds a reference.
     pub(crate) cm_ref: AtomicBool,
@@ -152,6 +154,7 @@ impl Conn {
                 qp_lock <- new_mutex!((), "kiblnd_conn_qp"),
                 scheduled: AtomicBool::new(false),
                 qp_failed: AtomicI32::new(0),
+                comm_est: AtomicBool::new(false),
                 sched_next: AtomicPtr::new(core::ptr::null_mut()),
                 cm_ref: AtomicBool::new(false),
             }),
@@ -520,27 +523,33 @@ impl Conn {
     /// while it polls, so one thread at a time handles a connection's
     /// completions, in order.
     pub(crate) fn poll(self: &Arc<Conn>) {
-        let err = self.qp_failed.swap(0, Ordering::AcqRel);
-        if err != 0 {
-            // Its posted work flushes into the CQ, polled below.
-            self.close(err);
-        }
         let mut wc = [Wc::default(); 8];
         loop {
+            self.qp_events();
             let n = {
                 let g = self.inner.lock();
                 let Some(cq) = g.cq.as_ref() else {
-                    self.scheduled.store(false, Ordering::Release);
+                    self.scheduled.store(false, Ordering::SeqCst);
                     return;
                 };
                 match cq.poll(&mut wc) {
                     Ok(0) => {
-                        // Let the CQ handler queue us again from here on;
-                        // a completion that slipped in before the re-arm
-                        // is ours only if no one queued us meanwhile.
-                        self.scheduled.store(false, Ordering::Release);
+                        // Let the CQ and QP handlers queue us again from
+                        // here on; a completion that slipped in before the
+                        // re-arm, or a QP event that found us still
+                        // scheduled, is ours only if no one queued us
+                        // meanwhile. SeqCst against `qp_event`'s flag
+                        // store and swap: either it sees `scheduled`
+                        // clear, or we see its flag.
+                        self.scheduled.store(false, Ordering::SeqCst);
+                        let pending = self.qp_event_pending();
                         match cq.arm() {
-                            Ok(true) if !self.scheduled.swap(true, Ordering::AcqRel) => continue,
+                            Ok(more)
+                                if (more || pending)
+                                    && !self.scheduled.swap(true, Ordering::SeqCst) =>
+                            {
+                                continue
+                            }
                             _ => return,
                         }
                     }
@@ -554,6 +563,34 @@ impl Conn {
             for w in &wc[..n] {
                 self.complete(w);
             }
+        }
+    }
+
+    fn qp_event_pending(&self) -> bool {
+        self.comm_est.load(Ordering::SeqCst) || self.qp_failed.load(Ordering::SeqCst) != 0
+    }
+
+    /// Acts on what `qp_event` left for process context.
+    fn qp_events(self: &Arc<Conn>) {
+        if self.comm_est.swap(false, Ordering::SeqCst) {
+            // A message came before ESTABLISHED. Without an id yet, the CM
+            // learns it from the early receive instead (`complete`).
+            let g = self.inner.lock();
+            if g.state == State::Connecting {
+                if let Some(Err(e)) = g.cmid.as_ref().map(|id| id.notify_established()) {
+                    pr_warn!(
+                        "{}: can't tell the CM that {} is connected: {:?}\n",
+                        self.ni.nid,
+                        self.peer,
+                        e
+                    );
+                }
+            }
+        }
+        let err = self.qp_failed.swap(0, Ordering::SeqCst);
+        if err != 0 {
+            // Its posted work flushes into the CQ, polled next.
+            self.close(err);
         }
     }
 
@@ -1290,9 +1327,18 @@ unsafe extern "C" fn cq_event(ev: crate::kapi::rdma::RawIbEvent, _ctx: *mut c_vo
 /// QP events (`kiblnd_qp_event`): COMM_EST tells the CM a message
 /// arrived before ESTABLISHED. A QP gone to error (QP_FATAL, QP_REQ_ERR,
 /// QP_ACCESS_ERR), which Lustre only logs, closes the connection with
-/// -EIO here at once rather than at the next failed completion or timeout;
-/// its scheduler does it, as this may run in interrupt context. The rest
-/// are logged.
+/// -EIO here at once rather than at the next failed completion or timeout.
+/// The rest are logged.
+///
+/// HCA drivers call this in hard IRQ (mlx4 from its EQ interrupt, mlx5
+/// from its EQ's notifier chain), where a lock that is taken elsewhere
+/// with interrupts on, as `inner` is, deadlocks when the interrupt lands
+/// on a CPU holding it. So it takes no lock: it sets an atomic flag and
+/// queues the connection on its scheduler (`IbNi::schedule`, a lock-free
+/// push and a wake-up, as the CQ handler does), whose thread acts on the
+/// flag in process context (`Conn::poll`). Soft-RoCE raises no COMM_EST
+/// and its other QP events from its work queue, so the lab cannot show
+/// the deadlock.
 ///
 /// # Safety
 ///
@@ -1304,9 +1350,9 @@ unsafe extern "C" fn qp_event(ev: crate::kapi::rdma::RawIbEvent, ctx: *mut c_voi
     // SAFETY: the QP's context is its connection, alive while the QP is.
     let conn = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) };
     if t == crate::kapi::rdma::IB_EVENT_COMM_EST {
-        let g = conn.inner.lock();
-        if let Some(id) = g.cmid.as_ref() {
-            let _ = id.notify_established();
+        conn.comm_est.store(true, Ordering::SeqCst);
+        if !conn.scheduled.swap(true, Ordering::SeqCst) {
+            conn.ni.schedule(Arc::from(conn));
         }
         return;
     }
@@ -1320,8 +1366,8 @@ unsafe extern "C" fn qp_event(ev: crate::kapi::rdma::RawIbEvent, ctx: *mut c_voi
         t,
         IB_EVENT_QP_FATAL | IB_EVENT_QP_REQ_ERR | IB_EVENT_QP_ACCESS_ERR
     ) {
-        conn.qp_failed.store(-errno::EIO, Ordering::Release);
-        if !conn.scheduled.swap(true, Ordering::AcqRel) {
+        conn.qp_failed.store(-errno::EIO, Ordering::SeqCst);
+        if !conn.scheduled.swap(true, Ordering::SeqCst) {
             conn.ni.schedule(Arc::from(conn));
         }
     }
