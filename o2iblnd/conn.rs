@@ -24,7 +24,7 @@ use crate::lnet_core::o2iblnd_health::{self as health, errno, TxPlace};
 use crate::lnet_core::o2iblnd_params::{ib_mtu_enum, IbParam};
 use crate::ni::IbNi;
 use crate::params;
-use crate::tx::{Kiov, PackHead, Tx};
+use crate::tx::{Answered, Kiov, PackHead, Tx};
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use kernel::prelude::*;
@@ -680,7 +680,7 @@ impl Conn {
             };
             let t = g.active[i].msg_type();
             g.credits.send_done(t);
-            if w.ok() && g.active[i].waits_for_peer() {
+            if w.ok() && g.active[i].answered.is_none() && g.active[i].waits_for_peer() {
                 // Sent; it ends when the peer answers (or times out).
                 g.active[i].waiting = true;
                 drop(g);
@@ -689,9 +689,13 @@ impl Conn {
             }
             (crate::kapi::vec::remove(&mut g.active, i), closing)
         };
-        if let Some(tx) = tx {
+        if let Some(mut tx) = tx {
             if w.ok() {
-                tx.done(0, Status::Ok);
+                // The peer may have answered before this completion came.
+                match tx.answered.take() {
+                    Some(a) => self.finish(tx, a),
+                    None => tx.done(0, Status::Ok),
+                }
             } else {
                 if w.status != Wc::FLUSH_ERR {
                     pr_err!(
@@ -865,100 +869,140 @@ impl Conn {
         }
     }
 
-    /// Takes the tx the peer's message answers out of the active list:
-    /// the one with `cookie` whose body is of type `t`. A tx whose send
-    /// completion has not come yet gives its send slot back now.
-    fn take_answered(&self, t: MsgType, cookie: u64) -> Option<Tx> {
+    /// Hands the tx the peer's message answers `a`: the one with `cookie`
+    /// whose body is of type `t` and that no answer reached yet. If its
+    /// send completed, it is taken out of the active list, to be finished
+    /// with no lock held. Otherwise it keeps `a` and stays posted until its
+    /// send completion finishes it (Lustre's `tx_sending`): its buffer,
+    /// its registration and its send slot belong to its work requests
+    /// until the device is done with them, whatever the peer has seen.
+    fn take_answered(&self, t: MsgType, cookie: u64, a: Answered) -> Taken {
         let mut g = self.inner.lock();
-        let i = g
+        let Some(i) = g
             .active
             .iter()
-            .position(|x| x.id == cookie && x.msg_type() == t)?;
-        let tx = crate::kapi::vec::remove(&mut g.active, i)?;
-        if !tx.waiting {
-            g.credits.send_done(t);
+            .position(|x| x.id == cookie && x.msg_type() == t && x.answered.is_none())
+        else {
+            return Taken::Nothing;
+        };
+        if !g.active[i].waiting {
+            g.active[i].answered = Some(a);
+            return Taken::Sending;
         }
-        Some(tx)
+        match crate::kapi::vec::remove(&mut g.active, i) {
+            Some(tx) => Taken::Idle(tx, a),
+            None => Taken::Nothing,
+        }
+    }
+
+    /// Acts on the peer's answer `a` to `tx`, which is ours alone now: it
+    /// ends, or (a PUT_ACK) goes on with its RDMA and PUT_DONE. With no
+    /// lock held.
+    fn finish(self: &Arc<Conn>, mut tx: Tx, a: Answered) {
+        match a {
+            Answered::End(status, hs) => tx.done(status, hs),
+            Answered::ReplyLen(len) => {
+                if tx.set_reply_len(&self.ni, len) {
+                    tx.done(0, Status::Ok);
+                } else {
+                    pr_err!(
+                        "{}: GET_DONE from {} claims {} bytes, more than asked\n",
+                        self.ni.nid,
+                        self.peer,
+                        len
+                    );
+                    tx.done(-errno::EPROTO, Status::RemoteError);
+                    self.protocol_error();
+                }
+            }
+            Answered::PutAck {
+                dst_cookie,
+                key,
+                frags,
+            } => {
+                let rd = wire::RdmaDesc::new(key, &frags);
+                match tx.start_rdma(&self.ni, dst_cookie, &rd) {
+                    Ok(()) => self.queue(tx),
+                    Err(e) => {
+                        // The sink learns it from a failed PUT_DONE.
+                        tx.done(e.to_errno(), Status::LocalError);
+                        self.answer(MsgType::PutDone, dst_cookie, e.to_errno());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hands a tx of ours the peer's answer: false if it answers nothing.
+    fn answered(self: &Arc<Conn>, t: MsgType, cookie: u64, a: Answered) -> bool {
+        match self.take_answered(t, cookie, a) {
+            Taken::Nothing => {
+                pr_err!(
+                    "{}: {} from {} answers nothing of ours (cookie {:#x})\n",
+                    self.ni.nid,
+                    t.name(),
+                    self.peer,
+                    cookie
+                );
+                false
+            }
+            Taken::Sending => true,
+            Taken::Idle(tx, a) => {
+                self.finish(tx, a);
+                true
+            }
+        }
     }
 
     /// The sink's PUT_ACK: RDMA the payload into its buffer, then
     /// PUT_DONE (`kiblnd_handle_rx`). False if it answers nothing of ours.
+    /// The sink's fragments are copied: the PUT_REQ's send completion may
+    /// still be to come, after this receive buffer went back to the QP.
     fn put_acked(
         self: &Arc<Conn>,
         src_cookie: u64,
         dst_cookie: u64,
         rd: &wire::RdmaDesc<'_>,
     ) -> bool {
-        let Some(mut tx) = self.take_answered(MsgType::PutReq, src_cookie) else {
-            pr_err!(
-                "{}: PUT_ACK from {} for no PUT of ours (cookie {:#x})\n",
-                self.ni.nid,
-                self.peer,
-                src_cookie
-            );
-            return false;
-        };
-        match tx.start_rdma(&self.ni, dst_cookie, rd) {
-            Ok(()) => self.queue(tx),
-            Err(e) => {
-                // The sink learns it from a failed PUT_DONE.
-                tx.done(e.to_errno(), Status::LocalError);
-                self.answer(MsgType::PutDone, dst_cookie, e.to_errno());
-            }
+        let mut frags = KVec::new();
+        if rd
+            .frags()
+            .try_for_each(|f| frags.push(f, GFP_KERNEL))
+            .is_err()
+        {
+            self.close(-errno::ENOMEM);
+            return true;
         }
-        true
+        let a = Answered::PutAck {
+            dst_cookie,
+            key: rd.key,
+            frags,
+        };
+        self.answered(MsgType::PutReq, src_cookie, a)
     }
 
     /// The peer ended a tx of ours: PUT_NAK for a PUT_REQ, PUT_DONE for
     /// a PUT_ACK. False if it answers nothing of ours.
-    fn peer_completed(&self, t: MsgType, c: &wire::Completion) -> bool {
-        let Some(tx) = self.take_answered(t, c.cookie) else {
-            pr_err!(
-                "{}: completion from {} for nothing of ours (cookie {:#x})\n",
-                self.ni.nid,
-                self.peer,
-                c.cookie
-            );
-            return false;
-        };
-        if c.status < 0 {
-            tx.done(c.status, health::peer_failed());
+    fn peer_completed(self: &Arc<Conn>, t: MsgType, c: &wire::Completion) -> bool {
+        let a = if c.status < 0 {
+            Answered::End(c.status, health::peer_failed())
         } else {
-            tx.done(0, Status::Ok);
-        }
-        true
+            Answered::End(0, Status::Ok)
+        };
+        self.answered(t, c.cookie, a)
     }
 
     /// The target's GET_DONE for a GET_REQ of ours: the REPLY's data is in
     /// place (its length the status), or the GET failed. False for a
-    /// completion that answers nothing of ours or claims more bytes than
-    /// the sink offered (`kiblnd_handle_completion`).
-    fn get_done(&self, c: &wire::Completion) -> bool {
-        let Some(tx) = self.take_answered(MsgType::GetReq, c.cookie) else {
-            pr_err!(
-                "{}: GET_DONE from {} for no GET of ours (cookie {:#x})\n",
-                self.ni.nid,
-                self.peer,
-                c.cookie
-            );
-            return false;
+    /// completion that answers nothing of ours; one that claims more bytes
+    /// than the sink offered closes the connection when the tx is
+    /// finished (`kiblnd_handle_completion`).
+    fn get_done(self: &Arc<Conn>, c: &wire::Completion) -> bool {
+        let a = match u32::try_from(c.status) {
+            Ok(len) => Answered::ReplyLen(len),
+            Err(_) => Answered::End(c.status, health::peer_failed()),
         };
-        if c.status < 0 {
-            tx.done(c.status, health::peer_failed());
-            return true;
-        }
-        if !tx.set_reply_len(&self.ni, c.status as u32) {
-            pr_err!(
-                "{}: GET_DONE from {} claims {} bytes, more than asked\n",
-                self.ni.nid,
-                self.peer,
-                c.status
-            );
-            tx.done(-errno::EPROTO, Status::RemoteError);
-            return false;
-        }
-        tx.done(0, Status::Ok);
-        true
+        self.answered(MsgType::GetReq, c.cookie, a)
     }
 
     /// Sends a completion (PUT_NAK, PUT_DONE, GET_DONE) that ends nothing
@@ -1132,6 +1176,20 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
         // can no longer run.
         drop(unsafe { Arc::from_raw(&*conn as *const Conn) });
     }
+}
+
+/// Where the tx a peer's answer names stood (`Conn::take_answered`).
+/// Returned by value and at once consumed: boxing the tx would allocate
+/// on the receive path.
+#[allow(clippy::large_enum_variant)]
+enum Taken {
+    /// No tx of ours waits for that answer.
+    Nothing,
+    /// Its send completed: it is the caller's, with the answer.
+    Idle(Tx, Answered),
+    /// Its send completion is still to come, which will act on the
+    /// answer.
+    Sending,
 }
 
 /// What a lent receive carries.

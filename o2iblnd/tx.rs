@@ -115,6 +115,21 @@ pub(crate) enum Body {
     },
 }
 
+/// The peer's answer to a tx whose send completion had not come yet,
+/// acted on when it comes.
+pub(crate) enum Answered {
+    /// End it with this status and health status.
+    End(i32, Status),
+    /// The target's GET_DONE: it wrote this many bytes of the REPLY.
+    ReplyLen(u32),
+    /// The sink's PUT_ACK: write into its fragments, then PUT_DONE.
+    PutAck {
+        dst_cookie: u64,
+        key: u32,
+        frags: KVec<Frag>,
+    },
+}
+
 pub(crate) struct Tx {
     /// The LNet message (null for NOOPs and completions).
     msg: Msg,
@@ -131,6 +146,8 @@ pub(crate) struct Tx {
     pub(crate) id: u64,
     /// Its send completed; it waits for the peer (PUT_ACK or PUT_DONE).
     pub(crate) waiting: bool,
+    /// The peer answered while its send was still posted.
+    pub(crate) answered: Option<Answered>,
 }
 
 impl Tx {
@@ -143,6 +160,7 @@ impl Tx {
             deadline_ms: 0,
             id: 0,
             waiting: false,
+            answered: None,
         }
     }
 
