@@ -459,8 +459,9 @@ impl Conn {
     }
 
     /// Closes the connection with `err` (`kiblnd_close_conn`): queued txs
-    /// end now, posted ones when their flushed completions come; connd
-    /// disconnects and then tears it down.
+    /// end now, posted ones when their flushed completions come, those
+    /// waiting for the peer when connd has put the QP in error
+    /// ([`disconnect`]); connd then tears it down.
     pub(crate) fn close(self: &Arc<Conn>, err: i32) {
         let queued = {
             let mut g = self.inner.lock();
@@ -481,39 +482,21 @@ impl Conn {
             g.comms_error = err;
             g.closed_ms = kthread::now_ms();
             g.need_disconnect = true;
-            // Txs only waiting for the peer end now too
-            // (`kiblnd_abort_txs`); if there is no room to take them out,
-            // teardown ends them.
-            let mut waiting = KVec::new();
-            let n = g.active.iter().filter(|t| t.waiting).count();
-            if n > 0 && waiting.reserve(n, GFP_ATOMIC).is_ok() {
-                let mut i = 0;
-                while i < g.active.len() {
-                    if g.active[i].waiting {
-                        if let Some(t) = crate::kapi::vec::remove(&mut g.active, i) {
-                            // Within the capacity reserved above.
-                            let _ = waiting.push(t, GFP_ATOMIC);
-                        }
-                    } else {
-                        i += 1;
-                    }
-                }
-            }
+            // Txs waiting for the peer stay: the peer may still write into
+            // the sinks they registered (a GET_REQ's, a PUT_ACK's) until
+            // the QP is in error, which connd's `disconnect` does and then
+            // ends them (`kiblnd_finalise_conn` before
+            // `kiblnd_abort_txs`).
             (
                 core::mem::take(&mut g.txq_rsrvd),
                 core::mem::take(&mut g.txq),
                 core::mem::take(&mut g.txq_nocred),
-                waiting,
             )
         };
         self.ni.conn_closed(self);
-        let (rsrvd, queued, nocred, waiting) = queued;
+        let (rsrvd, queued, nocred) = queued;
         let hs = health::aborted(TxPlace::Queued, err);
         for t in Iterator::chain(Iterator::chain(rsrvd.into_iter(), queued), nocred) {
-            t.done(-errno::ECONNABORTED, hs);
-        }
-        let hs = health::aborted(TxPlace::Waiting, err);
-        for t in waiting {
             t.done(-errno::ECONNABORTED, hs);
         }
     }
@@ -1128,11 +1111,38 @@ pub(crate) fn disconnect(conn: &Arc<Conn>, hold: bool) {
         if !hold {
             let _ = id.disconnect();
         }
-        {
+        let in_error = {
             let _g = conn.qp_lock.lock();
-            let _ = id.qp_error();
+            id.qp_error().is_ok()
+        };
+        let (waiting, err) = {
+            let mut g = conn.inner.lock();
+            g.cmid = Some(id);
+            let mut waiting = KVec::new();
+            // A QP in error takes no more RDMA from the peer: the sinks of
+            // the txs waiting for it may go back to LNet. If the QP could
+            // not be moved (or there is no room to take them out),
+            // teardown ends them once it has destroyed the QP.
+            let n = g.active.iter().filter(|t| t.waiting).count();
+            if in_error && n > 0 && waiting.reserve(n, GFP_ATOMIC).is_ok() {
+                let mut i = 0;
+                while i < g.active.len() {
+                    if g.active[i].waiting {
+                        if let Some(t) = crate::kapi::vec::remove(&mut g.active, i) {
+                            // Within the capacity reserved above.
+                            let _ = waiting.push(t, GFP_ATOMIC);
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            (waiting, g.comms_error)
+        };
+        let hs = health::aborted(TxPlace::Waiting, err);
+        for t in waiting {
+            t.done(-errno::ECONNABORTED, hs);
         }
-        conn.inner.lock().cmid = Some(id);
     }
 }
 

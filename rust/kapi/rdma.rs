@@ -122,7 +122,6 @@ extern "C" {
         len: u32,
         remote_write: c_int,
     ) -> c_int;
-    fn kapi_rdma_map_unmap(m: *mut c_void);
     fn kapi_rdma_map_free(m: *mut c_void);
     fn kapi_rdma_map_rkey(m: *const c_void) -> u32;
     fn kapi_rdma_map_iova(m: *const c_void) -> u64;
@@ -1065,12 +1064,12 @@ impl RdmaMap {
 
 impl Drop for RdmaMap {
     fn drop(&mut self) {
-        // SAFETY: live by the type invariant; its work requests completed
-        // or were flushed, or its QP is gone.
-        unsafe {
-            kapi_rdma_map_unmap(self.m.as_ptr());
-            kapi_rdma_map_free(self.m.as_ptr());
-        }
+        // SAFETY: `m` is live by the type invariant and not used after
+        // this. `kapi_rdma_map_free` deregisters the MR before it unmaps
+        // the pages, so whatever still names the MR's keys (a work request
+        // of ours not yet completed, the peer's RDMA into a sink) fails
+        // at the device instead of reaching unmapped memory.
+        unsafe { kapi_rdma_map_free(self.m.as_ptr()) }
     }
 }
 

@@ -440,10 +440,16 @@ void kapi_rdma_map_unmap(struct kapi_rdma_map *m)
 	m->nents = 0;
 }
 
+/*
+ * The MR goes before the DMA mapping: once ib_dereg_mr has returned the
+ * device no longer accesses the pages through it (a late RDMA from the
+ * peer, or a work request of ours still posted, fails on the key), so
+ * the unmap cannot pull an IOVA or a bounce buffer from under a write.
+ */
 void kapi_rdma_map_free(struct kapi_rdma_map *m)
 {
-	kapi_rdma_map_unmap(m);
 	ib_dereg_mr(m->mr);
+	kapi_rdma_map_unmap(m);
 	kfree(m);
 }
 
