@@ -266,9 +266,12 @@ impl Conn {
         let early = {
             let mut g = self.inner.lock();
             if g.state != State::Connecting {
+                // Closed before it was up: they never left.
+                let err = g.comms_error;
                 drop(g);
                 for t in txs {
-                    t.done(-errno::ECONNABORTED, Status::LocalError);
+                    let hs = abort_status(TxPlace::Queued, t.header_sent(), err);
+                    t.done(-errno::ECONNABORTED, hs);
                 }
                 return;
             }
@@ -301,7 +304,7 @@ impl Conn {
         if g.state == State::Closing {
             // Picked as it closed: it never left, so LNet may send it
             // again elsewhere, as it does the txs queued when it closed.
-            let hs = health::aborted(TxPlace::Queued, g.comms_error);
+            let hs = abort_status(TxPlace::Queued, tx.header_sent(), g.comms_error);
             drop(g);
             tx.done(-errno::ECONNABORTED, hs);
             return;
@@ -340,7 +343,8 @@ impl Conn {
         let err = failed.iter().find_map(|(_, e)| (*e != 0).then_some(*e));
         for (t, e) in failed {
             // A NOOP dropped as redundant, or a failed post (closed below).
-            t.done(e, Status::LocalError);
+            let hs = health::post_failed(t.header_sent());
+            t.done(e, hs);
         }
         if let Some(e) = err {
             self.close(e);
@@ -495,8 +499,8 @@ impl Conn {
         };
         self.ni.conn_closed(self);
         let (rsrvd, queued, nocred) = queued;
-        let hs = health::aborted(TxPlace::Queued, err);
         for t in Iterator::chain(Iterator::chain(rsrvd.into_iter(), queued), nocred) {
+            let hs = abort_status(TxPlace::Queued, t.header_sent(), err);
             t.done(-errno::ECONNABORTED, hs);
         }
     }
@@ -1079,6 +1083,15 @@ impl Conn {
     }
 }
 
+/// [`health::aborted`], counting the txs it fails to their ULP.
+fn abort_status(place: TxPlace, header_sent: bool, comms_error: i32) -> Status {
+    let hs = health::aborted(place, header_sent, comms_error);
+    if matches!(hs, Status::Ok | Status::LocalError) {
+        crate::ABORTED_FINAL.fetch_add(1, Ordering::Relaxed);
+    }
+    hs
+}
+
 /// Queues `tx`, or gives it back when there is no memory for it (by
 /// value: boxing it would allocate on the very path that has none).
 #[allow(clippy::result_large_err)]
@@ -1139,8 +1152,8 @@ pub(crate) fn disconnect(conn: &Arc<Conn>, hold: bool) {
             }
             (waiting, g.comms_error)
         };
-        let hs = health::aborted(TxPlace::Waiting, err);
         for t in waiting {
+            let hs = abort_status(TxPlace::Waiting, true, err);
             t.done(-errno::ECONNABORTED, hs);
         }
     }
@@ -1179,7 +1192,8 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
         } else {
             TxPlace::Sending
         };
-        t.done(-errno::ECONNABORTED, health::aborted(place, err));
+        let hs = abort_status(place, t.header_sent(), err);
+        t.done(-errno::ECONNABORTED, hs);
     }
     if conn.cm_ref.swap(false, Ordering::AcqRel) {
         // SAFETY: the reference `cm_context` gave the id, whose handlers

@@ -38,6 +38,10 @@ pub(crate) static PROTOCOL_ERRORS: AtomicU32 = AtomicU32::new(0);
 /// GETs sent as GET_REQ, and peers' GET_REQs answered by RDMA.
 pub(crate) static GET_REQS: AtomicU32 = AtomicU32::new(0);
 pub(crate) static GETS_SERVED: AtomicU32 = AtomicU32::new(0);
+/// Txs a closing connection ended with a status LNet does not resend
+/// (the peer may have seen them: waiting for its answer, or a PUT_DONE
+/// or GET_DONE still queued): their ULP sees the failure.
+pub(crate) static ABORTED_FINAL: AtomicU32 = AtomicU32::new(0);
 
 struct Ko2iblnd {
     _debugfs: Option<kapi::debugfs::Dir>,
@@ -54,6 +58,7 @@ impl kernel::Module for Ko2iblnd {
                 d.add_u32(kernel::c_str!("protocol_errors"), 0o444, &PROTOCOL_ERRORS);
                 d.add_u32(kernel::c_str!("get_reqs"), 0o444, &GET_REQS);
                 d.add_u32(kernel::c_str!("gets_served"), 0o444, &GETS_SERVED);
+                d.add_u32(kernel::c_str!("aborted_final"), 0o444, &ABORTED_FINAL);
             })
             .ok();
         Ok(Ko2iblnd { _debugfs: debugfs })

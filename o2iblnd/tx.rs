@@ -15,6 +15,7 @@ use crate::lnet_core::hdr::{MsgBody as LBody, HDR_NID4_LEN};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::o2iblnd::{self as wire, Completion, Frag, MsgType, RdmaDesc};
+use crate::lnet_core::o2iblnd_health as health;
 use crate::ni::IbNi;
 use kernel::prelude::*;
 
@@ -323,6 +324,12 @@ impl Tx {
         }
     }
 
+    /// Whether its LNet message's header already reached the peer: a
+    /// PUT's or REPLY's RDMA and completion, or a sink's PUT_ACK.
+    pub(crate) fn header_sent(&self) -> bool {
+        matches!(self.body, Body::RdmaDone { .. } | Body::PutAck { .. })
+    }
+
     /// Whether, once sent, it waits for the peer.
     pub(crate) fn waits_for_peer(&self) -> bool {
         matches!(
@@ -485,10 +492,11 @@ impl Tx {
                 None
             }
         };
-        // The GET's SEND event before its REPLY's, as Lustre orders them.
+        // The GET's SEND event before its REPLY's, as Lustre orders them;
+        // the GET alone carries the health status.
         msg.finalize(status, hstatus);
         if let Some(r) = reply {
-            r.finalize(status, hstatus);
+            r.finalize(status, health::optimized_reply());
         }
     }
 
