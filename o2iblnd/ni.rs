@@ -69,6 +69,35 @@ pub(crate) struct Tun {
     pub(crate) conns_per_peer: u16,
 }
 
+/// Connections taken off an NI's scheduler list ([`IbNi::sched_take`]),
+/// each handed out once.
+pub(crate) struct Scheduled(*mut Conn);
+
+impl Iterator for Scheduled {
+    type Item = Arc<Conn>;
+
+    fn next(&mut self) -> Option<Arc<Conn>> {
+        if self.0.is_null() {
+            return None;
+        }
+        // SAFETY: every entry is an `Arc::into_raw` reference pushed by
+        // `schedule`; the list was swapped out of `sched_head` whole, so
+        // this walk alone takes each back, once.
+        let c = unsafe { Arc::from_raw(self.0.cast_const()) };
+        self.0 = c.sched_next.load(Ordering::Relaxed);
+        Some(c)
+    }
+}
+
+impl Drop for Scheduled {
+    fn drop(&mut self) {
+        // Not walked to the end: the rest may be queued again.
+        for c in self.by_ref() {
+            c.scheduled.store(false, Ordering::Release);
+        }
+    }
+}
+
 /// One peer NI of this NI (Lustre's `kib_peer_ni`).
 pub(crate) struct IbPeer {
     pub(crate) nid: Nid,
@@ -456,21 +485,14 @@ impl IbNi {
         self.sched_wq.wake();
     }
 
-    fn sched_take(&self) -> KVec<Arc<Conn>> {
-        let mut out = KVec::new();
-        let mut p = self
-            .sched_head
-            .swap(core::ptr::null_mut(), Ordering::AcqRel);
-        while !p.is_null() {
-            // SAFETY: every entry is an `Arc::into_raw` reference pushed
-            // by `schedule`, taken back once here.
-            let c = unsafe { Arc::from_raw(p.cast_const()) };
-            p = c.sched_next.load(Ordering::Relaxed);
-            if out.push(c, GFP_KERNEL).is_err() {
-                pr_err!("{}: dropped a completion notice\n", self.nid);
-            }
-        }
-        out
+    /// Takes every connection `schedule` queued, newest first. Walking
+    /// the list allocates nothing: a connection dropped for lack of
+    /// memory would stay `scheduled` and never be polled again.
+    fn sched_take(&self) -> Scheduled {
+        Scheduled(
+            self.sched_head
+                .swap(core::ptr::null_mut(), Ordering::AcqRel),
+        )
     }
 
     pub(crate) fn wake_connd(&self) {
@@ -510,11 +532,25 @@ impl IbNi {
             // stay and carry in turn, as when we connect to ourselves (a
             // local NI's recovery ping), where both ends of a connection
             // are ours and carry the peer's NID.
+            // Room first: a stale connection taken off the list must be
+            // closed, not dropped. Without it, the new one goes instead
+            // and the peer connects again.
             let mut stale = KVec::new();
+            let n = p
+                .conns
+                .iter()
+                .filter(|o| o.inner.lock().peer_stamp != stamp)
+                .count();
+            if stale.reserve(n, GFP_ATOMIC).is_err() {
+                drop(g);
+                c.close(-errno::ENOMEM);
+                return;
+            }
             let mut i = 0;
             while i < p.conns.len() {
                 if p.conns[i].inner.lock().peer_stamp != stamp {
                     if let Some(o) = vec::remove(&mut p.conns, i) {
+                        // Within the capacity reserved above.
                         let _ = stale.push(o, GFP_ATOMIC);
                     }
                 } else {
