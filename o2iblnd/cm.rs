@@ -297,7 +297,10 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
     if req.dst_stamp != 0 && req.dst_stamp != ni.incarnation {
         return refuse(ni, id, req.version, RejectReason::ConnStale);
     }
-    if let Err(e) = cp.check_connreq(ni.tun.peer_credits, false) {
+    // Every registration of ours is a fast registration, as with
+    // Lustre's pool set (`ibn_fmr_ps`): a peer asking fewer fragments is
+    // accepted, and its `max_frags` bounds what we offer and write.
+    if let Err(e) = cp.check_connreq(ni.tun.peer_credits, true) {
         pr_err!(
             "{}: connection request from {}: {}\n",
             ni.nid,

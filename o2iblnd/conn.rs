@@ -908,7 +908,8 @@ impl Conn {
                 frags,
             } => {
                 let rd = wire::RdmaDesc::new(key, &frags);
-                match tx.start_rdma(&self.ni, dst_cookie, &rd) {
+                let max_frags = self.inner.lock().cp.max_frags;
+                match tx.start_rdma(&self.ni, dst_cookie, &rd, max_frags) {
                     Ok(()) => self.queue(tx),
                     Err(e) => {
                         // The sink learns it from a failed PUT_DONE.
@@ -1316,7 +1317,8 @@ pub(crate) fn recv(
                 // is finalized, which the tx holding them does.
                 let src = unsafe { Kiov::new(kiov.as_ptr(), kiov.len() as u32, offset, mlen) };
                 let rd = wire::RdmaDesc::new(key, &frags);
-                match Tx::get_reply(&conn.ni, msg, conn.peer, src, &rd, cookie) {
+                let max_frags = conn.inner.lock().cp.max_frags;
+                match Tx::get_reply(&conn.ni, msg, conn.peer, src, &rd, cookie, max_frags) {
                     Ok(tx) => conn.queue(tx),
                     Err((msg, e)) => {
                         pr_err!(

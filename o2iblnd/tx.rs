@@ -19,7 +19,11 @@ use crate::lnet_core::o2iblnd_health as health;
 use crate::ni::IbNi;
 use kernel::prelude::*;
 
-/// Writes one PUT_DONE may take: the sink's descriptor fragments.
+/// Writes one PUT_DONE or GET_DONE may take, one per fragment of the
+/// sink's descriptor: at most this, and at most the connection's
+/// `max_frags` (Lustre's only limit). The post helper builds them on its
+/// stack; a sink registered by fast registration, as Lustre's and ours
+/// are, offers one fragment.
 pub(crate) const MAX_WRITES: usize = 16;
 
 /// LNet's fragments of a message: valid until the message is finalized.
@@ -272,14 +276,21 @@ impl Tx {
     /// The sink's PUT_ACK arrived for this PUT_REQ: register the payload
     /// and plan the writes into the sink's fragments (`kiblnd_init_rdma`),
     /// as many bytes as the sink offered.
-    pub(crate) fn start_rdma(&mut self, ni: &IbNi, dst_cookie: u64, rd: &RdmaDesc<'_>) -> Result {
+    pub(crate) fn start_rdma(
+        &mut self,
+        ni: &IbNi,
+        dst_cookie: u64,
+        rd: &RdmaDesc<'_>,
+        max_frags: u16,
+    ) -> Result {
         let Body::PutReq { src, .. } = &self.body else {
             return Err(EINVAL);
         };
         let src = *src;
         // A sink never offers more than the PUT carries: refused below.
         let nob = u32::try_from(rd.total_nob()).unwrap_or(u32::MAX);
-        self.body = rdma_body(ni, self.target, src, nob, rd, MsgType::PutDone, dst_cookie)?;
+        let w = (MsgType::PutDone, dst_cookie, max_frags);
+        self.body = rdma_body(ni, self.target, src, nob, rd, w)?;
         self.waiting = false;
         Ok(())
     }
@@ -294,15 +305,15 @@ impl Tx {
         src: Kiov,
         rd: &RdmaDesc<'_>,
         dst_cookie: u64,
+        max_frags: u16,
     ) -> core::result::Result<Tx, (Msg, Error)> {
-        let r = rdma_body(ni, target, src, src.len, rd, MsgType::GetDone, dst_cookie).and_then(
-            |body| {
-                Ok((
-                    body,
-                    DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN + wire::COMPLETION_LEN, true)?,
-                ))
-            },
-        );
+        let w = (MsgType::GetDone, dst_cookie, max_frags);
+        let r = rdma_body(ni, target, src, src.len, rd, w).and_then(|body| {
+            Ok((
+                body,
+                DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN + wire::COMPLETION_LEN, true)?,
+            ))
+        });
         match r {
             Ok((body, buf)) => {
                 crate::GETS_SERVED.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
@@ -558,17 +569,18 @@ fn get_req(
 }
 
 /// The writes of `nob` bytes of `src` into the peer's `rd`, registered,
-/// and the completion that follows them.
+/// and the completion that follows them: `(done, dst_cookie, max_frags)`,
+/// its type, the cookie it echoes and the connection's `max_frags`.
 fn rdma_body(
     ni: &IbNi,
     target: Nid,
     src: Kiov,
     nob: u32,
     rd: &RdmaDesc<'_>,
-    done: MsgType,
-    dst_cookie: u64,
+    (done, dst_cookie, max_frags): (MsgType, u64, u16),
 ) -> Result<Body> {
-    let plan = match rd.writes(nob, MAX_WRITES) {
+    let max = MAX_WRITES.min(usize::from(max_frags));
+    let plan = match rd.writes(nob, max) {
         Ok(p) if nob <= src.len => p,
         Ok(_) => {
             pr_err!(

@@ -5,7 +5,9 @@
  * the ko2iblnd listener at peer=IP (port 987):
  * - connection requests with malformed private data (short, bad magic,
  *   bad version, a queue depth beyond peer_credits, a destination NID the
- *   node does not have, too many fragments) must be REJECTED;
+ *   node does not have, too many fragments) must be REJECTED; one asking
+ *   fewer fragments than 257 must be ESTABLISHED, its CONNACK echoing
+ *   them, as Lustre accepts it with its fast-registration pool;
  * - after a valid CONNREQ and its CONNACK, malformed messages (more
  *   credits returned than the queue holds, an unknown type, a wrong
  *   checksum, a PUT_ACK with 300 fragments, a GET_DONE nobody waited for)
@@ -55,6 +57,7 @@ struct hostile {
 	int event;		/* the last event that completed `done` */
 	int status;
 	u64 peer_stamp;		/* the CONNACK's srcstamp */
+	u16 ack_frags;		/* the CONNACK's max_frags */
 	struct ib_pd *pd;
 	struct ib_cq *cq;
 	void *buf;
@@ -102,9 +105,12 @@ static int hostile_cm(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			break;
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		if (ev->param.conn.private_data_len >= HDR_LEN + 8)
-			h->peer_stamp = le64_to_cpu(*(__le64 *)
-				((u8 *)ev->param.conn.private_data + 24));
+		if (ev->param.conn.private_data_len >= HDR_LEN + 8) {
+			const u8 *ack = ev->param.conn.private_data;
+
+			h->peer_stamp = le64_to_cpu(*(__le64 *)(ack + 24));
+			h->ack_frags = le16_to_cpu(*(__le16 *)(ack + 50));
+		}
 		break;
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return 0;
@@ -239,6 +245,24 @@ static int bad_connreq(const char *name, const void *priv, u8 len)
 		ev < 0 ? "no answer" : rdma_event_msg(ev));
 	hostile_free(h);
 	return ev == RDMA_CM_EVENT_REJECTED ? 0 : -EPROTO;
+}
+
+/* A request for 32 fragments must be accepted, the CONNACK echoing 32. */
+static int few_frags(void)
+{
+	struct hostile *h = hostile_open(true);
+	u8 req[HDR_LEN + 8];
+	int ev, frags;
+
+	if (IS_ERR(h))
+		return PTR_ERR(h);
+	put_connreq(req, 8, 32, nid4(peer_addr));
+	ev = connect_with(h, req, sizeof(req));
+	frags = h->ack_frags;
+	pr_info("o2ib_hostile: 32 fragments: %s, CONNACK max_frags %d\n",
+		ev < 0 ? "no answer" : rdma_event_msg(ev), frags);
+	hostile_free(h);
+	return ev == RDMA_CM_EVENT_ESTABLISHED && frags == 32 ? 0 : -EPROTO;
 }
 
 static void send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -416,6 +440,7 @@ static int __init o2ib_hostile_init(void)
 	fails += !!bad_connreq("wrong destination NID", b, sizeof(b));
 	put_connreq(b, 8, 300, nid4(peer_addr));
 	fails += !!bad_connreq("300 fragments", b, sizeof(b));
+	fails += !!few_frags();
 
 	fails += !!bad_message("credits beyond the queue", too_many_credits);
 	fails += !!bad_message("unknown message type", unknown_type);

@@ -3,7 +3,8 @@
 # VM 0) against VM 1's ko2iblnd on o2ib over rxe0: six connection
 # requests with malformed private data (short, bad magic, bad version,
 # queue depth 1000, a NID VM 1 does not have, 300 fragments) are each
-# rejected, and five malformed messages on a connection made with a good
+# rejected, one asking 32 fragments is accepted with a CONNACK of 32 (as
+# Lustre accepts it), and five malformed messages on a connection made with a good
 # request (credits beyond the queue, an unknown type, a wrong checksum, a
 # PUT_ACK of 300 fragments, a GET_DONE for nothing) each close it; VM 1
 # says why on its console and counts them. VM 1 checksums its own
