@@ -26,7 +26,7 @@ use crate::lnet_core::o2iblnd_reject::{passive_verdict, reconnect_at_ms, Passive
 use crate::params;
 use crate::tx::Tx;
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
@@ -203,6 +203,9 @@ pub(crate) struct IbNi {
     /// The port is down (PORT_ERR, DEVICE_FATAL): connd holds back what
     /// would send a CM message (see `connd_pass`).
     port_down: AtomicBool,
+    /// Why the NI is fatal (`lnet_set_link_fatal_state`), `FATAL_*` bits:
+    /// fatal while any is set.
+    fatal: AtomicU32,
     /// The device's async events (port error and active, device fatal),
     /// until `stop` takes them.
     #[pin]
@@ -298,6 +301,7 @@ impl IbNi {
                 pd,
                 port,
                 port_down: AtomicBool::new(false),
+                fatal: AtomicU32::new(0),
                 events <- new_mutex!(None, "kiblnd_events"),
                 listener <- new_mutex!(None, "kiblnd_listener"),
                 table <- new_spinlock!(Table {
@@ -326,12 +330,20 @@ impl IbNi {
         if !dev.port_active(n.port).unwrap_or(true) {
             pr_warn!("{}: port {} of {} is down\n", nid, n.port, dev.name());
             n.port_down.store(true, Ordering::Release);
-            n.ni.set_link_fatal(true);
+            n.set_fatal(FATAL_PORT, true);
         }
         // SAFETY: `stop` drops the handler before the NI can be freed.
         match unsafe { AsyncEvents::new(dev, ib_async_event, data) } {
             Ok(e) => *n.events.lock() = Some(e),
             Err(e) => pr_warn!("{}: no IB async events: {:?}\n", nid, e),
+        }
+        // Its interface's state now, and its changes from then on: an
+        // interface already down starts the NI fatal, as its port does.
+        // SAFETY: a NUL-terminated name LNet keeps for the NI; `stop`
+        // unwatches before the NI can be freed.
+        let rc = unsafe { kiblnd_link_watch(n.ni.iface().as_char_ptr(), addr, data) };
+        if rc != 0 {
+            pr_warn!("{}: can't watch {}: {}\n", nid, n.ni.iface(), rc);
         }
         // Schedulers as Lustre sizes them per CPT (`nscheds`, else from
         // the CPUs), here per NI.
@@ -381,7 +393,7 @@ impl IbNi {
             "{}: RDMA device going away: NI marked fatal, down until its net is deleted\n",
             self.nid
         );
-        self.ni.set_link_fatal(true);
+        self.set_fatal(FATAL_GONE, true);
         self.close_all();
     }
 
@@ -442,12 +454,35 @@ impl IbNi {
         }
         // Waits for a handler call that is running.
         drop(self.events.lock().take());
+        // SAFETY: the pointer `start` watched with; no report for it runs
+        // once this returns.
+        unsafe { kiblnd_link_unwatch((self as *const IbNi).cast_mut().cast()) };
         let l = self.listener.lock().take();
         // Taken out under the lock, dropped after: our caller's reference
         // keeps the NI.
         let held = l.as_ref().and_then(|l| l.ctx.ni.lock().take());
         drop(held);
         l
+    }
+
+    /// Sets or clears one reason for the NI's fatal state, which LNet
+    /// sees while any is set. Only atomics: called from the notifiers
+    /// (under RTNL) and event handlers.
+    fn set_fatal(&self, why: u32, on: bool) {
+        if on {
+            self.fatal.fetch_or(why, Ordering::AcqRel);
+        } else {
+            self.fatal.fetch_and(!why, Ordering::AcqRel);
+        }
+        // Two callers' reports may cross: the last one to look tells LNet
+        // what the bits say now.
+        loop {
+            let fatal = self.fatal.load(Ordering::Acquire) != 0;
+            self.ni.set_link_fatal(fatal);
+            if (self.fatal.load(Ordering::Acquire) != 0) == fatal {
+                break;
+            }
+        }
     }
 
     pub(crate) fn lnd_timeout_ms(&self) -> u64 {
@@ -1027,6 +1062,56 @@ fn fail_waiting(ni: &IbNi, peer: &Nid, err: i32) {
     }
 }
 
+/// Reasons for an NI's fatal state ([`IbNi::set_fatal`]): its port is
+/// down or its device failed; its interface is down, without carrier or
+/// without the NI's address; its device is being removed (for good).
+const FATAL_PORT: u32 = 1;
+const FATAL_LINK: u32 = 2;
+const FATAL_GONE: u32 = 4;
+
+extern "C" {
+    fn kiblnd_link_watch(name: *const u8, addr: u32, ni: *mut c_void) -> c_int;
+    fn kiblnd_link_unwatch(ni: *mut c_void);
+}
+
+/// The interface under a started NI changed, or its watch began
+/// (`o2iblnd_c.c`): `down` when it is not running, has no carrier or lacks
+/// the NI's address (Lustre's `kiblnd_handle_link_state_change` and
+/// `kiblnd_inetaddr_event`). Only flags change: the notifiers run under
+/// RTNL, where no message may be finalized.
+///
+/// # Safety
+///
+/// `ni` is an NI watched by `kiblnd_link_watch`: the watch lock, held
+/// around this call, is taken by `kiblnd_link_unwatch`, which `stop`
+/// calls before the NI can be freed.
+#[no_mangle]
+unsafe extern "C" fn kiblnd_link_event(ni: *mut c_void, down: c_int) {
+    // SAFETY: by this function's contract.
+    let Some(ni) = (unsafe { ni.cast_const().cast::<IbNi>().as_ref() }) else {
+        return;
+    };
+    let down = down != 0;
+    let was = ni.fatal.load(Ordering::Acquire) & FATAL_LINK != 0;
+    if was == down {
+        return;
+    }
+    if down {
+        pr_warn!(
+            "{}: {} is down or lost the NI's address: NI marked fatal\n",
+            ni.nid,
+            ni.ni.iface()
+        );
+    } else {
+        pr_info!(
+            "{}: {} is up with the NI's address\n",
+            ni.nid,
+            ni.ni.iface()
+        );
+    }
+    ni.set_fatal(FATAL_LINK, down);
+}
+
 /// The device's asynchronous events (`kiblnd_event_handler`): the NI's
 /// port going down or up, or the device failing, sets or clears its fatal
 /// state at once; connections fail by their own errors and timeouts.
@@ -1041,19 +1126,19 @@ unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
         rdma::IB_EVENT_PORT_ERR if port == ni.port => {
             pr_warn!("{}: port {} down: NI marked fatal\n", ni.nid, port);
             ni.port_down.store(true, Ordering::Release);
-            ni.ni.set_link_fatal(true);
+            ni.set_fatal(FATAL_PORT, true);
         }
         rdma::IB_EVENT_PORT_ACTIVE if port == ni.port => {
             pr_info!("{}: port {} active again\n", ni.nid, port);
             ni.port_down.store(false, Ordering::Release);
-            ni.ni.set_link_fatal(false);
+            ni.set_fatal(FATAL_PORT, false);
             // What connd held back while the port was down.
             ni.wake_connd();
         }
         rdma::IB_EVENT_DEVICE_FATAL => {
             pr_err!("{}: RDMA device failed: NI marked fatal\n", ni.nid);
             ni.port_down.store(true, Ordering::Release);
-            ni.ni.set_link_fatal(true);
+            ni.set_fatal(FATAL_PORT, true);
         }
         _ => {}
     }

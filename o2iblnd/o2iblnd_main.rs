@@ -43,13 +43,26 @@ pub(crate) static GETS_SERVED: AtomicU32 = AtomicU32::new(0);
 /// or GET_DONE still queued): their ULP sees the failure.
 pub(crate) static ABORTED_FINAL: AtomicU32 = AtomicU32::new(0);
 
+extern "C" {
+    fn kiblnd_notifiers_register() -> core::ffi::c_int;
+    fn kiblnd_notifiers_unregister();
+}
+
 struct Ko2iblnd {
     _debugfs: Option<kapi::debugfs::Dir>,
 }
 
 impl kernel::Module for Ko2iblnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        lnd::register(module)?;
+        // Netdev and inetaddr events for the NIs' interfaces (`ni.rs`,
+        // `kiblnd_link_event`).
+        // SAFETY: registers static notifier blocks, unregistered in drop.
+        kernel::error::to_result(unsafe { kiblnd_notifiers_register() })?;
+        if let Err(e) = lnd::register(module) {
+            // SAFETY: registered above.
+            unsafe { kiblnd_notifiers_unregister() };
+            return Err(e);
+        }
         // For administrators and the hostile-peer test; the LND works
         // without them.
         let debugfs = kapi::debugfs::Dir::new(kernel::c_str!("ko2iblnd"))
@@ -68,5 +81,8 @@ impl kernel::Module for Ko2iblnd {
 impl Drop for Ko2iblnd {
     fn drop(&mut self) {
         lnd::unregister();
+        // SAFETY: registered by init; no NI is watched any more (each held
+        // a reference on this module, and `stop` unwatches it).
+        unsafe { kiblnd_notifiers_unregister() };
     }
 }

@@ -10,7 +10,8 @@
 # more PUTs. A PUT from and a GET into pages with a gap (a middle fragment
 # starting and ending mid-page) are refused, as Lustre's ko2iblnd refuses
 # them: one fast registration cannot map them. VM 0 then takes eth1 down and up: rxe1's port events set
-# and clear the o2ib1 NI's fatal state at once. Then each unloads with
+# and clear the o2ib1 NI's fatal state at once; eth1's address removed
+# and added back does the same (the inetaddr notifier). Then each unloads with
 # no leak and no splat.
 for nic in 0 1; do
 	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
@@ -122,6 +123,23 @@ if [ "$LAB_VM" = 0 ]; then
 		[ $i -lt 3 ] || lab_fail "no ping of $p1 after eth1 came back"
 	done
 	lab_log "port down and up on rxe1 set and cleared $me1's fatal state"
+	# Its interface losing the NI's address makes the NI fatal too (the
+	# inetaddr notifier; rxe's port stays active), and getting it back
+	# clears it.
+	cidr=$(ip -o -4 addr show dev eth1 | awk '{ print $4; exit }')
+	[ -n "$cidr" ] || lab_fail "no address on eth1"
+	ip addr del "$cidr" dev eth1 || lab_fail "ip addr del $cidr"
+	wait_fatal 1 "eth1's address removed"
+	ip addr add "$cidr" dev eth1 || lab_fail "ip addr add $cidr"
+	wait_fatal 0 "eth1's address back"
+	dmesg | grep -q "ko2iblnd: $me1: eth1 is down or lost the NI's address" ||
+		lab_fail "no console line for eth1's address"
+	i=0
+	until lnetctl ping "$p1" --timeout 10 >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 3 ] || lab_fail "no ping of $p1 after eth1's address came back"
+	done
+	lab_log "eth1's address removed and added set and cleared $me1's fatal state"
 fi
 
 # Both stay up until both are done.
