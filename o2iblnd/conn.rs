@@ -921,15 +921,24 @@ impl Conn {
         }
     }
 
-    /// Hands a tx of ours the peer's answer: false if it answers nothing.
-    fn answered(self: &Arc<Conn>, t: MsgType, cookie: u64, a: Answered) -> bool {
+    /// Hands a tx of ours the peer's answer: false if it answers nothing,
+    /// said as `what` (the answer) `from` the peer `for` (what it would
+    /// have answered).
+    fn answered(
+        self: &Arc<Conn>,
+        t: MsgType,
+        cookie: u64,
+        a: Answered,
+        (what, none): (&str, &str),
+    ) -> bool {
         match self.take_answered(t, cookie, a) {
             Taken::Nothing => {
                 pr_err!(
-                    "{}: {} from {} answers nothing of ours (cookie {:#x})\n",
+                    "{}: {} from {} for {} (cookie {:#x})\n",
                     self.ni.nid,
-                    t.name(),
+                    what,
                     self.peer,
+                    none,
                     cookie
                 );
                 false
@@ -966,7 +975,8 @@ impl Conn {
             key: rd.key,
             frags,
         };
-        self.answered(MsgType::PutReq, src_cookie, a)
+        let what = ("PUT_ACK", "no PUT of ours");
+        self.answered(MsgType::PutReq, src_cookie, a, what)
     }
 
     /// The peer ended a tx of ours: PUT_NAK for a PUT_REQ, PUT_DONE for
@@ -977,7 +987,8 @@ impl Conn {
         } else {
             Answered::End(0, Status::Ok)
         };
-        self.answered(t, c.cookie, a)
+        let what = ("completion", "nothing of ours");
+        self.answered(t, c.cookie, a, what)
     }
 
     /// The target's GET_DONE for a GET_REQ of ours: the REPLY's data is in
@@ -990,7 +1001,8 @@ impl Conn {
             Ok(len) => Answered::ReplyLen(len),
             Err(_) => Answered::End(c.status, health::peer_failed()),
         };
-        self.answered(MsgType::GetReq, c.cookie, a)
+        let what = ("GET_DONE", "no GET of ours");
+        self.answered(MsgType::GetReq, c.cookie, a, what)
     }
 
     /// Sends a completion (PUT_NAK, PUT_DONE, GET_DONE) that ends nothing
