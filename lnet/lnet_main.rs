@@ -50,7 +50,8 @@ mod startup;
 mod state;
 mod udsp;
 
-use kernel::{c_str, prelude::*};
+use core::ffi::c_int;
+use kernel::prelude::*;
 
 module! {
     type: Lnet,
@@ -61,7 +62,7 @@ module! {
 }
 
 struct Lnet {
-    _debugfs: Option<kapi::debugfs::Dir>,
+    _debugfs: Option<Debugfs>,
     the_lnet: Pin<KBox<state::TheLnet>>,
     // The hash algorithms go after LNet itself, at exit.
     _crypto: crypto::Crypto,
@@ -83,9 +84,8 @@ impl kernel::Module for Lnet {
             return Err(e);
         }
         // Lustre shows the derived fallback LND timeout in debugfs as
-        // lnet/lnet_lnd_timeout; lnetctl `global show` will report it too.
-        // Diagnostics only: without debugfs, LNet still loads.
-        let debugfs = Self::debugfs();
+        // lnet/lnet_lnd_timeout.
+        let debugfs = Debugfs::new();
 
         let t = params::snapshot();
         pr_info!(
@@ -104,33 +104,33 @@ impl kernel::Module for Lnet {
     }
 }
 
-impl Lnet {
-    /// debugfs lnet/ with lnet_lnd_timeout, or nothing if debugfs refuses
-    /// or lnet/ is libcfs's: Lustre's libcfs.ko, loaded first on a Lustre
-    /// node, owns it and removes it with all it holds when it unloads,
-    /// which it may do before us (we do not depend on it).
-    fn debugfs() -> Option<kapi::debugfs::Dir> {
-        if kapi::debugfs::Dir::exists(c_str!("lnet")) {
-            pr_info!("debugfs lnet/ is libcfs's: lnet_lnd_timeout not shown there\n");
+/// debugfs lnet/lnet_lnd_timeout (lnet_debugfs.c), in libcfs's lnet/ when
+/// Lustre's libcfs.ko is loaded, in our own otherwise; gone when dropped.
+struct Debugfs;
+
+extern "C" {
+    fn lnet_debugfs_init(lnd_timeout: *mut u32) -> c_int;
+    fn lnet_debugfs_fini();
+}
+
+impl Debugfs {
+    /// Diagnostics only: without it, LNet still loads.
+    fn new() -> Option<Self> {
+        // SAFETY: the cell is a static, valid for as long as the module and
+        // so until `lnet_debugfs_fini`; `AtomicU32` has the layout of `u32`.
+        let rc = unsafe { lnet_debugfs_init(params::lnd_timeout_cell().as_ptr()) };
+        if rc != 0 {
+            pr_warn!("no module notifier ({}): lnet_lnd_timeout not shown\n", rc);
             return None;
         }
-        match kapi::debugfs::Dir::new(c_str!("lnet")) {
-            Ok(dir) => {
-                dir.add_u32(
-                    c_str!("lnet_lnd_timeout"),
-                    0o444,
-                    params::lnd_timeout_cell(),
-                );
-                Some(dir)
-            }
-            Err(e) => {
-                pr_warn!(
-                    "no debugfs directory ({:?}): lnet_lnd_timeout not shown\n",
-                    e
-                );
-                None
-            }
-        }
+        Some(Debugfs)
+    }
+}
+
+impl Drop for Debugfs {
+    fn drop(&mut self) {
+        // SAFETY: `new` succeeded, so `lnet_debugfs_init` did.
+        unsafe { lnet_debugfs_fini() };
     }
 }
 

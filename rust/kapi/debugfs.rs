@@ -26,20 +26,6 @@ impl Dir {
         Ok(Dir(from_err_ptr(dentry)?))
     }
 
-    /// Whether `name` is already at the debugfs root (another module's).
-    pub fn exists(name: &CStr) -> bool {
-        // SAFETY: `name` is NUL-terminated and outlives the call; a null
-        // parent means the debugfs root.
-        let dentry = unsafe { bindings::debugfs_lookup(name.as_char_ptr(), core::ptr::null_mut()) };
-        if dentry.is_null() || from_err_ptr(dentry).is_err() {
-            return false;
-        }
-        // SAFETY: a dentry debugfs_lookup() found comes with a reference,
-        // ours to drop once.
-        unsafe { bindings::dput(dentry) };
-        true
-    }
-
     /// Adds a file showing `value` in decimal. `value` is `'static` because
     /// debugfs reads it for as long as the file exists.
     pub fn add_u32(&self, name: &CStr, mode: u16, value: &'static AtomicU32) {

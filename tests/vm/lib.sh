@@ -599,8 +599,12 @@ lab_interop_teardown() {
 		rdma link delete rxe0
 		rdma link delete rxe1
 	fi
-	if [ "$LAB_LUSTRE" = 1 ] || [ "${LAB_CLNET:-0}" = 1 ]; then
+	# Lustre's libcfs: Lustre's LNet depends on it, and ours pins it while
+	# its lnet_lnd_timeout sits in libcfs's debugfs lnet/ (lnet_debugfs.c).
+	if grep -q "^libcfs " /proc/modules; then
 		lab_rmmod libcfs
+	fi
+	if [ "$LAB_LUSTRE" = 1 ] || [ "${LAB_CLNET:-0}" = 1 ]; then
 		lab_rmmod sunrpc_addr
 	fi
 }

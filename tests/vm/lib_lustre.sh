@@ -61,10 +61,22 @@ lfs_cleanup() {
 	exit 1
 }
 
+# Lustre's libcfs.ko, loaded after our lnet.ko, has its debugfs lnet/ (the
+# debug tunables lctl drives) with our lnet_lnd_timeout in it, and cannot
+# go while our lnet.ko is loaded (lnet/lnet_debugfs.c).
+lfs_check_debugfs() {
+	[ "$lfs_lnet" = rs ] || return 0
+	lctl get_param -n debug_mb >/dev/null || lab_fail "$1: no libcfs debug_mb for lctl"
+	lab_read /sys/kernel/debug/lnet/lnet_lnd_timeout
+	[ -n "$LAB_V" ] || lab_fail "$1: lnet_lnd_timeout not in libcfs's lnet/"
+	lab_must_fail rmmod libcfs
+}
+
 lfs_server() {
 	for m in ptlrpc osd_wbcfs mgs mgc mdt mdd lod osp ofd lfsck lquota; do
 		modprobe "$m" || lab_fail "server: modprobe $m"
 	done
+	lfs_check_debugfs server
 	t0=$(date +%s)
 	lfs_target MDT 0 /mnt/mdt
 	lfs_target OST 0 /mnt/ost0
@@ -99,6 +111,7 @@ lfs_target() { # type index mountpoint
 lfs_client() {
 	nc -l -p 7101 </dev/null >/dev/null || lab_fail "no word from the server"
 	modprobe lustre || lab_fail "client: modprobe lustre"
+	lfs_check_debugfs client
 	# libmount's utab, where mount.lustre records the mount's options.
 	mkdir -p /mnt/lustre /run/mount
 	t0=$(date +%s)
@@ -226,8 +239,6 @@ lfs_unload() {
 			rmmod "$m" 2>/dev/null
 		done
 	done
-	# libcfs is Lustre's in both cases; with our LNet nothing else holds it.
-	[ "${LAB_CLNET:-0}" = 1 ] || rmmod libcfs 2>/dev/null
 	left=$(lsmod | awk -v k="$keep" 'NR > 1 && $1 !~ k { print $1 }')
 	[ -z "$left" ] || lab_fail "Lustre's modules will not unload: $left"
 }
