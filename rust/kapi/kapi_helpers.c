@@ -72,7 +72,9 @@ void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
 }
 
 /*
- * Address reuse; Nagle off unless asked for; TCP keepalive when all three
+ * Address and port reuse (port reuse as Lustre's sockets have it, so that
+ * either LNet can listen on port 988 while the other's closed connections
+ * wait in TIME_WAIT); Nagle off unless asked for; TCP keepalive when all three
  * values are > 0; buffer sizes and IP TOS when >= 0 (0 and -1 keep the
  * system's).
  */
@@ -81,6 +83,7 @@ void kapi_sock_tune(struct socket *sock, const struct kapi_sock_opts *o)
 	struct sock *sk = sock->sk;
 
 	sock_set_reuseaddr(sk);
+	sock_set_reuseport(sk);
 	if (!o->nagle)
 		tcp_sock_set_nodelay(sk);
 	if (o->keepalive_idle > 0 && o->keepalive_intvl > 0 &&
