@@ -758,7 +758,6 @@ pub(crate) fn count_expired(lnet: &TheLnet, m: &Msg) {
 
 /// Discards an incoming message's payload (`lnet_drop_message`).
 fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: &str, hdr: &Hdr) {
-    count_dropped(lnet, ni, &hdr.src_nid, rlen, &hdr.msg);
     if log_allowed(lnet) {
         pr_warn!(
             "Dropping {} from {} on {}: {}\n",
@@ -768,6 +767,13 @@ fn drop_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, why: 
             why
         );
     }
+    discard_incoming(lnet, ni, private, rlen, hdr);
+}
+
+/// Drops a message as `drop_incoming` does, counted but not logged: one
+/// that is expected.
+fn discard_incoming(lnet: &TheLnet, ni: &Ni, private: *mut c_void, rlen: u32, hdr: &Hdr) {
+    count_dropped(lnet, ni, &hdr.src_nid, rlen, &hdr.msg);
     let null = core::ptr::null_mut();
     let _ = ni
         .lnd
@@ -1297,7 +1303,15 @@ fn parse_response(
     if let Some(why) = why {
         drop(res);
         Msg::free(lnet, m);
-        drop_incoming(lnet, ni, private, rlength, why, &hdr);
+        // An ACK may well come after its MD went: PtlRPC unlinks a
+        // difficult reply's MD once it has handled the reply, ACKed or not.
+        // Lustre drops those silently (debug log only), and so do we: a
+        // Lustre server would log one for many of its replies.
+        if is_reply {
+            drop_incoming(lnet, ni, private, rlength, why, &hdr);
+        } else {
+            discard_incoming(lnet, ni, private, rlength, &hdr);
+        }
         return 0;
     }
     let cookie = wmd.object_cookie;
