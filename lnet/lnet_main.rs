@@ -106,6 +106,10 @@ impl kernel::Module for Lnet {
 
 /// debugfs lnet/lnet_lnd_timeout (lnet_debugfs.c), in libcfs's lnet/ when
 /// Lustre's libcfs.ko is loaded, in our own otherwise; gone when dropped.
+///
+/// # Invariants
+///
+/// Exists only once `lnet_debugfs_init` has succeeded.
 struct Debugfs;
 
 extern "C" {
@@ -123,13 +127,15 @@ impl Debugfs {
             pr_warn!("no module notifier ({}): lnet_lnd_timeout not shown\n", rc);
             return None;
         }
+        // INVARIANT: `lnet_debugfs_init` succeeded.
         Some(Debugfs)
     }
 }
 
 impl Drop for Debugfs {
     fn drop(&mut self) {
-        // SAFETY: `new` succeeded, so `lnet_debugfs_init` did.
+        // SAFETY: by the type invariant, `lnet_debugfs_init` succeeded, and
+        // this is the one drop.
         unsafe { lnet_debugfs_fini() };
     }
 }
