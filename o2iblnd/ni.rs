@@ -80,9 +80,8 @@ impl Iterator for Scheduled {
         if self.0.is_null() {
             return None;
         }
-        // SAFETY: every entry is an `Arc::into_raw` reference pushed by
-        // `schedule`; the list was swapped out of `sched_head` whole, so
-        // this walk alone takes each back, once.
+        // SAFETY: each entry is an `Arc::into_raw` from `schedule`, and the list,
+        // swapped out of `sched_head` whole, is walked once by this alone.
         let c = unsafe { Arc::from_raw(self.0.cast_const()) };
         self.0 = c.sched_next.load(Ordering::Relaxed);
         Some(c)
@@ -1087,7 +1086,8 @@ extern "C" {
 /// calls before the NI can be freed.
 #[no_mangle]
 unsafe extern "C" fn kiblnd_link_event(ni: *mut c_void, down: c_int) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ni` is watched (# Safety): the watch lock is held around this
+    // call, and `stop` unwatches under that lock before the NI is freed.
     let Some(ni) = (unsafe { ni.cast_const().cast::<IbNi>().as_ref() }) else {
         return;
     };

@@ -1064,11 +1064,10 @@ impl RdmaMap {
 
 impl Drop for RdmaMap {
     fn drop(&mut self) {
-        // SAFETY: `m` is live by the type invariant and not used after
-        // this. `kapi_rdma_map_free` deregisters the MR before it unmaps
-        // the pages, so whatever still names the MR's keys (a work request
-        // of ours not yet completed, the peer's RDMA into a sink) fails
-        // at the device instead of reaching unmapped memory.
+        // `kapi_rdma_map_free` deregisters the MR before it unmaps the pages, so
+        // whatever still names its keys (an uncompleted work request of ours,
+        // the peer's RDMA into a sink) fails at the device, not in freed memory.
+        // SAFETY: `m` is live by the type invariant and not used after this.
         unsafe { kapi_rdma_map_free(self.m.as_ptr()) }
     }
 }
