@@ -340,7 +340,7 @@ impl IbNi {
         // interface already down starts the NI fatal, as its port does.
         // SAFETY: a NUL-terminated name LNet keeps for the NI; `stop`
         // unwatches before the NI can be freed.
-        let rc = unsafe { kiblnd_link_watch(n.ni.iface().as_char_ptr(), addr, data) };
+        let rc = unsafe { kapi_link_watch(n.ni.iface().as_char_ptr(), addr, data) };
         if rc != 0 {
             pr_warn!("{}: can't watch {}: {}\n", nid, n.ni.iface(), rc);
         }
@@ -455,7 +455,7 @@ impl IbNi {
         drop(self.events.lock().take());
         // SAFETY: the pointer `start` watched with; no report for it runs
         // once this returns.
-        unsafe { kiblnd_link_unwatch((self as *const IbNi).cast_mut().cast()) };
+        unsafe { kapi_link_unwatch((self as *const IbNi).cast_mut().cast()) };
         let l = self.listener.lock().take();
         // Taken out under the lock, dropped after: our caller's reference
         // keeps the NI.
@@ -1069,8 +1069,8 @@ const FATAL_LINK: u32 = 2;
 const FATAL_GONE: u32 = 4;
 
 extern "C" {
-    fn kiblnd_link_watch(name: *const u8, addr: u32, ni: *mut c_void) -> c_int;
-    fn kiblnd_link_unwatch(ni: *mut c_void);
+    fn kapi_link_watch(name: *const u8, addr: u32, ni: *mut c_void) -> c_int;
+    fn kapi_link_unwatch(ni: *mut c_void);
 }
 
 /// The interface under a started NI changed, or its watch began
@@ -1081,11 +1081,11 @@ extern "C" {
 ///
 /// # Safety
 ///
-/// `ni` is an NI watched by `kiblnd_link_watch`: the watch lock, held
-/// around this call, is taken by `kiblnd_link_unwatch`, which `stop`
+/// `ni` is an NI watched by `kapi_link_watch`: the watch lock, held
+/// around this call, is taken by `kapi_link_unwatch`, which `stop`
 /// calls before the NI can be freed.
 #[no_mangle]
-unsafe extern "C" fn kiblnd_link_event(ni: *mut c_void, down: c_int) {
+unsafe extern "C" fn kapi_link_event(ni: *mut c_void, down: c_int) {
     // SAFETY: `ni` is watched (# Safety): the watch lock is held around this
     // call, and `stop` unwatches under that lock before the NI is freed.
     let Some(ni) = (unsafe { ni.cast_const().cast::<IbNi>().as_ref() }) else {

@@ -44,8 +44,8 @@ pub(crate) static GETS_SERVED: AtomicU32 = AtomicU32::new(0);
 pub(crate) static ABORTED_FINAL: AtomicU32 = AtomicU32::new(0);
 
 extern "C" {
-    fn kiblnd_notifiers_register() -> core::ffi::c_int;
-    fn kiblnd_notifiers_unregister();
+    fn kapi_link_notifiers_register() -> core::ffi::c_int;
+    fn kapi_link_notifiers_unregister();
 }
 
 struct Ko2iblnd {
@@ -55,12 +55,12 @@ struct Ko2iblnd {
 impl kernel::Module for Ko2iblnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
         // Netdev and inetaddr events for the NIs' interfaces (`ni.rs`,
-        // `kiblnd_link_event`).
+        // `kapi_link_event`).
         // SAFETY: registers static notifier blocks, unregistered in drop.
-        kernel::error::to_result(unsafe { kiblnd_notifiers_register() })?;
+        kernel::error::to_result(unsafe { kapi_link_notifiers_register() })?;
         if let Err(e) = lnd::register(module) {
             // SAFETY: registered above.
-            unsafe { kiblnd_notifiers_unregister() };
+            unsafe { kapi_link_notifiers_unregister() };
             return Err(e);
         }
         // For administrators and the hostile-peer test; the LND works
@@ -83,6 +83,6 @@ impl Drop for Ko2iblnd {
         lnd::unregister();
         // SAFETY: registered by init; no NI is watched any more (each held
         // a reference on this module, and `stop` unwatches it).
-        unsafe { kiblnd_notifiers_unregister() };
+        unsafe { kapi_link_notifiers_unregister() };
     }
 }

@@ -18,8 +18,8 @@ use kernel::sync::{Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
 extern "C" {
-    fn ksocknal_link_watch(name: *const c_char, sni: *mut c_void) -> c_int;
-    fn ksocknal_link_unwatch(sni: *mut c_void);
+    fn kapi_link_watch(name: *const c_char, addr: u32, sni: *mut c_void) -> c_int;
+    fn kapi_link_unwatch(sni: *mut c_void);
     fn lnet_set_link_fatal_state(ni: *mut crate::kapi::bindings::lnet_ni, fatal: c_uint);
 }
 
@@ -118,7 +118,7 @@ impl SockNi {
         let r = r.and_then(|()| {
             // SAFETY: the name lives with the NI; `stop` unwatches `p`
             // before freeing it.
-            let rc = unsafe { ksocknal_link_watch(ni.iface().as_char_ptr().cast(), p.cast()) };
+            let rc = unsafe { kapi_link_watch(ni.iface().as_char_ptr().cast(), 0, p.cast()) };
             kernel::error::to_result(rc)
         });
         if let Err(e) = r {
@@ -144,7 +144,7 @@ impl SockNi {
     pub(crate) unsafe fn stop(p: *mut SockNi) {
         // No link event refers to the NI once this returns.
         // SAFETY: `p` is valid; unwatching an unwatched NI does nothing.
-        unsafe { ksocknal_link_unwatch(p.cast()) };
+        unsafe { kapi_link_unwatch(p.cast()) };
         // SAFETY: `p` came from SockNi::start and is not used after this
         // (# Safety): a live SockNi until it is freed below.
         let sni = unsafe { &*p };
@@ -272,9 +272,9 @@ unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
 ///
 /// # Safety
 ///
-/// `sni` is a watched NI (see `ksocknal_link_watch`).
+/// `sni` is a watched NI (see `kapi_link_watch`).
 #[no_mangle]
-unsafe extern "C" fn ksocknal_link_event(sni: *mut c_void, down: c_int) {
+unsafe extern "C" fn kapi_link_event(sni: *mut c_void, down: c_int) {
     // SAFETY: `sni` is a watched NI (# Safety): the notifier calls with
     // the watch lock held, and SockNi::stop unwatches the NI before freeing it.
     let Some(sni) = (unsafe { sni.cast_const().cast::<SockNi>().as_ref() }) else {

@@ -32,8 +32,8 @@ module! {
 }
 
 extern "C" {
-    fn ksocknal_notifier_register() -> core::ffi::c_int;
-    fn ksocknal_notifier_unregister();
+    fn kapi_link_notifiers_register() -> core::ffi::c_int;
+    fn kapi_link_notifiers_unregister();
 }
 
 struct Ksocklnd {
@@ -42,11 +42,11 @@ struct Ksocklnd {
 
 impl kernel::Module for Ksocklnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: registers a static notifier block, unregistered in drop.
-        kernel::error::to_result(unsafe { ksocknal_notifier_register() })?;
+        // SAFETY: registers static notifier blocks, unregistered in drop.
+        kernel::error::to_result(unsafe { kapi_link_notifiers_register() })?;
         if let Err(e) = lnd::register(module) {
             // SAFETY: registered above.
-            unsafe { ksocknal_notifier_unregister() };
+            unsafe { kapi_link_notifiers_unregister() };
             return Err(e);
         }
         // The reject counters, for administrators and the hostile-peer
@@ -73,6 +73,6 @@ impl Drop for Ksocklnd {
         lnd::unregister();
         // SAFETY: registered by init; no NI is watched any more (each held
         // a reference on this module).
-        unsafe { ksocknal_notifier_unregister() };
+        unsafe { kapi_link_notifiers_unregister() };
     }
 }
