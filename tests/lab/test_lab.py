@@ -112,6 +112,24 @@ class Judge(unittest.TestCase):
         v = run(["a"], "LAB-BEGIN a", count, "LAB-END a rc=0")
         self.assertTrue(v["a"])
 
+    def test_idle_scan_fails_the_scenarios_it_names(self):
+        count = "[  211.797117] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"
+        leak = ["unreferenced object 0xffff888003a1c000 (size 64):", "  backtrace (crc 0):",
+                "    lnet_foo+0x1/0x2 [lnet]"]
+        # The scan after a ran during b: a fails, b does not.
+        v = run(["a", "b"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", count,
+                "LAB-LEAK after scenarios a:", *leak, "LAB-END b rc=0")
+        self.assertTrue(v["a"])
+        self.assertEqual(v["b"], [])
+        # One scan after two scenarios: both fail.
+        v = run(["a", "b", "c"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", "LAB-END b rc=0",
+                "LAB-BEGIN c", count, "LAB-LEAK after scenarios a b:", *leak, "LAB-END c rc=0")
+        self.assertTrue(v["a"] and v["b"])
+        self.assertEqual(v["c"], [])
+        # Its count alone, with no report, still fails where it is.
+        v = run(["a", "b"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", count, "LAB-END b rc=0")
+        self.assertTrue(v["b"])
+
     def test_a_leak_beside_lustre_own_fails(self):
         other = ["unreferenced object 0xffff88807d138b00 (size 128):", "  backtrace (crc 1):",
                  "    __kmalloc_noprof+0x1/0x2", "    lnet_peer_alloc+0x1/0x2 [lnet]"]
