@@ -34,6 +34,17 @@ rm -rf "$src"
 mkdir -p "$src"
 git ls-files -co --exclude-standard -z | tar -c --null -T - | tar -x -C "$src"
 make -s -C "$src" KDIR="$(lnet_perf_kdir)" KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
+# Lustre for the perf kernel (bench_lustre), by build-lustre.sh in a cache
+# of its own: that script prunes every other build in its cache.
+perf_kdir=$(lnet_perf_kdir)
+lkey=$({
+	echo "$perf_kdir"
+	sha256sum <scripts/build-lustre.sh
+	ls ../shared/peers/lustre/lustre-release-*.tar.xz
+} | sha256sum | cut -c1-16)
+LUSTRE_FS=$(LNET_KDIR=$perf_kdir LNET_CACHE="$LNET_CACHE/perf-lustre" \
+	LUSTRE_OUT="$LNET_CACHE/perf-lustre/lustre-$lkey" bash scripts/build-lustre.sh | tail -n 1)
+export LUSTRE_FS
 mapfile -t benches < <(cd tests/vm && ls bench_*.sh | sed 's/\.sh$//')
 python3 tests/lab/lab.py --perf "$src" --out lab-out/perf "${benches[@]}" "$@"
 grep -ah 'lab: bench:' lab-out/perf/boot-*/console-vm*.log | sed 's/^lab: //'

@@ -22,9 +22,10 @@ lnet_kernel_key() {
 	} | sha256sum | cut -c1-16
 }
 
-# The lab kernel's build tree (also the KDIR for out-of-tree modules).
+# The lab kernel's build tree (also the KDIR for out-of-tree modules);
+# LNET_KDIR names another (bench.sh builds Lustre for the perf kernel so).
 lnet_kdir() {
-	echo "$LNET_CACHE/kernel-$(lnet_kernel_key)/linux"
+	echo "${LNET_KDIR:-$LNET_CACHE/kernel-$(lnet_kernel_key)/linux}"
 }
 
 # The perf lab kernel (kernel/perf.config on top, for scripts/bench.sh).

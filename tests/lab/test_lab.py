@@ -112,6 +112,24 @@ class Judge(unittest.TestCase):
         v = run(["a"], "LAB-BEGIN a", count, "LAB-END a rc=0")
         self.assertTrue(v["a"])
 
+    def test_lustre_ko2iblnd_sleep_in_atomic_is_a_note(self):
+        report = [
+            "[  135.246848] BUG: sleeping function called from invalid context at kernel/locking/mutex.c:586",
+            "[  135.256524] Call Trace:",
+            "[  135.256627]  <TASK>",
+            "[  135.258273]  lnet_get_link_status+0xe/0x30 [lnet]",
+            "[  135.258730]  kiblnd_startup+0x1558/0x1bf0 [ko2iblnd]",
+            "[  135.259050]  lnet_startup_lndnet+0x59c/0x1670 [lnet]",
+            "[  135.260000]  </TASK>",
+        ]
+        notes = []
+        v = lab.judge(["a"], [console("LAB-BEGIN a", *report, "LAB-END a rc=0")], False, notes)
+        self.assertEqual(v, {"a": []})
+        self.assertEqual(len(notes), 1)
+        # The same report from our ko2iblnd's startup fails.
+        ours = [r.replace("kiblnd_startup", "o2iblnd_startup") for r in report]
+        self.assertTrue(run(["a"], "LAB-BEGIN a", *ours, "LAB-END a rc=0")["a"])
+
     def test_idle_scan_fails_the_scenarios_it_names(self):
         count = "[  211.797117] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"
         leak = ["unreferenced object 0xffff888003a1c000 (size 64):", "  backtrace (crc 0):",

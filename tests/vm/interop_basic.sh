@@ -1,6 +1,7 @@
-# lab: vms=2 nics=2 lustre=1 timeout=420
+# lab: vms=2 nics=2 clnet=1 timeout=420
 # Interoperation with Lustre's own LNet: VM 0 runs lnet-rs, VM 1 Lustre's
-# kernel, modules and lnetctl. Each side is set up as its administrator
+# C LNet, LNDs and lnetctl (a clnet lab: scripts/build-lustre.sh's build
+# for our kernel). Each side is set up as its administrator
 # would (tcp on eth0, tcp1 on eth1, default settings) and pings every NID
 # of the other. Then the Lustre node discovers us: its `lnetctl discover`
 # reads our ping buffer (Multi-Rail, discovery on) and pushes its own to

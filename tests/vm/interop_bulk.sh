@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 lustre=1 timeout=420
+# lab: vms=2 nics=2 clnet=1 timeout=420
 # Bulk data between lnet-rs and Lustre's own LNet, both ways, over two
 # rails. tests/kmod/lnet_ulp.c is built unchanged against each side's
 # headers (Lustre's own for the Lustre node): one node serves its buffers,

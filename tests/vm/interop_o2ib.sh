@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 lustre=1 timeout=420
+# lab: vms=2 nics=2 clnet=1 timeout=420
 # lnet-rs and Lustre's own LNet over o2ib: both nodes run their ko2iblnd on
 # Soft-RoCE (rxe0 on eth0 for o2ib, rxe1 on eth1 for o2ib1), set up as an
 # administrator would, and ping every NID of the other (RDMA CM connects

@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 lustre=1 timeout=900
+# lab: vms=2 nics=2 clnet=1 timeout=900
 # A Lustre node's rail dies under our traffic. The Lustre node serves
 # lnet_ulp's buffers; lnet-rs PUTs 4 KiB to it one at a time over both
 # rails (a Multi-Rail peer learnt by discovery). Then the Lustre node takes

@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 lustre=1 timeout=420
+# lab: vms=2 nics=2 clnet=1 timeout=420
 # Both NICs on one net, on both nodes: tcp on eth0 and on eth1, an NI
 # each. Every NID is pinged both ways; the Lustre node discovers us and
 # lists one Multi-Rail peer with both our NIDs; then lnet_ulp's bulk

@@ -1,4 +1,4 @@
-# lab: vms=2 nics=2 lustre=1 timeout=420
+# lab: vms=2 nics=2 clnet=1 timeout=420
 # lnetctl's YAML on both sides, key by key: the Lustre node runs `net show
 # -v 3`, `peer show -v 3`, `global show`, `stats show`, `export`, and
 # `ping` and `discover` of the other node, and

@@ -1,6 +1,7 @@
 # lab: vms=2 nics=2 timeout=60
 # The lab can fail: a module that leaks on purpose is reported by kmemleak.
 # (The console judge itself is unit-tested on the host: tests/lab/test_lab.py.)
+lab_kmemleak_wait_idle
 insmod "$MODDIR/lab_leak.ko"
 sleep 6
 # The scan's own console line would fail this scenario; keep it in dmesg only.

@@ -5,6 +5,8 @@
 # a VM that runs Lustre's own kernel, modules and lnetctl: it has no
 # kmemleak (Lustre's node is the reference, not the code under test).
 # LAB_PERF is 1 on the perf kernel of scripts/bench.sh: no checkers either.
+# LAB_CLNET_NODE is 1 in the Lustre node of a `clnet=1` lab: our kernel,
+# Lustre's C LNet (LAB_LUSTRE is 1 there too; lab_interop_setup loads it).
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
@@ -14,7 +16,16 @@ ip() { /usr/sbin/ip "$@"; }
 tc() { /usr/sbin/tc "$@"; }
 # kmod's modprobe and insmod too: busybox's load a module a second time
 # when its init fails, so a failed test module would run twice.
-modprobe() { /sbin/modprobe "$@"; }
+# Where Lustre's C LNet runs, lnet_ulp is the one built against its
+# headers, loaded by path (its names are ours).
+modprobe() {
+	if [ "$1" = lnet_ulp ] && [ "${LAB_CLNET:-0}" = 1 ]; then
+		shift
+		/sbin/insmod /opt/clnet/lnet_ulp.ko "$@"
+		return
+	fi
+	/sbin/modprobe "$@"
+}
 insmod() { /sbin/insmod "$@"; }
 MODDIR=/lib/modules/$(uname -r)/extra
 
@@ -282,6 +293,15 @@ lab_unload_leftovers() {
 # stale pointer copy can hide a leak from one scan: at the end of the boot,
 # wait that out and scan twice.
 # (Modules left loaded are already caught after each scenario.)
+# Waits for the idle scan of the scenarios before: one that starts late
+# (starved, or queued behind a scan of ours) would report this scenario's
+# deliberate leak as theirs.
+lab_kmemleak_wait_idle() {
+	while [ -e /tmp/lab_scanning ]; do
+		sleep 0.5
+	done
+}
+
 # $*: scenarios whose idle scan never started (the one before ran on).
 lab_final_leak_check() {
 	[ "$LAB_LUSTRE" = 1 ] || [ "${LAB_PERF:-0}" = 1 ] && return 0
@@ -522,6 +542,7 @@ lab_tell() {
 # $LAB_LND_ARGS (as is ksocklnd). Sets side, peer,
 # lnd, me0/me1 (this node's NIDs) and p0/p1 (the other node's).
 lab_interop_setup() {
+	[ "${LAB_CLNET_NODE:-0}" = 1 ] && lab_clnet_use
 	net1=${1:-tcp1}
 	net0=${2:-tcp}
 	peer=$(lab_peer)
@@ -550,6 +571,9 @@ lab_interop_setup() {
 	lnetctl lnet configure || lab_fail "$side: configure"
 	if [ "$net1" = "$net0" ]; then
 		lnetctl net add --net "$net0" --if eth0,eth1 || lab_fail "$side: net add $net0 on eth0,eth1"
+	elif [ "$net1" = none ]; then
+		# One rail: eth0's.
+		lnetctl net add --net "$net0" --if eth0 || lab_fail "$side: net add $net0"
 	else
 		lnetctl net add --net "$net0" --if eth0 || lab_fail "$side: net add $net0"
 		lnetctl net add --net "$net1" --if eth1 || lab_fail "$side: net add $net1"

@@ -16,13 +16,14 @@ LFS_BIG_MIB=${LFS_BIG_MIB:-8}
 LFS_SMALL=${LFS_SMALL:-100}
 LFS_FSX_OPS=${LFS_FSX_OPS:-200}
 # The rails' nets: eth0's and eth1's (o2ib and o2ib1 run ko2iblnd on
-# Soft-RoCE).
+# Soft-RoCE; LFS_NET1=none: eth0's rail alone).
 LFS_NET0=${LFS_NET0:-tcp}
 LFS_NET1=${LFS_NET1:-tcp1}
 
 # lfs_run CLIENT SERVER [IO]: each `rs` (lnet-rs) or `c` (Lustre's C
 # LNet); IO is `files` (unless given: a large file, small ones, fsx) or
-# `cuts` (a write across each cut of the tcp1 rail, lfs_io_cuts).
+# `cuts` (a write across each cut of the tcp1 rail, lfs_io_cuts) or
+# `stream` (lfs_io_stream).
 lfs_run() {
 	lfs_io=${3:-files}
 	lfs_lnet=$1
@@ -34,7 +35,8 @@ lfs_run() {
 	lab_log "$(hostname): $side, $lnd"
 	srv=$(lab_addr 1 0)
 	cli=$(lab_addr 0 0)
-	mgs="$srv@$LFS_NET0,$(lab_addr 1 1)@$LFS_NET1"
+	mgs="$srv@$LFS_NET0"
+	[ "$LFS_NET1" = none ] || mgs="$mgs,$(lab_addr 1 1)@$LFS_NET1"
 	if [ "$LAB_VM" = 1 ]; then
 		lfs_server
 	else
@@ -186,6 +188,27 @@ lfs_io_files() {
 	rm -rf /mnt/lustre/small /mnt/lustre/big /mnt/lustre/fsxfile
 }
 
+# Streaming IO for bench_lustre: LFS_STREAM_MIB written with dd (1 MiB
+# writes, fsync at the end) into a file striped over both OSTs, then read
+# back from the servers (the client's cache dropped). Appends "lnet
+# rails write_ms read_ms" to /tmp/lfs_stream, which stays across runs.
+LFS_STREAM_MIB=${LFS_STREAM_MIB:-256}
+lfs_io_stream() {
+	lfs setstripe -c 2 /mnt/lustre/stream || lab_fail "lfs setstripe stream"
+	t0=$(now_ms)
+	dd if=/dev/zero of=/mnt/lustre/stream bs=1M count="$LFS_STREAM_MIB" conv=fsync 2>/tmp/dd ||
+		{ cat /tmp/dd; lab_fail "stream write"; }
+	t1=$(now_ms)
+	lfs_drop_cache
+	dd if=/mnt/lustre/stream of=/dev/null bs=1M 2>/tmp/dd || { cat /tmp/dd; lab_fail "stream read"; }
+	t2=$(now_ms)
+	rails=2
+	[ "$LFS_NET1" = none ] && rails=1
+	echo "$lfs_lnet $rails $((t1 - t0)) $((t2 - t1))" >>/tmp/lfs_stream
+	lab_log "client: $LFS_STREAM_MIB MiB streamed over $rails rail(s): written in $((t1 - t0)) ms, read in $((t2 - t1)) ms"
+	rm -f /mnt/lustre/stream
+}
+
 # The cuts of bench_failover on the tcp1 rail, each during a write of the
 # large file striped over both OSTs: our link down, our rail silent (netem,
 # 100% loss: no link event), the server's link down, the server's rail
@@ -222,6 +245,7 @@ lfs_cut_write() {
 	lfs_drop_cache
 	cmp /tmp/big /mnt/lustre/cut || lab_fail "the file written across $1 reads back different"
 	lab_log "client: $LFS_BIG_MIB MiB written in $lfs_ms ms across $1${base:+ (uncut: $base ms)}, read back identical"
+	echo "$lfs_lnet|$1|$lfs_ms" >>/tmp/lfs_cuts
 }
 
 # Asks the server to act on its tcp1 rail (lfs_server's loop).
@@ -263,6 +287,7 @@ lfs_ptlrpc_events() {
 	evict=$(grep -c -i 'evict' /tmp/dmesg || true)
 	timedout=$(grep -c 'timed out' /tmp/dmesg || true)
 	lab_log "$(hostname) on $side: PtlRPC saw $lost lost connections, $reconn reconnects, $evict evictions, $timedout timed-out requests"
+	echo "$lfs_lnet $lfs_io $lost $reconn $evict $timedout" >>/tmp/lfs_events
 	grep -E 'LustreError|evict|was lost|reconnecting|restored|timed out' /tmp/dmesg | sed 's/^/  ptlrpc: /' | tail -20 || true
 	# What LNet did below it: drops and resends (an LNet resend PtlRPC
 	# never sees is a second delivery it did not ask for).

@@ -4,7 +4,7 @@
 # read, written and refused as they should be, and the NIs report the
 # tunables they run with: tcp from the parameters, tcp1 from
 # `lnetctl net add --peer-credits 2 --credits 16`. VM 0 then floods VM 1
-# with 32 concurrent 1 MiB PUTs on each net:
+# with 32 concurrent PUTs on each net (256 KiB on tcp, 1 MiB on tcp1):
 # - on tcp, every PUT gets its ACK, the peer NI's credits went below zero
 #   (messages waited) and are all back afterwards;
 # - on tcp1, with all of eth1's traffic lost by netem, two PUTs are with
@@ -69,17 +69,20 @@ credit() { # nid key
 	lnetctl peer show -v >/tmp/peer || lab_fail "peer show -v"
 	awk -v nid="$1" -v k="$2:" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == k && cur == nid { print $2; exit }' /tmp/peer
 }
-flood() { # nid count: runs the flood, prints its result line
-	# 32 MiB takes 50-70 s under TCG, and ACKs may lag until the bulk is
+flood() { # nid count [bytes]: runs the flood, prints its result line
+	# 32 MiB takes 40-70 s under TCG, and ACKs may lag until the bulk is
 	# sent: the deadline leaves room, the outcome is what is checked.
-	modprobe lnet_ulp mode=flood peer="$1" repeat="$2" op_timeout=300 || lab_fail "flood did not run"
+	modprobe lnet_ulp mode=flood peer="$1" repeat="$2" op_timeout=300 flood_bytes="${3:-1048576}" ||
+		lab_fail "flood did not run"
 	lab_rmmod lnet_ulp
 	dmesg | grep 'lnet_ulp: flood' | tail -n 1
 }
 
 # tcp: messages wait for credits and all get through.
 dmesg -c >/dev/null
-line=$(flood "$p0" 32)
+# As many messages as on tcp1, a quarter of the bytes: what waits for a
+# credit is a message, whatever its size.
+line=$(flood "$p0" 32 262144)
 lab_log "$line"
 case "$line" in
 *": 32 ok, 0 failed, 0 without a final event") ;;
