@@ -42,8 +42,9 @@ lkey=$({
 	sha256sum <scripts/build-lustre.sh
 	ls ../shared/peers/lustre/lustre-release-*.tar.xz
 } | sha256sum | cut -c1-16)
-LUSTRE_FS=$(LNET_KDIR=$perf_kdir LNET_CACHE="$LNET_CACHE/perf-lustre" \
-	LUSTRE_OUT="$LNET_CACHE/perf-lustre/lustre-$lkey" bash scripts/build-lustre.sh | tail -n 1)
+pcache=$LNET_CACHE/perf-lustre
+LUSTRE_FS=$(LNET_KDIR=$perf_kdir LNET_CACHE=$pcache LUSTRE_OUT=$pcache/lustre-$lkey \
+	bash scripts/build-lustre.sh | tail -n 1)
 export LUSTRE_FS
 mapfile -t benches < <(cd tests/vm && ls bench_*.sh | sed 's/\.sh$//')
 python3 tests/lab/lab.py --perf "$src" --out lab-out/perf "${benches[@]}" "$@"
