@@ -193,11 +193,17 @@ lab_kmemleak_scan() {
 	[ "$LAB_LUSTRE" = 1 ] || [ "${LAB_PERF:-0}" = 1 ] && return 0
 	[ -w "$KMEMLEAK" ] || lab_fail "no kmemleak in this kernel"
 	echo scan >"$KMEMLEAK" || lab_fail "kmemleak scan refused: kmemleak disabled itself?"
+	lab_kmemleak_report "$@"
+}
+
+# Prints the report of the scan just made as "LAB-LEAK after $*:", in one
+# write (an idle scan's may land amid the next scenario's lines).
+lab_kmemleak_report() {
 	# debugfs files report size 0: read the report to see if there is one.
 	leaks=$(cat "$KMEMLEAK")
 	if [ -n "$leaks" ]; then
-		echo "LAB-LEAK after $*:"
-		echo "$leaks"
+		echo "LAB-LEAK after $*:
+$leaks"
 		echo clear >"$KMEMLEAK"
 	fi
 }
@@ -234,12 +240,7 @@ lab_rmmod() {
 lab_kmemleak_scan_idle() {
 	[ "$LAB_LUSTRE" = 1 ] || [ "${LAB_PERF:-0}" = 1 ] && return 0
 	chrt -i 0 sh -c "echo scan >$KMEMLEAK" || lab_fail "kmemleak scan refused: kmemleak disabled itself?"
-	leaks=$(cat "$KMEMLEAK")
-	if [ -n "$leaks" ]; then
-		echo "LAB-LEAK after scenarios $*:
-$leaks"
-		echo clear >"$KMEMLEAK"
-	fi
+	lab_kmemleak_report "scenarios $*"
 }
 
 # Our modules still loaded, most dependent first.
@@ -289,10 +290,6 @@ lab_unload_leftovers() {
 	[ -z "$left" ]
 }
 
-# kmemleak only reports objects at least 5 s old when a scan starts, and a
-# stale pointer copy can hide a leak from one scan: at the end of the boot,
-# wait that out and scan twice.
-# (Modules left loaded are already caught after each scenario.)
 # Waits for the idle scan of the scenarios before: one that starts late
 # (starved, or queued behind a scan of ours) would report this scenario's
 # deliberate leak as theirs.
@@ -302,13 +299,17 @@ lab_kmemleak_wait_idle() {
 	done
 }
 
-# $*: scenarios whose idle scan never started (the one before ran on).
+# kmemleak only reports objects at least 5 s old when a scan starts, and a
+# stale pointer copy can hide a leak from one scan: at the end of the boot,
+# wait that out and scan twice. $*: scenarios whose idle scan never started
+# (the one before ran on), named in the report.
+# (Modules left loaded are already caught after each scenario.)
 lab_final_leak_check() {
 	[ "$LAB_LUSTRE" = 1 ] || [ "${LAB_PERF:-0}" = 1 ] && return 0
 	sleep 6
 	echo scan >"$KMEMLEAK"
 	if [ $# -gt 0 ]; then
-		lab_kmemleak_scan_idle "$@"
+		lab_kmemleak_scan "scenarios $*"
 	else
 		lab_kmemleak_scan "the last scenario"
 	fi
