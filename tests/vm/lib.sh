@@ -43,6 +43,21 @@ now_ms() {
 	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
 }
 
+# Writes mark $1 into the kernel log, so that a kernel line after it can
+# be timed on the kernel's own clock (lab_kmsg_ms).
+lab_kmsg_mark() {
+	echo "<6>lab-mark: $1" >/dev/kmsg
+}
+
+# Milliseconds from kernel log mark $1 to the first kernel line after it
+# that matches $2 (awk pattern); empty if there is none.
+lab_kmsg_ms() {
+	dmesg | awk -v m="lab-mark: $1" -v pat="$2" '
+		function ts(l) { sub(/^\[ */, "", l); sub(/\].*/, "", l); return l * 1000 }
+		index($0, m) { t0 = ts($0); next }
+		t0 != "" && $0 ~ pat { printf "%d\n", ts($0) - t0; exit }'
+}
+
 # Address of NIC $2 (0-based) on VM $1.
 lab_addr() {
 	echo "10.$(($2 + 1)).0.$(($1 + 1))"
