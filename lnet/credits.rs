@@ -149,8 +149,13 @@ fn admit(tx: &mut Tx, mut m: KBox<Msg>) -> Admit {
 }
 
 /// Hands a selected, encoded message on to its LND once it has its
-/// credits; until then it waits.
+/// credits; until then it waits. Like a message that waited, it is ended
+/// first if its deadline passed or its MD was unlinked (a resend after
+/// `LNetMDUnlink`: `lnet_post_send_locked` checks every send).
 pub(crate) fn post(lnet: &TheLnet, m: KBox<Msg>) {
+    let Some(m) = gate(lnet, m) else {
+        return;
+    };
     let admitted = admit(&mut lnet.tx.lock(), m);
     match admitted {
         Admit::Go(m) => msg::lnd_send(lnet, m),
@@ -249,17 +254,17 @@ fn drain(lnet: &TheLnet) {
     tx.draining = false;
 }
 
-/// A message that waited goes to its LND, unless its MD was unlinked
-/// meanwhile (`-ECANCELED`, as Lustre) or its NI is going away.
-fn dispatch(lnet: &TheLnet, mut m: KBox<Msg>) {
-    // A message that waited for credits past its deadline is dropped
-    // (`lnet_check_message_drop`): counted, and ended as a network
-    // timeout, which the deadline gate keeps from costing health or
-    // being resent.
+/// Ends a message about to take credits or leave if Lustre's
+/// `lnet_post_send_locked` would: past its deadline, or its MD unlinked
+/// meanwhile (`-ECANCELED`, not resent). Gives it back otherwise.
+fn gate(lnet: &TheLnet, mut m: KBox<Msg>) -> Option<KBox<Msg>> {
+    // Past its deadline (`lnet_check_message_drop`): counted, and ended
+    // as a network timeout, which the deadline gate keeps from costing
+    // health or being resent.
     if m.deadline != 0 && crate::kapi::kthread::now_secs() > m.deadline {
         msg::count_expired(lnet, &m);
         msg::finalize(lnet, m, ETIMEDOUT().to_errno(), Status::NetworkTimeout);
-        return;
+        return None;
     }
     let aborted = m.md.is_some_and(|cookie| {
         lnet.res
@@ -271,8 +276,17 @@ fn dispatch(lnet: &TheLnet, mut m: KBox<Msg>) {
     if aborted {
         m.no_resend = true;
         msg::finalize(lnet, m, ECANCELED().to_errno(), Status::Ok);
-        return;
+        return None;
     }
+    Some(m)
+}
+
+/// A message that waited goes to its LND, unless [`gate`] ends it or its
+/// NI is going away.
+fn dispatch(lnet: &TheLnet, m: KBox<Msg>) {
+    let Some(m) = gate(lnet, m) else {
+        return;
+    };
     if !m.ni.as_ref().is_some_and(|n| n.is_active()) {
         msg::finalize(lnet, m, ESHUTDOWN().to_errno(), Status::LocalDropped);
         return;

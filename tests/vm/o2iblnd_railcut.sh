@@ -178,7 +178,12 @@ ip neigh replace "$paddr1" lladdr "$mac" dev eth1 nud permanent || lab_fail "nei
 tc qdisc add dev eth1 root netem loss 100% || lab_fail "netem on eth1"
 lnetctl net del --net o2ib1 || lab_fail "net del o2ib1"
 lnetctl net add --net o2ib1 --if eth1 || lab_fail "net add o2ib1 again"
+# The ping's MD is unlinked after its second; its GET, failed by the
+# connect's timeout, is then ended, not resent (lnet_post_send_locked).
+lab_kmsg_mark "ping in flight"
 lab_must_fail lnetctl ping --source "$me1" "$p1" --timeout 1
+[ -z "$(lab_kmsg_ms "ping in flight" "Resending GET to $p1 .*attempt 2")" ] ||
+	lab_fail "a GET of a ping whose MD was unlinked was resent twice"
 ip link set eth1 down
 ms=$(wait_for me1_status down)
 sleep 8
