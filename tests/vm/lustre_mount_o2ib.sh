@@ -1,11 +1,7 @@
 # lab: vms=2 nics=2 lustrefs=1 timeout=1500
 # lustre_mount over ko2iblnd: both nodes on lnet-rs with the rails as o2ib
 # and o2ib1 on Soft-RoCE (tests/vm/lib_lustre.sh), PtlRPC's bulk moving by
-# RDMA through our ko2iblnd. Half lustre_mount's small files and fsx
-# operations: what is new here is the LND, and each fsx read or write is
-# still a bulk transfer by RDMA (it runs in every CI run).
-LFS_SMALL=${LFS_SMALL:-50}
-LFS_FSX_OPS=${LFS_FSX_OPS:-100}
+# RDMA through our ko2iblnd.
 . /lab/lib_lustre.sh
 LFS_NET0=o2ib LFS_NET1=o2ib1
 lfs_run rs rs
