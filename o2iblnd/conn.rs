@@ -215,11 +215,13 @@ impl Conn {
         let mut send_wr =
             (per_tx * depth.max(i32::from(self.ni.tun.concurrent_sends)) + 2).min(max_wr);
         let ctx = (&**self as *const Conn).cast_mut().cast::<c_void>();
-        // SAFETY: the CQ is destroyed by `teardown` before the cm_id's
-        // reference to this connection is released (module doc).
+        // SAFETY: `ctx` outlives the CQ: the NI's table keeps the
+        // connection until `teardown`, which destroys the QP, then the CQ,
+        // before it releases the cm_id's reference, if the id has one yet
+        // (a passive connection gets it after this).
         let cq = unsafe { Cq::new(dev, cq_completion, cq_event, ctx, nrx + send_wr)? };
-        // SAFETY: the QP is destroyed by `teardown` before this
-        // connection can go, as the CQ is.
+        // SAFETY: as the CQ's; on an error below, `destroy_qp` runs before
+        // the CQ drops.
         unsafe { id.create_qp(&self.ni.pd, &cq, qp_event, ctx, &mut send_wr, nrx)? };
         let mut bufs = KVec::new();
         let mut posted = 0;
@@ -233,7 +235,9 @@ impl Conn {
             }
             for (i, b) in bufs.iter().enumerate() {
                 if let Some(b) = b {
-                    id.post_recv(RX_TAG | i as u64, b)?;
+                    // SAFETY: the buffers go to `rx`, dropped by teardown
+                    // after the QP; on an error here, after `destroy_qp`.
+                    unsafe { id.post_recv(RX_TAG | i as u64, b)? };
                     posted += 1;
                 }
             }
@@ -322,9 +326,10 @@ impl Conn {
     /// (`kiblnd_check_sends_locked`).
     pub(crate) fn check_sends(self: &Arc<Conn>) {
         let mut failed = KVec::new();
+        let mut broke = 0;
         let noop_needed = {
             let mut g = self.inner.lock();
-            self.post_locked(&mut g, &mut failed);
+            self.post_locked(&mut g, &mut failed, &mut broke);
             g.state == State::Established && self.need_noop(&g)
         };
         if noop_needed {
@@ -337,10 +342,13 @@ impl Conn {
                 if g.state == State::Established && g.txq_nocred.is_empty() {
                     let _ = queue_locked(&mut g, t, self.ni.lnd_timeout_ms());
                 }
-                self.post_locked(&mut g, &mut failed);
+                self.post_locked(&mut g, &mut failed, &mut broke);
             }
         }
-        let err = failed.iter().find_map(|(_, e)| (*e != 0).then_some(*e));
+        let err = failed
+            .iter()
+            .find_map(|(_, e)| (*e != 0).then_some(*e))
+            .or((broke != 0).then_some(broke));
         for (t, e) in failed {
             // A NOOP dropped as redundant, or a failed post (closed below).
             let hs = health::post_failed(t.header_sent());
@@ -362,7 +370,10 @@ impl Conn {
             .need_noop(due, !g.txq_nocred.is_empty(), !g.txq.is_empty())
     }
 
-    fn post_locked(&self, g: &mut ConnInner, failed: &mut KVec<(Tx, i32)>) {
+    /// Posts what may go. A tx whose post failed goes to `failed`, or,
+    /// if part of its chain may be on the send queue, stays among the
+    /// posted with the error in `broke`: either way the caller closes.
+    fn post_locked(&self, g: &mut ConnInner, failed: &mut KVec<(Tx, i32)>, broke: &mut i32) {
         if g.state != State::Established {
             return;
         }
@@ -440,7 +451,11 @@ impl Conn {
                         cksum: self.ni.cksum(),
                     };
                     let rc = tx.pack(&head).and_then(|len| match g.cmid.as_mut() {
-                        Some(id) => tx.post(id, len),
+                        // SAFETY: posted or failed part way, the tx goes to
+                        // `active`, which it leaves at its completion or
+                        // flush, or in teardown once the QP is destroyed; it
+                        // ends at once only when its single SEND failed.
+                        Some(id) => unsafe { tx.post(id, len) },
                         None => Err(crate::kapi::errno::ENOTCONN()),
                     });
                     match rc {
@@ -449,6 +464,21 @@ impl Conn {
                             g.sent += 1;
                             // Within the capacity reserved above.
                             let _ = g.active.push(tx, GFP_ATOMIC);
+                        }
+                        Err(e) if tx.posts_chain() => {
+                            pr_err!("{}: can't post a send: {:?}\n", self.peer, e);
+                            // The device may hold the first of its work
+                            // requests, naming its MR (a registration keeps
+                            // the `ib_mr` itself): it ends as a posted tx
+                            // does, at its flushed completion or once
+                            // teardown destroyed the QP, never before.
+                            // Lustre ends it at once: its MRs are pooled,
+                            // never freed under the device.
+                            tx.post_failed = e.to_errno();
+                            *broke = e.to_errno();
+                            // Within the capacity reserved above.
+                            let _ = g.active.push(tx, GFP_ATOMIC);
+                            return;
                         }
                         Err(e) => {
                             pr_err!("{}: can't post a send: {:?}\n", self.peer, e);
@@ -667,7 +697,12 @@ impl Conn {
             };
             let t = g.active[i].msg_type();
             g.credits.send_done(t);
-            if w.ok() && g.active[i].answered.is_none() && g.active[i].waits_for_peer() {
+            let posted = &g.active[i];
+            if w.ok()
+                && posted.post_failed == 0
+                && posted.answered.is_none()
+                && posted.waits_for_peer()
+            {
                 // Sent; it ends when the peer answers (or times out).
                 g.active[i].waiting = true;
                 drop(g);
@@ -677,7 +712,11 @@ impl Conn {
             (crate::kapi::vec::remove(&mut g.active, i), closing)
         };
         if let Some(mut tx) = tx {
-            if w.ok() {
+            if tx.post_failed != 0 {
+                // A part of a failed post: the connection is closing.
+                let (e, hs) = (tx.post_failed, health::post_failed(tx.header_sent()));
+                tx.done(e, hs);
+            } else if w.ok() {
                 // The peer may have answered before this completion came.
                 match tx.answered.take() {
                     Some(a) => self.finish(tx, a),
@@ -1031,7 +1070,9 @@ impl Conn {
         let Some(id) = cmid.as_mut() else {
             return;
         };
-        let rc = id.post_recv(RX_TAG | idx as u64, &buf);
+        // SAFETY: the buffer goes back to `rx`, which teardown drops only
+        // after destroying the QP.
+        let rc = unsafe { id.post_recv(RX_TAG | idx as u64, &buf) };
         if let Some(slot) = rx.get_mut(idx) {
             *slot = Some(buf);
         }
@@ -1200,6 +1241,11 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
     drop(id);
     drop(rx);
     for t in active {
+        if t.post_failed != 0 {
+            let (e, hs) = (t.post_failed, health::post_failed(t.header_sent()));
+            t.done(e, hs);
+            continue;
+        }
         let place = if t.waiting {
             TxPlace::Waiting
         } else {

@@ -153,6 +153,9 @@ pub(crate) struct Tx {
     pub(crate) waiting: bool,
     /// The peer answered while its send was still posted.
     pub(crate) answered: Option<Answered>,
+    /// The error of a post that failed part way along its chain
+    /// ([`Self::posts_chain`]); 0 if none.
+    pub(crate) post_failed: i32,
 }
 
 impl Tx {
@@ -166,6 +169,7 @@ impl Tx {
             id: 0,
             waiting: false,
             answered: None,
+            post_failed: 0,
         }
     }
 
@@ -341,6 +345,16 @@ impl Tx {
         matches!(self.body, Body::RdmaDone { .. } | Body::PutAck { .. })
     }
 
+    /// Whether it posts a chain of work requests (registration, RDMA
+    /// writes, then the message) naming its MR: a post that fails may
+    /// have left the first of them on the send queue.
+    pub(crate) fn posts_chain(&self) -> bool {
+        matches!(
+            self.body,
+            Body::PutAck { .. } | Body::GetReq { .. } | Body::RdmaDone { map: Some(_), .. }
+        )
+    }
+
     /// Whether, once sent, it waits for the peer.
     pub(crate) fn waits_for_peer(&self) -> bool {
         matches!(
@@ -471,20 +485,33 @@ impl Tx {
 
     /// Posts the packed message of `len` bytes with the work requests its
     /// body needs (a registration, RDMA writes).
-    pub(crate) fn post(&mut self, id: &mut CmId, len: usize) -> Result {
+    ///
+    /// # Safety
+    ///
+    /// The tx must not be dropped or ended until each work request of the
+    /// post completed or was flushed, or the QP was destroyed; after an
+    /// error too if it [`Self::posts_chain`].
+    pub(crate) unsafe fn post(&mut self, id: &mut CmId, len: usize) -> Result {
         let Tx {
             body, buf, id: wr, ..
         } = self;
+        // The tx owns the map and the buffer, and the caller keeps it as
+        // long as the posts' contract asks.
         match body {
             Body::PutAck { map, .. } | Body::GetReq { map, .. } => {
-                id.post_reg_send(*wr, map, buf, len)
+                // SAFETY: as said above.
+                unsafe { id.post_reg_send(*wr, map, buf, len) }
             }
             Body::RdmaDone {
                 map: Some(map),
                 segs,
                 ..
-            } => id.post_reg_write_send(*wr, map, segs, buf, len),
-            _ => id.post_send(*wr, buf, len),
+            } => {
+                // SAFETY: as said above.
+                unsafe { id.post_reg_write_send(*wr, map, segs, buf, len) }
+            }
+            // SAFETY: as said above.
+            _ => unsafe { id.post_send(*wr, buf, len) },
         }
     }
 

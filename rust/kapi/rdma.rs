@@ -432,10 +432,14 @@ impl<'a> CmIdRef<'a> {
     }
 
     /// Posts a receive into `buf` before the connection is up.
-    pub fn post_recv(&self, wr_id: u64, buf: &DmaBuf) -> Result {
+    ///
+    /// # Safety
+    ///
+    /// As [`CmId::post_recv`].
+    pub unsafe fn post_recv(&self, wr_id: u64, buf: &DmaBuf) -> Result {
         let sge = buf.sge(buf.len());
         // SAFETY: a live id whose QP only this handler uses yet; the
-        // buffer stays mapped until its completion (the caller keeps it).
+        // caller keeps the buffer mapped until its completion.
         check(unsafe { kapi_ib_post_recv(self.id, wr_id, &sge) })
     }
 
@@ -603,16 +607,29 @@ impl CmId {
     }
 
     /// Posts a receive into `buf`, reported with `wr_id`.
-    pub fn post_recv(&mut self, wr_id: u64, buf: &DmaBuf) -> Result {
+    ///
+    /// # Safety
+    ///
+    /// `buf` must not be dropped until the receive completed or was
+    /// flushed, or the QP was destroyed (an error means nothing was
+    /// queued).
+    pub unsafe fn post_recv(&mut self, wr_id: u64, buf: &DmaBuf) -> Result {
         let sge = buf.sge(buf.len());
-        // SAFETY: a live id; the buffer stays mapped until its completion
-        // (the caller keeps it).
+        // SAFETY: a live id; the caller keeps the buffer mapped until its
+        // completion.
         check(unsafe { kapi_ib_post_recv(self.raw(), wr_id, &sge) })
     }
 
     /// Registers `map` for the peer to write into, then sends the first
     /// `len` bytes of `buf` (a PUT_ACK naming it), in that order.
-    pub fn post_reg_send(
+    ///
+    /// # Safety
+    ///
+    /// `map` and `buf` must not be dropped until each work request of the
+    /// post has completed or been flushed, or the QP was destroyed; an
+    /// error may come after the registration was queued, which then holds
+    /// the `ib_mr` itself.
+    pub unsafe fn post_reg_send(
         &mut self,
         wr_id: u64,
         map: &mut RdmaMap,
@@ -620,14 +637,18 @@ impl CmId {
         len: usize,
     ) -> Result {
         let sge = buf.sge(len.min(buf.len()));
-        // SAFETY: a live id and mapped registration and buffer, kept by the
-        // caller until the send's completion.
+        // SAFETY: a live id and mapped registration and buffer, which the
+        // caller keeps as the function's contract says.
         check(unsafe { kapi_ib_post_reg_send(self.raw(), wr_id, map.m.as_ptr(), &sge) })
     }
 
     /// Registers `map`, RDMA-writes `segs` of it to the peer, then sends
     /// the first `len` bytes of `buf` (a PUT_DONE), in that order.
-    pub fn post_reg_write_send(
+    ///
+    /// # Safety
+    ///
+    /// As [`Self::post_reg_send`].
+    pub unsafe fn post_reg_write_send(
         &mut self,
         wr_id: u64,
         map: &mut RdmaMap,
@@ -644,9 +665,15 @@ impl CmId {
     }
 
     /// Posts a signalled SEND of the first `len` bytes of `buf`.
-    pub fn post_send(&mut self, wr_id: u64, buf: &DmaBuf, len: usize) -> Result {
+    ///
+    /// # Safety
+    ///
+    /// `buf` must not be dropped until the send completed or was flushed,
+    /// or the QP was destroyed (an error means nothing was queued).
+    pub unsafe fn post_send(&mut self, wr_id: u64, buf: &DmaBuf, len: usize) -> Result {
         let sge = buf.sge(len.min(buf.len()));
-        // SAFETY: a live id; the buffer stays mapped until its completion.
+        // SAFETY: a live id; the caller keeps the buffer mapped until its
+        // completion.
         check(unsafe { kapi_ib_post_send(self.raw(), wr_id, &sge, 1) })
     }
 }
@@ -736,8 +763,10 @@ impl Pd {
 
 impl Drop for Pd {
     fn drop(&mut self) {
-        // SAFETY: live by the type invariant; everything made on it (QPs,
-        // MRs) was dropped first, as Arc<Pd> users.
+        // SAFETY: live by the type invariant; everything made on it was
+        // dropped first: MRs and DMA buffers borrow it, and the LND
+        // destroys each QP (made with `&Pd`) in its connection's teardown,
+        // before the NI holding the PD goes.
         unsafe { kapi_ib_dealloc_pd(self.raw()) }
     }
 }
@@ -1065,8 +1094,9 @@ impl RdmaMap {
 impl Drop for RdmaMap {
     fn drop(&mut self) {
         // `kapi_rdma_map_free` deregisters the MR before it unmaps the pages, so
-        // whatever still names its keys (an uncompleted work request of ours,
-        // the peer's RDMA into a sink) fails at the device, not in freed memory.
+        // the peer's late RDMA into a sink fails at the device, not in freed
+        // memory. Our own work requests naming it are done by now: the post
+        // functions' contract.
         // SAFETY: `m` is live by the type invariant and not used after this.
         unsafe { kapi_rdma_map_free(self.m.as_ptr()) }
     }

@@ -18,8 +18,11 @@ struct rdma_cm_id *kapi_rdma_create_id(kapi_cm_handler_t handler, void *ctx)
 	return rdma_create_id(&init_net, handler, ctx, RDMA_PS_TCP, IB_QPT_RC);
 }
 
+/* A QP still on the id goes first: rdma_destroy_id leaves it behind. */
 void kapi_rdma_destroy_id(struct rdma_cm_id *id)
 {
+	if (id->qp)
+		rdma_destroy_qp(id);
 	rdma_destroy_id(id);
 }
 
@@ -228,6 +231,7 @@ struct ib_cq *kapi_ib_create_cq(struct ib_device *dev, kapi_cq_comp_t comp,
 	return ib_create_cq(dev, comp, event, ctx, &attr);
 }
 
+/* Refused (-EBUSY) while a QP uses it: the core says so, once. */
 void kapi_ib_destroy_cq(struct ib_cq *cq)
 {
 	ib_destroy_cq(cq);
@@ -441,14 +445,18 @@ void kapi_rdma_map_unmap(struct kapi_rdma_map *m)
 }
 
 /*
- * The MR goes before the DMA mapping: once ib_dereg_mr has returned the
- * device no longer accesses the pages through it (a late RDMA from the
- * peer, or a work request of ours still posted, fails on the key), so
- * the unmap cannot pull an IOVA or a bounce buffer from under a write.
+ * The MR goes before the DMA mapping: once ib_dereg_mr has returned, a
+ * late RDMA from the peer fails on the key, so the unmap cannot pull an
+ * IOVA or a bounce buffer from under a write. Our own work requests that
+ * name the MR must have completed or been flushed before (a posted
+ * registration holds the ib_mr itself). An MR the device would not
+ * deregister may still reach the pages: they stay mapped and the map is
+ * leaked, said once.
  */
 void kapi_rdma_map_free(struct kapi_rdma_map *m)
 {
-	ib_dereg_mr(m->mr);
+	if (WARN_ON_ONCE(ib_dereg_mr(m->mr)))
+		return;
 	kapi_rdma_map_unmap(m);
 	kfree(m);
 }
