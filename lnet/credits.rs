@@ -153,9 +153,7 @@ fn admit(tx: &mut Tx, mut m: KBox<Msg>) -> Admit {
 /// first if its deadline passed or its MD was unlinked (a resend after
 /// `LNetMDUnlink`: `lnet_post_send_locked` checks every send).
 pub(crate) fn post(lnet: &TheLnet, m: KBox<Msg>) {
-    // The loopback NI is not gated (`lnet_handle_lo_send` skips the check).
-    let lo = m.ni.as_ref().is_some_and(|n| n.nid == Nid::LO);
-    let Some(m) = (if lo { Some(m) } else { gate(lnet, m) }) else {
+    let Some(m) = gate(lnet, m) else {
         return;
     };
     let admitted = admit(&mut lnet.tx.lock(), m);
@@ -258,8 +256,13 @@ fn drain(lnet: &TheLnet) {
 
 /// Ends a message about to take credits or leave if Lustre's
 /// `lnet_post_send_locked` would: past its deadline, or its MD unlinked
-/// meanwhile (`-ECANCELED`, not resent). Gives it back otherwise.
+/// meanwhile (`-ECANCELED`, not resent). Gives it back otherwise, and
+/// always for the loopback NI, which Lustre's `lnet_handle_lo_send` sends
+/// on unchecked.
 fn gate(lnet: &TheLnet, mut m: KBox<Msg>) -> Option<KBox<Msg>> {
+    if m.ni.as_ref().is_some_and(|n| n.nid == Nid::LO) {
+        return Some(m);
+    }
     // Past its deadline (`lnet_check_message_drop`): counted, and ended
     // as a network timeout, which the deadline gate keeps from costing
     // health or being resent.

@@ -215,10 +215,10 @@ impl Conn {
         let mut send_wr =
             (per_tx * depth.max(i32::from(self.ni.tun.concurrent_sends)) + 2).min(max_wr);
         let ctx = (&**self as *const Conn).cast_mut().cast::<c_void>();
-        // SAFETY: `ctx` outlives the CQ: the NI's table keeps the
-        // connection until `teardown`, which destroys the QP, then the CQ,
-        // before it releases the cm_id's reference, if the id has one yet
-        // (a passive connection gets it after this).
+        // The NI's table keeps the connection until `teardown`, which
+        // destroys the QP, then the CQ, before it releases the cm_id's
+        // reference, if the id has one yet (a passive one gets it later).
+        // SAFETY: so `ctx` outlives the CQ.
         let cq = unsafe { Cq::new(dev, cq_completion, cq_event, ctx, nrx + send_wr)? };
         // SAFETY: as the CQ's; on an error below, `destroy_qp` runs before
         // the CQ drops.
@@ -351,8 +351,7 @@ impl Conn {
             .or((broke != 0).then_some(broke));
         for (t, e) in failed {
             // A NOOP dropped as redundant, or a failed post (closed below).
-            let hs = health::post_failed(t.header_sent());
-            t.done(e, hs);
+            t.done_post_failed(e);
         }
         if let Some(e) = err {
             self.close(e);
@@ -450,11 +449,12 @@ impl Conn {
                         dst_stamp: g.peer_stamp,
                         cksum: self.ni.cksum(),
                     };
+                    // Posted or failed part way, the tx goes to `active`,
+                    // which it leaves at its completion or flush, or in
+                    // teardown once the QP is destroyed; it ends at once
+                    // only when its single SEND failed.
                     let rc = tx.pack(&head).and_then(|len| match g.cmid.as_mut() {
-                        // SAFETY: posted or failed part way, the tx goes to
-                        // `active`, which it leaves at its completion or
-                        // flush, or in teardown once the QP is destroyed; it
-                        // ends at once only when its single SEND failed.
+                        // SAFETY: the tx is kept as `post` asks (above).
                         Some(id) => unsafe { tx.post(id, len) },
                         None => Err(crate::kapi::errno::ENOTCONN()),
                     });
@@ -714,8 +714,8 @@ impl Conn {
         if let Some(mut tx) = tx {
             if tx.post_failed != 0 {
                 // A part of a failed post: the connection is closing.
-                let (e, hs) = (tx.post_failed, health::post_failed(tx.header_sent()));
-                tx.done(e, hs);
+                let e = tx.post_failed;
+                tx.done_post_failed(e);
             } else if w.ok() {
                 // The peer may have answered before this completion came.
                 match tx.answered.take() {
@@ -1242,8 +1242,8 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
     drop(rx);
     for t in active {
         if t.post_failed != 0 {
-            let (e, hs) = (t.post_failed, health::post_failed(t.header_sent()));
-            t.done(e, hs);
+            let e = t.post_failed;
+            t.done_post_failed(e);
             continue;
         }
         let place = if t.waiting {

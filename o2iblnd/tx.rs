@@ -515,6 +515,13 @@ impl Tx {
         }
     }
 
+    /// Ends a tx whose post failed with `err`, as a queued tx on a closed
+    /// connection ([`health::post_failed`]).
+    pub(crate) fn done_post_failed(self, err: i32) {
+        let hs = health::post_failed(self.header_sent());
+        self.done(err, hs);
+    }
+
     /// Ends the tx: LNet gets its message back with `status` and
     /// `hstatus`; registrations are dropped first. Called with no lock
     /// held.

@@ -763,10 +763,10 @@ impl Pd {
 
 impl Drop for Pd {
     fn drop(&mut self) {
-        // SAFETY: live by the type invariant; everything made on it was
-        // dropped first: MRs and DMA buffers borrow it, and the LND
-        // destroys each QP (made with `&Pd`) in its connection's teardown,
-        // before the NI holding the PD goes.
+        // Everything made on it is gone: MRs and DMA buffers borrow it,
+        // and the LND destroys each QP (made with `&Pd`) in its
+        // connection's teardown, before the NI holding the PD goes.
+        // SAFETY: live by the type invariant, and unused from here.
         unsafe { kapi_ib_dealloc_pd(self.raw()) }
     }
 }
