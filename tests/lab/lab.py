@@ -576,6 +576,30 @@ class Boot:
         return [c.read_text(errors="replace") for c in self.consoles]
 
 
+# Console lines a failed scenario's verdict carries from each VM: what CI
+# prints is all a failure there leaves to read.
+TAIL_LINES = 30
+
+
+def scenario_tail(text, name, n=TAIL_LINES):
+    """The last `n` lines a VM printed in scenario `name`, up to its first
+    LAB-FAIL (what followed is the clean-up's)."""
+    out, inside = [], False
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if line.startswith(f"LAB-BEGIN {name}"):
+            out, inside = [], True
+            continue
+        if not inside:
+            continue
+        if line.startswith(f"LAB-END {name} ") or line.startswith("LAB-DONE"):
+            break
+        out.append(line)
+        if LAB_FAIL.search(line):
+            break
+    return out[-n:]
+
+
 def durations(consoles):
     """Seconds each scenario took: the longest of its VMs' (LAB-END)."""
     secs = {}
@@ -583,6 +607,19 @@ def durations(consoles):
         for m in re.finditer(r"LAB-END (\S+) rc=\d+ secs=(\d+)", text):
             secs[m.group(1)] = max(secs.get(m.group(1), 0), int(m.group(2)))
     return secs
+
+
+def cpu_shares(consoles):
+    """Where each VM's CPU went in each scenario (LAB-END's cpu=), as
+    "user/system/idle" percentages: {name: ["vm0 20/70/10", ...]}."""
+    shares = {}
+    for vm, text in enumerate(consoles):
+        for m in re.finditer(r"LAB-END (\S+) rc=\d+ secs=\d+ cpu=user:(\d+),system:(\d+),idle:(\d+)", text):
+            ticks = [int(x) for x in m.groups()[1:]]
+            total = sum(ticks) or 1
+            shares.setdefault(m.group(1), []).append(
+                f"vm{vm} " + "/".join(str(round(100 * t / total)) for t in ticks))
+    return shares
 
 
 # Reports in Lustre's own code that its unmodified modules make on the lab
@@ -920,13 +957,19 @@ def main():
                     reasons.append(p)
             else:
                 log(f"lab: warning: {p}")
+        cpu = cpu_shares(consoles)
         for name, reasons in verdicts.items():
             took = f" ({secs[name]} s)" if name in secs else ""
+            if name in cpu:
+                took += f" cpu user/system/idle %: {', '.join(cpu[name])}"
             if reasons:
                 failed += 1
                 log(f"FAIL {name}{took}")
                 for r in reasons[:20]:
                     log(f"    {r}")
+                for vm, c in enumerate(consoles):
+                    for line in scenario_tail(c, name):
+                        log(f"    vm{vm}| {line}")
                 log(f"    consoles: {work}")
             else:
                 passed += 1

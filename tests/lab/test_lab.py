@@ -211,6 +211,23 @@ class Judge(unittest.TestCase):
         v = lab.judge(["a"], [console("LAB-BEGIN a", "LAB-END a rc=0 secs=7")], False)
         self.assertEqual(v["a"], [])
 
+    def test_a_failed_scenario_shows_its_last_lines_up_to_its_failure(self):
+        c = console("LAB-BEGIN a", "lab: a ran", "LAB-END a rc=0", "LAB-BEGIN b",
+                    *[f"[ 1.0] line {i}" for i in range(40)], "LAB-FAIL: b broke",
+                    "lab: clean-up", "LAB-END b rc=1", "LAB-BEGIN c", "LAB-END c rc=0")
+        tail = lab.scenario_tail(c, "b")
+        self.assertEqual(len(tail), lab.TAIL_LINES)
+        self.assertEqual(tail[-1], "LAB-FAIL: b broke")
+        self.assertEqual(tail[-2], "[ 1.0] line 39")
+        self.assertEqual(lab.scenario_tail(c, "a"), ["lab: a ran"])
+        self.assertEqual(lab.scenario_tail(c, "z"), [])
+
+    def test_cpu_shares_per_scenario_and_vm(self):
+        a = console("LAB-BEGIN a", "LAB-END a rc=0 secs=12 cpu=user:25,system:70,idle:5")
+        b = console("LAB-BEGIN a", "LAB-END a rc=0 secs=12 cpu=user:0,system:1,idle:3")
+        self.assertEqual(lab.cpu_shares([a, b]), {"a": ["vm0 25/70/5", "vm1 0/25/75"]})
+        self.assertEqual(lab.durations([a]), {"a": 12})
+
     def test_a_clock_other_than_the_tsc_is_named(self):
         tsc = "LAB-BOOTED vm=0 uptime=1.0 lustre=0 clock=tsc"
         jiffies = "LAB-BOOTED vm=1 uptime=1.2 lustre=0 clock=refined-jiffies"

@@ -302,6 +302,20 @@ lab_unload_leftovers() {
 	for m in $(lab_our_modules); do
 		echo "LAB-FAIL: module $m will not unload"
 	done
+	# A removal still waiting fails the next scenario's `rdma link add`:
+	# say so here, with the stacks of what blocks it.
+	i=0
+	while [ -n "$(rdma link show 2>/dev/null)" ] && [ $i -lt 100 ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	if [ -n "$(rdma link show 2>/dev/null)" ]; then
+		for p in /proc/[0-9]*; do
+			[ "$(cat "$p/comm" 2>/dev/null)" = rdma ] &&
+				sed "s/^/lab: rdma ${p#/proc/}: /" "$p/stack"
+		done
+		echo "LAB-FAIL: rdma link delete still waits 10 s on: $(rdma link show 2>/dev/null | awk '{ print $2 }' | tr '\n' ' ')"
+	fi
 	[ -z "$left" ]
 }
 
@@ -413,12 +427,13 @@ lab_ni_health() {
 	lab_health_in /tmp/nets3 "$1"
 }
 
-# lab_flood N [OP_TIMEOUT]: N PUTs of $LAB_FLOOD_BYTES (1 MiB) to $p0 in
-# the background (lnet_ulp's flood), each given OP_TIMEOUT (200) seconds.
+# lab_flood N [OP_TIMEOUT [WINDOW]]: N PUTs of $LAB_FLOOD_BYTES (1 MiB) to
+# $p0 in the background (lnet_ulp's flood), each given OP_TIMEOUT (200)
+# seconds, at most WINDOW at a time (0: all at once).
 lab_flood() {
 	dmesg -c >/dev/null
 	modprobe lnet_ulp mode=flood peer="$p0" repeat="$1" op_timeout="${2:-200}" \
-		flood_bytes="${LAB_FLOOD_BYTES:-1048576}" &
+		window="${3:-0}" flood_bytes="${LAB_FLOOD_BYTES:-1048576}" &
 	flooding=$!
 }
 

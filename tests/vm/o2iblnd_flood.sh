@@ -140,7 +140,8 @@ lnetctl lnet unconfigure || lab_fail "unconfigure"
 dmesg | grep "closing connection to $p0 " >>/tmp/closed
 sed 's/^/  /' /tmp/closed
 sed -n 's/.* (\([0-9]*\) sent, .*/\1/p' /tmp/closed | grep -v '^0$' >/tmp/sent
-lab_expect_eq "$(wc -l </tmp/sent)" 2 "connections to $p0 that carried sends"
+[ "$(wc -l </tmp/sent)" = 2 ] ||
+	lab_fail "connections to $p0 that carried sends: $(wc -l </tmp/sent), not 2: $(sed 's/.*closing connection/closing connection/' /tmp/closed | tr '\n' ';')"
 while read -r n; do
 	[ "$n" -ge 20 ] || lab_fail "a connection to $p0 carried only $n sends"
 done </tmp/sent
