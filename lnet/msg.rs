@@ -60,12 +60,20 @@ pub(crate) struct Msg {
     /// still waiting for it).
     pub(crate) peer_credit: bool,
     pub(crate) ni_credit: bool,
-    /// The status an LND gave a send it refused (`lnet_msg_set_hstatus`).
+    /// The status an LND gave a send it refused (`lnet_msg_set_hstatus`);
+    /// OK unless it set one, as Lustre's `msg_health_status` starts.
     pub(crate) lnd_hstatus: Status,
     /// An incoming GET whose LND writes the REPLY's data itself
     /// (`lnet_parse`'s rdma_req): the REPLY goes to `lnd_recv`, not out
     /// through selection.
     pub(crate) rdma_get: bool,
+    /// A recovery ping (`msg_recovery`): selection treats its peer as not
+    /// Multi-Rail, so that it tests the peer NI it names.
+    pub(crate) recovery: bool,
+    /// A REPLY made by [`create_reply`]: like Lustre's, it has no peer NI
+    /// of its own, so health never checks it (`lnet_is_health_check`);
+    /// its GET carries the outcome.
+    pub(crate) no_rx_peer: bool,
 }
 
 // SAFETY: the raw pointers inside (fragment vectors of referenced MDs, the
@@ -92,8 +100,10 @@ impl Msg {
                 deadline: 0,
                 peer_credit: false,
                 ni_credit: false,
-                lnd_hstatus: Status::LocalError,
+                lnd_hstatus: Status::Ok,
                 rdma_get: false,
+                recovery: false,
+                no_rx_peer: false,
             },
             GFP_KERNEL,
         )?;
@@ -256,8 +266,11 @@ fn best_of<K: Copy, T: Copy>(
 /// The local NI a message leaves from, the peer NID it goes to and the NID
 /// it names as its source (`lnet_select_pathway`, selection.md §1-§3, §5):
 /// a given source is used as is; a Multi-Rail peer gets the best net, NI
-/// and peer NI by health then round robin; another peer keeps one
-/// preferred NI. Only `0@lo` takes the loopback NI: one of our own NIDs
+/// and peer NI by health then round robin, unless the message is a
+/// recovery ping (`recovery`), which goes to the peer NI it names as to a
+/// peer that is not Multi-Rail; another peer keeps one preferred NI
+/// (`reserved` portal-0 traffic takes the best NI of the net instead).
+/// Only `0@lo` takes the loopback NI: one of our own NIDs
 /// is a peer NI like any other, reached through an NI of its net and its
 /// LND, so that a message to it (a local NI's recovery ping) tests that
 /// NI.
@@ -266,6 +279,7 @@ fn select_path(
     dest: &Nid,
     src: &Nid,
     reserved: bool,
+    recovery: bool,
     md_node: i32,
     slot: usize,
 ) -> Option<(Arc<Ni>, Nid, Nid)> {
@@ -316,7 +330,7 @@ fn select_path(
             .find(|n| n.nid == *src && n.nid.net() == dest.net())?
             .clone();
         (ni, li)
-    } else if peer.multi_rail && !reserved {
+    } else if peer.multi_rail && !recovery {
         // A net first (each of the peer's nets that is also ours), then
         // the NI and the peer NI on it.
         let first_of_net =
@@ -401,9 +415,10 @@ fn select_path(
         drop(tx);
         (ni, lpni)
     } else {
-        // Not Multi-Rail: the destination NID, from the preferred NI.
-        // Portal-0 traffic (pings, recovery pings) takes the best NI of
-        // the net instead, as Lustre's reserved-portal exemption does.
+        // Not Multi-Rail, or a recovery ping: the destination NID, from
+        // the preferred NI. Portal-0 traffic (pings, pushes, recovery
+        // pings) takes the best NI of the net instead, as Lustre's
+        // reserved-portal exemption does.
         let lp = peer.nis.get(li)?;
         let net = lp.nid.net();
         let pref = lp.pref_nid.filter(|_| !reserved).and_then(|p| {
@@ -436,9 +451,12 @@ fn select_path(
 
 /// Counts a message received from `from` on `ni` (creating its peer; a
 /// peer that is not Multi-Rail gets the receiving NI as its preferred one,
-/// as Lustre does). Returns the primary NID of `src`'s peer, the message's
-/// initiator (`lnet_peer_primary_nid_locked`).
-fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize) -> Nid {
+/// as Lustre does). A message parsed from it (`parsed`) also marks the
+/// peer NI up, whatever its node last reported (`lnet_parse`): a node
+/// whose NI comes back through health alone does not push that. Returns
+/// the primary NID of `src`'s peer, the message's initiator
+/// (`lnet_peer_primary_nid_locked`).
+fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize, parsed: bool) -> Nid {
     if ni.nid == Nid::LO {
         return *src;
     }
@@ -452,6 +470,9 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize) -> Nid 
                     p.pref_nid.get_or_insert(ni.nid);
                 }
                 p.last_alive = kapi::kthread::now_secs();
+                if parsed {
+                    p.ns_status = crate::lnet_core::ping::STATUS_UP;
+                }
             }
         }
     }
@@ -491,6 +512,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
         &m.hdr.dest_nid,
         &m.hdr.src_nid,
         reserved,
+        m.recovery,
         md_node,
         slot,
     ) else {
@@ -577,10 +599,12 @@ pub(crate) fn lnd_send(lnet: &TheLnet, m: KBox<Msg>) {
     if let Err(e) = ni.lnd.send(&ni, p, desc) {
         // SAFETY: the LND refused the message, so it is still ours.
         let m = unsafe { Msg::from_c(p) };
-        // The health status is the one the LND set, if any. Unlike Lustre's
-        // lnet_ni_send, the message stays resendable: our LNDs refuse a send
-        // when its NI's link is down or the peer is in reconnect backoff,
-        // and another path is then exactly what health should try.
+        // The health status is the one the LND set, if any; with none (OK
+        // beside an error) health is left alone and the message fails, as
+        // in Lustre. Unlike Lustre's lnet_ni_send, one with a status stays
+        // resendable: our LNDs set one when the peer is in reconnect backoff
+        // or the device refused the work, and another path is then exactly
+        // what health should try.
         let hs = m.lnd_hstatus;
         finalize(lnet, m, e.to_errno(), hs);
     }
@@ -725,7 +749,9 @@ fn recv(
     if let Err(e) = r {
         // SAFETY: the LND refused the message, so it is still ours.
         let m = unsafe { Msg::from_c(p) };
-        finalize(lnet, m, e.to_errno(), Status::LocalError);
+        // No health status, as Lustre's lnet_ni_recv leaves it: a refused
+        // receive costs no NI its health.
+        finalize(lnet, m, e.to_errno(), Status::Ok);
     }
 }
 
@@ -847,7 +873,7 @@ pub(crate) fn parse(
     Counters::add_len(&lnet.counters.recv_length, rlen);
     let slot = msg_stats::slot(&hdr.msg);
     ni.count_recv(rlen, slot);
-    let initiator = count_rx(lnet, ni, &from, &hdr.src_nid, slot);
+    let initiator = count_rx(lnet, ni, &from, &hdr.src_nid, slot, true);
     let Ok(mut m) = Msg::new(lnet, hdr) else {
         drop_incoming(lnet, ni, private, rlen, "out of memory", &hdr);
         return 0;
@@ -1409,6 +1435,7 @@ pub(crate) fn create_reply(
     m.md = Some(cookie);
     m.rx = true;
     m.rx_committed = true;
+    m.no_rx_peer = true;
     m.from = from;
     m.initiator = initiator;
     m.deadline = commit_deadline(&ni);
@@ -1433,7 +1460,8 @@ pub(crate) fn set_reply_len(lnet: &TheLnet, m: &mut Msg, len: u32) -> bool {
     if let Some(ni) = m.ni.as_ref() {
         let slot = msg_stats::slot(&m.hdr.msg);
         ni.count_recv(len, slot);
-        count_rx(lnet, ni, &m.from, &m.hdr.src_nid, slot);
+        // Lustre's REPLY written by RDMA has no peer NI to mark up.
+        count_rx(lnet, ni, &m.from, &m.hdr.src_nid, slot, false);
     }
     if let Some(cookie) = m.md {
         detach_tracker(lnet, &mut lnet.res.lock(), cookie);
@@ -1518,6 +1546,7 @@ pub(crate) fn start(lnet: &TheLnet, r: Request) -> Result {
     }
     m.md = Some(r.md);
     m.no_resend = r.recovery;
+    m.recovery = r.recovery;
     drop(res);
 
     m.hdr.msg = match r.put {

@@ -179,7 +179,9 @@ impl Tx {
         msg: Msg,
         d: &lnet_tx_desc,
     ) -> core::result::Result<Tx, (Error, Status)> {
-        let local = |e| (e, Status::LocalError);
+        // Refused before the tx holds the message: no health status, as
+        // Lustre's kiblnd_send leaves it (LNet then charges no NI).
+        let local = |e| (e, Status::Ok);
         let target = crate::kapi::lnet_abi::nid_from_c(&d.target.nid).map_err(local)?;
         if d.hdr_len as usize != HDR_NID4_LEN {
             // o2iblnd carries NID4 headers only (wire.md §7).
@@ -597,7 +599,7 @@ fn get_req(
                 e
             );
             sink.reply.finalize(e.to_errno(), Status::LocalError);
-            Err((e, Status::LocalError))
+            Err((e, Status::Ok))
         }
     }
 }

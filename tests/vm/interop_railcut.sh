@@ -98,6 +98,30 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	used "after our silence" 60
 	lnetctl set transaction_timeout "${tt:-150}"
 	lab_tell "$other" 7081
+
+	# Our eth1 flaps under our own PUTs: our tcp1 NI loses health, and our
+	# push says it is down. Back up, it heals through our recovery pings
+	# alone, which push nothing; once it carries our PUTs again, the
+	# client must use it too: it heard from it.
+	lab_wait_server "$other" 7090
+	lab_burst "$p0" PUT 30 3 >/tmp/flap &
+	flap=$!
+	sleep 1
+	ip link set eth1 down
+	wait $flap
+	lab_log "$side: PUTs with our eth1 going down: $(cat /tmp/flap) (ok failed)"
+	ip link set eth1 up
+	t=$(lab_wait_ni_health "$me1" 90)
+	lab_log "$side: $me1 back at health 1000 ${t}s after our eth1 came up"
+	used "once our own eth1 is back"
+	lab_tell "$other" 7092
+	modprobe lnet_ulp mode=server || lab_fail "$side: server did not start"
+	nc -ll -p 7095 -e /bin/true &
+	up=$!
+	nc -l -p 7096 </dev/null >/dev/null || lab_fail "$side: no word from the client"
+	kill $up
+	lab_rmmod lnet_ulp
+	lab_tell "$other" 7091
 else
 	lab_wait_server "$other" 7050
 	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "PUTs over both rails (ok failed)"
@@ -128,5 +152,20 @@ else
 	lab_tell "$other" 7071
 
 	serve_cut 7080 "tc qdisc add dev eth1 root netem loss 100%" "tc qdisc del dev eth1 root"
+
+	# The Lustre node's eth1 flaps under its own PUTs: its push reports its
+	# tcp1 NI down, and none reports it up again (its health comes back
+	# through its own recovery pings). Its PUTs from that NI say it is up
+	# (lnet_parse): ours use it again, within a recovery interval.
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+	nc -ll -p 7090 -e /bin/true &
+	up=$!
+	nc -l -p 7092 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
+	kill $up
+	lab_rmmod lnet_ulp
+	lab_wait_server "$other" 7095
+	used "once the Lustre node's own eth1 came back"
+	lab_tell "$other" 7096
+	nc -l -p 7091 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
 fi
 lab_interop_teardown

@@ -464,6 +464,18 @@ lab_check_learnt() {
 	lab_log "peer $1: both NIDs, Multi-Rail, state $state"
 }
 
+# lab_wait_ni_health NID SECONDS: waits until the health of our NI NID is
+# 1000, for SECONDS at most; prints the seconds it took.
+lab_wait_ni_health() {
+	n=0
+	until [ "$(lab_ni_health "$1")" = 1000 ]; do
+		n=$((n + 1))
+		[ "$n" -lt "$2" ] || lab_fail "$1 at health $(lab_ni_health "$1") after $2 s" >&2
+		sleep 1
+	done
+	echo "$n"
+}
+
 # lab_wait_health NID lt|eq VALUE SECONDS: waits until the health of the
 # peer NI NID is below (lt) or at (eq) VALUE, for SECONDS at most; prints
 # the seconds it took.

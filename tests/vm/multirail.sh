@@ -8,7 +8,8 @@
 # the other rail. Last, recovery pings bring an unhealthy peer NI and local
 # NI back to 1000, seen through lnetctl debug recovery and show -v 3; the
 # local NI's pings, and an lnetctl ping of our own NID, go through the NI
-# and ksocklnd (its send and receive counts move), not over 0@lo.
+# and ksocklnd (its send and receive counts move), not over 0@lo. A
+# discovery ping goes by selection: with our eth0 down, it takes tcp1.
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@tcp
 p1=$(lab_addr "$peer" 1)@tcp1
@@ -127,6 +128,20 @@ else
 	dr=$(($(lab_ni_recvs "$me0") - r0))
 	lab_log "lnetctl ping $me0: $ds sends, $dr receives on $me0"
 	[ "$ds" -ge 2 ] && [ "$dr" -ge 2 ] || { cat /tmp/nets; lab_fail "ping of $me0 did not go through it ($ds sends, $dr receives)"; }
+	# Discovery's ping goes by Multi-Rail selection, as any message does
+	# but a recovery ping: with our eth0 down, discovering the peer by its
+	# primary NID goes over tcp1.
+	ip link set eth0 down
+	s1=$(lab_ni_sends "$me1")
+	if ! lnetctl discover "$p0" >/tmp/disc 2>&1; then
+		ip link set eth0 up
+		cat /tmp/disc
+		lab_fail "discovery of $p0 with our eth0 down"
+	fi
+	ip link set eth0 up
+	ds=$(($(lab_ni_sends "$me1") - s1))
+	lab_log "discovery of $p0 with our eth0 down: $ds sends on $me1"
+	[ "$ds" -ge 1 ] || lab_fail "discovery's ping did not take $me1"
 	echo done | nc -w 5 "$(lab_addr "$peer" 0)" 7001 || lab_fail "could not release the server"
 fi
 lab_rmmod lnet_ulp
