@@ -25,8 +25,7 @@ static struct miscdevice lnet_dev = {
 	.minor	= MISC_DYNAMIC_MINOR,
 	.name	= "lnet",
 	.fops	= &lnet_dev_fops,
-	/* Anyone may look; changes are checked for CAP_NET_ADMIN. */
-	.mode	= 0666,
+	/* Root's only (0600), as Lustre's; each ioctl also asks CAP_SYS_ADMIN. */
 };
 
 int lnet_dev_register(void)

@@ -90,11 +90,16 @@ t=$(($(date +%s) - t0))
 tc qdisc del dev eth1 root
 [ "$t" -le 5 ] || lab_fail "an interrupted ping took ${t}s to return"
 lab_log "ping interrupted after 2 s returned after ${t}s"
-# Unprivileged users may look but not change.
-su lnetuser -s /bin/sh -c "lnetctl net show" >/dev/null || lab_fail "net show refused to a user"
-if su lnetuser -s /bin/sh -c "lnetctl lnet unconfigure" 2>/dev/null; then
-	lab_fail "a user unconfigured LNet"
-fi
+# Unprivileged users are refused everything, as by Lustre (/dev/lnet is
+# root's), and make nothing: no peer for a NID they name.
+for cmd in "net show" "peer show" "stats show" "lnet unconfigure" \
+	"ping 10.1.0.98@tcp --timeout 2" "discover 10.1.0.98@tcp"; do
+	if su lnetuser -s /bin/sh -c "lnetctl $cmd" >/dev/null 2>&1; then
+		lab_fail "a user ran lnetctl $cmd"
+	fi
+done
+lnetctl peer show >/tmp/peers || lab_fail "peer show"
+! grep -q "10.1.0.98@tcp" /tmp/peers || lab_fail "a user's lnetctl made a peer for 10.1.0.98@tcp"
 kill $ready
 if [ "$LAB_VM" = 1 ]; then
 	# Go down first, once VM 0 is done with its pings of us.

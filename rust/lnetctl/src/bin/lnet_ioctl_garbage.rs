@@ -4,7 +4,11 @@
 //! harm; the lab's kernel checks (KASAN, lockdep, kmemleak) judge the
 //! kernel side. Prints how many calls each errno answered.
 //!
-//!   lnet_ioctl_garbage [ITERATIONS] [SEED]
+//! With `--no-admin` it drops CAP_SYS_ADMIN once /dev/lnet is open, as a
+//! root process confined without it would run: every call must then be
+//! refused with EACCES, whatever it carries, or it fails.
+//!
+//!   lnet_ioctl_garbage [--no-admin] [ITERATIONS] [SEED]
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
@@ -31,8 +35,45 @@ fn ioc(dir: u64, nr: u64, size: u64) -> u64 {
     (dir << 30) | ((size & 0x3fff) << 16) | ((b'e' as u64) << 8) | (nr & 0xff)
 }
 
+const CAP_SYS_ADMIN: u32 = 21;
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// Takes CAP_SYS_ADMIN out of this process's effective set.
+fn drop_sys_admin() -> std::io::Result<()> {
+    let mut hdr = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: a version 3 header and the two data words it asks for.
+    if unsafe { nix::libc::syscall(nix::libc::SYS_capget, &mut hdr, data.as_mut_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    data[0].effective &= !(1 << CAP_SYS_ADMIN);
+    // SAFETY: as above.
+    if unsafe { nix::libc::syscall(nix::libc::SYS_capset, &mut hdr, data.as_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    let no_admin = args.next_if(|a| a == "--no-admin").is_some();
     let iterations: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(5000);
     let seed: u64 = args
         .next()
@@ -45,6 +86,12 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if no_admin {
+        if let Err(e) = drop_sys_admin() {
+            eprintln!("lnet_ioctl_garbage: dropping CAP_SYS_ADMIN: {e}");
+            std::process::exit(1);
+        }
+    }
     let fd = dev.as_raw_fd();
     let mut rng = Rng(seed | 1);
     let mut buf = vec![0u8; 4096];
@@ -98,7 +145,16 @@ fn main() {
         .map(|(e, n)| format!("errno {e}: {n}"))
         .collect();
     println!(
-        "lnet_ioctl_garbage: {iterations} calls; {}",
+        "lnet_ioctl_garbage: {iterations} calls{}; {}",
+        if no_admin {
+            " without CAP_SYS_ADMIN"
+        } else {
+            ""
+        },
         summary.join(", ")
     );
+    if no_admin && answers.keys().any(|&e| e != nix::libc::EACCES) {
+        eprintln!("lnet_ioctl_garbage: a call without CAP_SYS_ADMIN was not refused with EACCES");
+        std::process::exit(1);
+    }
 }
