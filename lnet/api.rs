@@ -350,9 +350,10 @@ extern "C" fn lnet_assert_handler_unused(handler: Option<Handler>) {
 
 /// The body of `LNetMDUnlink`: with no message on the MD the handler gets
 /// an UNLINK event now; otherwise the last message's event says unlinked.
-/// The UNLINK event has status 0 as in Lustre, except when LNet itself
-/// ends the MD at shutdown: then `status` (-ESHUTDOWN) tells the owner the
-/// operation did not complete.
+/// The UNLINK event has `status`: 0 as in Lustre for every unlink an
+/// owner or a response deadline or shutdown makes (the event's type tells
+/// the owner the operation did not complete); LNet's own discovery passes
+/// its send's error to its own handler.
 pub(crate) fn md_unlink(lnet: &TheLnet, cookie: u64, discard: bool, status: i32) -> Result {
     let mut res = lnet.res.lock();
     loop {

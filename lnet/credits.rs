@@ -88,6 +88,13 @@ impl Tx {
     }
 }
 
+/// Forgets every peer NI's credits, with the peers at shutdown: nothing is
+/// in flight or waiting any more.
+pub(crate) fn forget_peer_nis(lnet: &TheLnet) {
+    let old = core::mem::take(&mut lnet.tx.lock().peer_nis);
+    drop(old);
+}
+
 /// Bytes a message counts for in `lpni_txqnob`.
 fn nob(m: &Msg) -> u64 {
     u64::from(m.hdr.payload_length) + HDR_NID4_LEN as u64

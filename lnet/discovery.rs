@@ -919,8 +919,8 @@ unsafe extern "C" fn dc_main(data: *mut c_void) -> c_int {
 }
 
 /// Ends discovery at shutdown, after the thread stopped: waiting
-/// messages end with -ESHUTDOWN and every peer is forgotten as
-/// undiscovered (their MDs go with LNet's).
+/// messages end with -ESHUTDOWN and every peer is left undiscovered
+/// (their MDs go with LNet's).
 pub(crate) fn stop(lnet: &TheLnet) {
     lnet.dc_running.store(false, Relaxed);
     loop {
@@ -934,8 +934,7 @@ pub(crate) fn stop(lnet: &TheLnet) {
         };
         crate::msg::finalize(lnet, m, ESHUTDOWN().to_errno(), Status::Ok);
     }
-    // Peers outlive LNet here (Lustre deletes them): the next LNet
-    // discovers them afresh.
+    // Undiscovered until shutdown deletes them (startup.rs).
     for p in lnet.peers.lock().list.iter_mut() {
         p.disc = PeerDisc::default();
     }

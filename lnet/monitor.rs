@@ -7,7 +7,6 @@
 //! ping buffer after a link change and summarises late messages.
 
 use crate::api;
-use crate::kapi::errno::ESHUTDOWN;
 use crate::kapi::kthread::{self, Thread};
 use crate::state::TheLnet;
 use core::ffi::{c_int, c_void};
@@ -94,22 +93,24 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
                 }
             }
         }
-        let status = if all { ESHUTDOWN().to_errno() } else { 0 };
         for &(cookie, nid) in batch.iter().take(n) {
             // The MD may have been unlinked meanwhile; then nothing is due.
             if lnet.res.lock().md(cookie).is_none() {
                 continue;
             }
-            lnet.counters
-                .response_timeout_count
-                .fetch_add(1, Ordering::Relaxed);
-            // Health before the unlink: its event may send the owner's
-            // next message at once, and that selection must see the loss
-            // (Lustre's order is the reverse, with PtlRPC resending later).
+            // At shutdown the trackers are only cleaned up: no count, no
+            // health, and the unlink's status is 0, as Lustre's.
             if !all {
+                lnet.counters
+                    .response_timeout_count
+                    .fetch_add(1, Ordering::Relaxed);
+                // Health before the unlink: its event may send the owner's
+                // next message at once, and that selection must see the
+                // loss (Lustre's order is the reverse, with PtlRPC
+                // resending later).
                 crate::health::remote_failure(lnet, &nid);
             }
-            let _ = api::md_unlink(lnet, cookie, false, status);
+            let _ = api::md_unlink(lnet, cookie, false, 0);
         }
         total = total.saturating_add(n as u32);
         if n < BATCH {

@@ -480,6 +480,12 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     }
     drop(pings);
     unlink_all(lnet);
+    // Every peer goes with LNet, as Lustre's lnet_peer_tables_cleanup
+    // deletes them: a restarted LNet learns them afresh, at full health
+    // and with no preferred NI, and `peer show` lists what it made since.
+    let peers = core::mem::take(&mut *lnet.peers.lock());
+    crate::credits::forget_peer_nis(lnet);
+    drop(peers);
     // Rules go with the LNet they were added to.
     crate::udsp::clear(lnet);
     pr_info!("LNet down\n");

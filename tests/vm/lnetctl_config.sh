@@ -72,6 +72,9 @@ grep -q "errno:" /tmp/bad || { cat /tmp/bad; lab_fail "no error block for health
 lnetctl export >/tmp/a.yaml || lab_fail "export"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lnetctl lnet configure || lab_fail "configure again"
+# Peers went with LNet, as Lustre's: only the import brings one back.
+lnetctl peer show >/tmp/p0 || lab_fail "peer show after configure"
+! grep -q "primary nid:" /tmp/p0 || { cat /tmp/p0; lab_fail "peers outlived LNet"; }
 lnetctl import /tmp/a.yaml || { cat /tmp/a.yaml; lab_fail "import"; }
 lnetctl export >/tmp/b.yaml || lab_fail "export again"
 # The configured peer has no node behind it: pushes to it (discovery

@@ -70,21 +70,22 @@ pub enum EventKind {
 }
 
 /// Whether the ACK of a PUT (`is_put`) or the REPLY of a GET is tracked
-/// with a deadline (`lnet_response_tracking_enabled` plus the MD flags): a
-/// caller-given timeout and `TRACK_RESPONSE` force it, `NO_TRACK_RESPONSE`
-/// forbids it, otherwise `lnet_response_tracking` decides (1 GET, 2 PUT,
-/// 3 both, 0 none).
+/// with a deadline (`lnet_response_tracking_enabled` plus the MD flags):
+/// `NO_TRACK_RESPONSE` forbids it, even beside `TRACK_RESPONSE`, as
+/// Lustre checks it first; then `TRACK_RESPONSE` or a caller-given timeout
+/// (our `LNetPutTimeout`/`LNetGetTimeout`) forces it; otherwise
+/// `lnet_response_tracking` decides (1 GET, 2 PUT, 3 both, 0 none).
 pub fn response_tracked(
     md_options: u32,
     response_tracking: u32,
     is_put: bool,
     own_timeout: bool,
 ) -> bool {
-    if own_timeout || md_options & options::TRACK_RESPONSE != 0 {
-        return true;
-    }
     if md_options & options::NO_TRACK_RESPONSE != 0 {
         return false;
+    }
+    if own_timeout || md_options & options::TRACK_RESPONSE != 0 {
+        return true;
     }
     match response_tracking {
         3 => true,
@@ -342,7 +343,9 @@ mod tests {
             (0, 0, false, false, false),
             (YES, 0, true, false, true),
             (NO, 3, false, false, false),
-            (NO, 3, false, true, true),
+            (NO, 3, false, true, false),
+            (NO | YES, 3, true, false, false),
+            (NO | YES, 0, false, true, false),
             (0, 0, true, true, true),
         ];
         for (o, rt, put, own, want) in table {
