@@ -20,7 +20,8 @@
 # Lustre node's PUTs (its transaction_timeout set to 10 s for it, as
 # Lustre's own tests do): it loses at most the PUTs in flight there, its
 # health drops, and it uses our tcp1 again once the loss ends.
-lab_interop_setup
+# shellcheck disable=SC2086 # the two nets, or none for tcp1 and tcp
+lab_interop_setup ${LAB_RAIL_NETS:-}
 other=$(lab_addr "$peer" 0)
 
 # serve_cut BASE CUT RESTORE: serves lnet_ulp's buffers (saying so on port

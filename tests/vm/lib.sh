@@ -596,21 +596,37 @@ lab_interop_setup() {
 	side=lnet-rs
 	[ "$LAB_LUSTRE" = 1 ] && side=Lustre
 	[ "${LAB_CLNET:-0}" = 1 ] && side="Lustre's LNet"
-	lnd=ksocklnd
-	case "$net0" in o2ib*) lnd=ko2iblnd ;; esac
+	# Each rail's LND (both, for rails of two kinds): lnd names the first,
+	# lnds all of them; an o2ib rail runs over its NIC's rxe device.
+	lnds= rxes=
+	nic=0
+	for n in "$net0" "$net1"; do
+		l=ksocklnd
+		case "$n" in
+		none) continue ;;
+		o2ib*) l=ko2iblnd rxes="$rxes $nic" ;;
+		esac
+		case " $lnds " in *" $l "*) ;; *) lnds="$lnds $l" ;; esac
+		nic=1
+	done
+	lnds=${lnds# }
+	lnd=${lnds%% *}
 	dmesg -c >/dev/null
-	if [ "$lnd" = ko2iblnd ]; then
-		for nic in 0 1; do
-			rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "$side: rxe$nic"
-		done
-	fi
-	if [ "${LAB_CLNET:-0}" = 1 ]; then
-		# shellcheck disable=SC2086 # LAB_LND_ARGS: the LND's parameters, split
-		insmod "/opt/clnet/$lnd.ko" ${LAB_LND_ARGS:-} || lab_fail "$side: $lnd did not load"
-	else
-		# shellcheck disable=SC2086 # LAB_LND_ARGS: the LND's parameters, split
-		modprobe "$lnd" ${LAB_LND_ARGS:-} || lab_fail "$side: $lnd did not load"
-	fi
+	for nic in $rxes; do
+		rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "$side: rxe$nic"
+	done
+	for l in $lnds; do
+		# LAB_LND_ARGS: parameters of the first LND, split.
+		args=
+		[ "$l" = "$lnd" ] && args=${LAB_LND_ARGS:-}
+		if [ "${LAB_CLNET:-0}" = 1 ]; then
+			# shellcheck disable=SC2086 # a list of parameters
+			insmod "/opt/clnet/$l.ko" $args || lab_fail "$side: $l did not load"
+		else
+			# shellcheck disable=SC2086 # a list of parameters
+			modprobe "$l" $args || lab_fail "$side: $l did not load"
+		fi
+	done
 	lnetctl lnet configure || lab_fail "$side: configure"
 	if [ "$net1" = "$net0" ]; then
 		lnetctl net add --net "$net0" --if eth0,eth1 || lab_fail "$side: net add $net0 on eth0,eth1"
@@ -685,12 +701,13 @@ lab_clnet_use() {
 # Takes down what lab_interop_setup started, and Lustre's modules too.
 lab_interop_teardown() {
 	lnetctl lnet unconfigure || lab_fail "$side: unconfigure"
-	lab_rmmod "$lnd"
+	for l in $lnds; do
+		lab_rmmod "$l"
+	done
 	lab_rmmod lnet
-	if [ "$lnd" = ko2iblnd ]; then
-		rdma link delete rxe0
-		rdma link delete rxe1
-	fi
+	for nic in $rxes; do
+		rdma link delete "rxe$nic"
+	done
 	# Lustre's libcfs: Lustre's LNet depends on it, and ours pins it while
 	# its lnet_lnd_timeout sits in libcfs's debugfs lnet/ (lnet_debugfs.c).
 	if grep -q "^libcfs " /proc/modules; then
