@@ -641,12 +641,7 @@ fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
         for p in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
             if all || p.nid == nid {
                 p.health = value;
-                let now = crate::kapi::kthread::now_secs();
-                if value < crate::lnet_core::health::MAX_HEALTH
-                    && crate::recovery::peer_recoverable(p.last_alive, now)
-                {
-                    p.recovery.queue(now);
-                }
+                p.offer_recovery(crate::kapi::kthread::now_secs());
                 found = true;
             }
         }

@@ -185,12 +185,8 @@ pub(crate) fn check(
             if d.reset_ping_counts {
                 p.recovery.ping_count = 0;
             }
-            let offer = matches!(d.remote, Change::Decrement | Change::IncrementAndRequeue);
-            if offer
-                && p.health < crate::lnet_core::health::MAX_HEALTH
-                && crate::recovery::peer_recoverable(p.last_alive, now)
-            {
-                p.recovery.queue(now);
+            if matches!(d.remote, Change::Decrement | Change::IncrementAndRequeue) {
+                p.offer_recovery(now);
             }
         }
     }

@@ -75,8 +75,22 @@ impl PeerNi {
     /// down by `sensitivity`, and recovery if it may be recovered.
     pub(crate) fn remote_failure(&mut self, sensitivity: u32, now: i64) {
         self.health = crate::lnet_core::health::dec(self.health, sensitivity);
+        self.offer_recovery(now);
+    }
+
+    /// Puts it on the recovery queue if it needs and may have recovery
+    /// (`lnet_peer_ni_add_to_recoveryq_locked`): below full health and
+    /// heard from, within `lnet_recovery_limit` of that. One aged out is
+    /// left off with its ping count reset, so that if it comes back its
+    /// first ping goes at once; one already queued stays until it heals.
+    pub(crate) fn offer_recovery(&mut self, now: i64) {
+        if self.recovery.queued || self.health >= crate::lnet_core::health::MAX_HEALTH {
+            return;
+        }
         if crate::recovery::peer_recoverable(self.last_alive, now) {
             self.recovery.queue(now);
+        } else if self.last_alive != 0 {
+            self.recovery.ping_count = 0;
         }
     }
 

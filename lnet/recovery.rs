@@ -42,6 +42,9 @@ pub(crate) struct Recovery {
     pub(crate) ping_count: u32,
     /// Monotonic seconds of the next ping.
     pub(crate) next_ping: i64,
+    /// Left the queue aged out after its last ping, whose MD is left to
+    /// its REPLY or its deadline as Lustre leaves it.
+    pub(crate) aged: bool,
 }
 
 impl Recovery {
@@ -50,6 +53,7 @@ impl Recovery {
     pub(crate) fn queue(&mut self, now: i64) {
         if !self.queued {
             self.queued = true;
+            self.aged = false;
             self.next_ping = now.saturating_add(i64::from(interval(self.ping_count)));
         }
     }
@@ -304,13 +308,10 @@ pub(crate) fn run(lnet: &TheLnet) {
                 r.dequeue();
             }
             let ping = r.queued && now >= r.next_ping && !r.pending && n < BATCH;
-            if ping && !peer_recoverable(lp.last_alive, now) {
-                // Aged out: dropped until heard from again.
-                r.dequeue();
-                r.ping_count = 0;
-            }
             if !r.queued {
-                stale.take(&mut r.ping_md);
+                if !r.aged {
+                    stale.take(&mut r.ping_md);
+                }
                 continue;
             }
             if core::mem::take(&mut r.failed) || ping {
@@ -322,6 +323,14 @@ pub(crate) fn run(lnet: &TheLnet) {
                 r.pending = true;
                 r.ping_count = r.ping_count.saturating_add(1);
                 r.next_ping = now.saturating_add(i64::from(interval(r.ping_count)));
+                // Queued again after each ping only while recoverable
+                // (lnet_peer_ni_add_to_recoveryq_locked): an aged one
+                // leaves after this last ping, its count reset.
+                if !peer_recoverable(lp.last_alive, now) {
+                    r.dequeue();
+                    r.aged = true;
+                    r.ping_count = 0;
+                }
             }
         }
     }
