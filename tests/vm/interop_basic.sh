@@ -37,7 +37,9 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 else
 	# Until the Lustre node is done with us and has cut eth1.
 	nc -l -p 7001 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	lab_must_fail lnetctl ping "$p1" --timeout 3
+	# From our tcp1 NI: a ping of a Multi-Rail peer's NID without a
+	# source goes by selection, over whichever rail is up (as Lustre's).
+	lab_must_fail lnetctl ping --source "$me1" "$p1" --timeout 3
 	max=0
 	i=0
 	while [ $i -lt 10 ]; do

@@ -282,6 +282,11 @@ lab_unload_leftovers() {
 	lctl net_drop_reset >/dev/null 2>&1
 	lctl net_delay_reset >/dev/null 2>&1
 	lnetctl lnet unconfigure >/dev/null 2>&1
+	# The Lustre node of a clnet lab may have Lustre's LNet loaded, which
+	# only its own lnetctl can take down.
+	if [ "${LAB_CLNET_NODE:-0}" = 1 ] && [ -x /opt/clnet/lnetctl ]; then
+		/opt/clnet/lnetctl lnet unconfigure >/dev/null 2>&1
+	fi
 	# In the background: a device's removal waits for an o2ib NI still
 	# running on it (a flood kept LNet busy).
 	for link in $(rdma link show 2>/dev/null | awk '{ print $2 }' | cut -d/ -f1 | sort -u); do
