@@ -66,7 +66,10 @@ lab_log "6 pings of $p0: $d0 sends on $me0, $d1 on $me1"
 # the sum of its types; the pings are GETs out and REPLYs in.
 lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
 lnetctl peer show -v 3 --nid "$p0" >/tmp/peer3 || lab_fail "peer show -v 3"
-for f in /tmp/nets3:$me0 /tmp/peer3:$p0; do
+# Over either rail: GETs and REPLYs are summed over both NIs (and both
+# peer NIs) of the pings' paths.
+gets_ni=0 gets_peer=0 replies=0
+for f in /tmp/nets3:$me0 /tmp/nets3:$me1 /tmp/peer3:$p0 /tmp/peer3:$p1; do
 	for d in sent:send received:recv dropped:drop; do
 		sum=0
 		for k in put get reply ack hello; do
@@ -77,10 +80,17 @@ for f in /tmp/nets3:$me0 /tmp/peer3:$p0; do
 			"${f#*:}: ${d#*:}_count against its ${d%%:*}_stats"
 	done
 	v=$(lab_elem_stat "${f%%:*}" "${f#*:}" sent_stats get)
-	[ "${v:-0}" -ge 6 ] || { cat "${f%%:*}"; lab_fail "${f#*:}: $v GETs sent for 6 pings"; }
+	case $f in
+	/tmp/nets3:*)
+		gets_ni=$((gets_ni + ${v:-0}))
+		v=$(lab_elem_stat /tmp/nets3 "${f#*:}" received_stats reply)
+		replies=$((replies + ${v:-0}))
+		;;
+	*) gets_peer=$((gets_peer + ${v:-0})) ;;
+	esac
 done
-v=$(lab_elem_stat /tmp/nets3 "$me0" received_stats reply)
-[ "${v:-0}" -ge 6 ] || { cat /tmp/nets3; lab_fail "$me0: $v REPLYs received for 6 pings"; }
+[ "$gets_ni" -ge 6 ] && [ "$gets_peer" -ge 6 ] && [ "$replies" -ge 6 ] ||
+	{ cat /tmp/nets3 /tmp/peer3; lab_fail "6 pings: $gets_ni GETs from our NIs, $gets_peer to the peer's, $replies REPLYs"; }
 v=
 for k in put get reply ack; do
 	v="$v $k $(lab_elem_stat /tmp/nets3 "$me0" sent_stats $k)/$(lab_elem_stat /tmp/nets3 "$me0" received_stats $k)"
