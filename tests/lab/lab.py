@@ -642,6 +642,15 @@ LUSTRE_KNOWN = [
     ("Lustre's ko2iblnd sleeps under kib_global_lock in kiblnd_startup",
      [r"BUG: (sleeping function called from invalid context|Invalid wait context)",
       r"lnet_get_link_status\+\S+ \[lnet\]", r"kiblnd_startup\+\S+ \[ko2iblnd\]"], True),
+    # Lustre's own LNet (clnet): lnet_peer_data_present merges two peer
+    # objects that turn out to be one node, taking both lp_locks with no
+    # nesting annotation, in its discovery thread (lnet_peer_discovery is
+    # a function of Lustre's lnet.ko only). Its discovery meets this when
+    # a Multi-Rail node reached it from two NIDs before it knew they were
+    # one node's, as a Lustre node's pushes do.
+    ("Lustre's discovery nests two peers' lp_lock in lnet_peer_data_present",
+     [r"possible recursive locking detected", r"&lp->lp_lock",
+      r"lnet_peer_discovery\+\S+ \[lnet\]"], True),
 ]
 # Leaks of Lustre's own code, reported once its module is gone (its frames
 # are bare addresses): (name, patterns every object's backtrace matches).

@@ -130,6 +130,24 @@ class Judge(unittest.TestCase):
         ours = [r.replace("kiblnd_startup", "o2iblnd_startup") for r in report]
         self.assertTrue(run(["a"], "LAB-BEGIN a", *ours, "LAB-END a rc=0")["a"])
 
+    def test_lustre_discovery_nested_lp_lock_is_a_note(self):
+        report = [
+            "[   78.205157] WARNING: possible recursive locking detected",
+            "[   78.207388] ffff88803dd03d50 (&lp->lp_lock){+.+.}-{2:2}, at: lnet_peer_discovery+0x197b/0x4580 [lnet]",
+            "[   78.218664] Call Trace:",
+            "[   78.218815]  <TASK>",
+            "[   78.282478]  lnet_peer_discovery+0x197b/0x4580 [lnet]",
+            "[   78.221145]  kthread+0x247/0x2a0",
+            "[   78.222278]  </TASK>",
+        ]
+        notes = []
+        v = lab.judge(["a"], [console("LAB-BEGIN a", *report, "LAB-END a rc=0")], False, notes)
+        self.assertEqual(v, {"a": []})
+        self.assertEqual(len(notes), 1)
+        # A recursive lock in a function of ours fails.
+        ours = [r.replace("lnet_peer_discovery", "_RNvNtCs1_4lnet9discovery3run") for r in report]
+        self.assertTrue(run(["a"], "LAB-BEGIN a", *ours, "LAB-END a rc=0")["a"])
+
     def test_idle_scan_fails_the_scenarios_it_names(self):
         count = "[  211.797117] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"
         leak = ["unreferenced object 0xffff888003a1c000 (size 64):", "  backtrace (crc 0):",
