@@ -24,21 +24,30 @@
 lab_interop_setup ${LAB_RAIL_NETS:-}
 other=$(lab_addr "$peer" 0)
 
+# serve_start PORT: serves lnet_ulp's buffers, saying so on PORT;
+# serve_stop PORT: once the client says it is done on PORT, stops.
+serve_start() {
+	modprobe lnet_ulp mode=server || lab_fail "$side: server did not start"
+	nc -ll -p "$1" -e /bin/true &
+	up=$!
+}
+serve_stop() {
+	nc -l -p "$1" </dev/null >/dev/null || lab_fail "$side: no word from the client"
+	kill $up
+	lab_rmmod lnet_ulp
+}
+
 # serve_cut BASE CUT RESTORE: serves lnet_ulp's buffers (saying so on port
 # BASE), runs CUT when the client asks (port BASE+2, answered on BASE+3)
 # and RESTORE likewise (BASE+4, BASE+5), until the client is done (BASE+1).
 serve_cut() {
-	modprobe lnet_ulp mode=server || lab_fail "$side: server did not start"
-	nc -ll -p "$1" -e /bin/true &
-	up=$!
+	serve_start "$1"
 	for step in 2 4; do
 		nc -l -p $(($1 + step)) </dev/null >/dev/null || lab_fail "$side: no word from the client"
 		if [ "$step" = 2 ]; then $2 || lab_fail "$side: $2"; else $3; fi
 		lab_tell "$other" $(($1 + step + 1))
 	done
-	nc -l -p $(($1 + 1)) </dev/null >/dev/null || lab_fail "$side: no word from the client"
-	kill $up
-	lab_rmmod lnet_ulp
+	serve_stop $(($1 + 1))
 }
 
 # ask PORT: has the server go on (cut or restore), and waits until it has.
@@ -119,12 +128,8 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	lab_log "$side: $me1 back at health 1000 ${t}s after our eth1 came up"
 	used "once our own eth1 is back"
 	lab_tell "$other" 7092
-	modprobe lnet_ulp mode=server || lab_fail "$side: server did not start"
-	nc -ll -p 7095 -e /bin/true &
-	up=$!
-	nc -l -p 7096 </dev/null >/dev/null || lab_fail "$side: no word from the client"
-	kill $up
-	lab_rmmod lnet_ulp
+	serve_start 7095
+	serve_stop 7096
 	lab_tell "$other" 7091
 else
 	lab_wait_server "$other" 7050
@@ -161,12 +166,8 @@ else
 	# tcp1 NI down, and none reports it up again (its health comes back
 	# through its own recovery pings). Its PUTs from that NI say it is up
 	# (lnet_parse): ours use it again, within a recovery interval.
-	modprobe lnet_ulp mode=server || lab_fail "server did not start"
-	nc -ll -p 7090 -e /bin/true &
-	up=$!
-	nc -l -p 7092 </dev/null >/dev/null || lab_fail "no word from the Lustre node"
-	kill $up
-	lab_rmmod lnet_ulp
+	serve_start 7090
+	serve_stop 7092
 	lab_wait_server "$other" 7095
 	used "once the Lustre node's own eth1 came back"
 	lab_tell "$other" 7096

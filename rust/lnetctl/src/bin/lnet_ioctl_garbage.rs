@@ -64,7 +64,8 @@ fn drop_sys_admin() -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     data[0].effective &= !(1 << CAP_SYS_ADMIN);
-    // SAFETY: as above.
+    // SAFETY: the same version 3 header, and the two data words capget
+    // filled, which capset only reads.
     if unsafe { nix::libc::syscall(nix::libc::SYS_capset, &mut hdr, data.as_ptr()) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
