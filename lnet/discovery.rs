@@ -658,9 +658,11 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
     let Some(pi) = peers.find(&primary).map(|(pi, _)| pi) else {
         return;
     };
-    let learn = peers.list.get(pi).is_some_and(|p| {
-        t.peer_discovery_disabled == 0 && p.multi_rail && p.disc.state & state::NO_DISCOVERY == 0
-    });
+    let disabled = peers
+        .list
+        .get(pi)
+        .is_some_and(|p| t.peer_discovery_disabled != 0 || p.disc.state & state::NO_DISCOVERY != 0);
+    let learn = !disabled && peers.list.get(pi).is_some_and(|p| p.multi_rail);
     let mut pi = pi;
     if learn {
         // NIDs it lists that other peers hold move here, unless an
@@ -695,16 +697,10 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
         });
     }
     for x in p.nis.iter_mut() {
-        let status = entries
-            .iter()
-            .find(|e| e.nid == x.nid)
-            .map_or(ping::STATUS_DOWN, |e| {
-                if e.is_up() {
-                    ping::STATUS_UP
-                } else {
-                    ping::STATUS_DOWN
-                }
-            });
+        let listed = entries.iter().find(|e| e.nid == x.nid).map(|e| e.status);
+        let Some(status) = dc::merged_status(listed, disabled) else {
+            continue;
+        };
         match dc::status_health(x.ns_status, status, x.last_alive != 0) {
             dc::StatusHealth::RemoteFailure => {
                 pr_info!("Peer NI {} reported down by its node\n", x.nid);

@@ -214,11 +214,9 @@ pub(crate) fn check(
             m.retry_count
         );
         // The monitor thread sends it: never from inside a completion.
+        // Counted once sent (`msg::resend`).
         match queue_resend(lnet, m) {
-            Ok(()) => {
-                Counters::add(&lnet.counters.resend_count);
-                return None;
-            }
+            Ok(()) => return None,
             Err(back) => {
                 m = back;
                 m.retry_count -= 1;

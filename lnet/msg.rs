@@ -268,8 +268,9 @@ fn best_of<K: Copy, T: Copy>(
 /// a given source is used as is; a Multi-Rail peer gets the best net, NI
 /// and peer NI by health then round robin, unless the message is a
 /// recovery ping (`recovery`), which goes to the peer NI it names as to a
-/// peer that is not Multi-Rail; another peer keeps one preferred NI
-/// (`reserved` portal-0 traffic takes the best NI of the net instead).
+/// peer that is not Multi-Rail; another peer keeps one preferred NI per
+/// peer net, set by its first message that is not a response (ACK or
+/// REPLY), while portal-0 traffic takes the best NI of the net instead.
 /// Only `0@lo` takes the loopback NI: one of our own NIDs
 /// is a peer NI like any other, reached through an NI of its net and its
 /// LND, so that a message to it (a local NI's recovery ping) tests that
@@ -278,11 +279,16 @@ fn select_path(
     lnet: &TheLnet,
     dest: &Nid,
     src: &Nid,
-    reserved: bool,
+    body: &MsgBody,
     recovery: bool,
     md_node: i32,
-    slot: usize,
 ) -> Option<(Arc<Ni>, Nid, Nid)> {
+    let reserved = matches!(
+        body,
+        MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }
+    );
+    let response = matches!(body, MsgBody::Reply { .. } | MsgBody::Ack { .. });
+    let slot = msg_stats::slot(body);
     let numa_range = params::snapshot().numa_range;
     let nis = lnet.nis.lock();
     if *dest == Nid::LO {
@@ -419,26 +425,39 @@ fn select_path(
         // the preferred NI. Portal-0 traffic (pings, pushes, recovery
         // pings) takes the best NI of the net instead, as Lustre's
         // reserved-portal exemption does.
-        let lp = peer.nis.get(li)?;
-        let net = lp.nid.net();
-        let pref = lp.pref_nid.filter(|_| !reserved).and_then(|p| {
-            nis.nis
-                .iter()
-                .filter(active)
-                .find(|n| n.nid == p && n.nid.net() == net)
-                .cloned()
-        });
+        // The preference is the peer net's: the first of its peer NIs
+        // that has one (`lnet_find_existing_preferred_best_ni`), so that
+        // a node with several NIDs on one net sees one source from us.
+        let net = peer.nis.get(li)?.nid.net();
+        let pref = peer
+            .nis
+            .iter()
+            .filter(|q| q.nid.net() == net)
+            .find_map(|q| q.pref_nid)
+            .filter(|_| !reserved)
+            .and_then(|p| {
+                nis.nis
+                    .iter()
+                    .filter(active)
+                    .find(|n| n.nid == p && n.nid.net() == net)
+                    .cloned()
+            });
         let ni = match pref {
             Some(ni) => ni,
             None => pick_ni(net)?,
         };
-        if !reserved {
-            if let Some(lp) = peer.nis.get_mut(li) {
-                lp.pref_nid.get_or_insert(ni.nid);
-            }
-        }
         (ni, li)
     };
+    // A peer that is not Multi-Rail keeps the NI first used for it, given
+    // or picked, portal 0 included; a response does not set it
+    // (`lnet_set_non_mr_pref_nid`).
+    if !peer.multi_rail && !response {
+        if let Some(lp) = peer.nis.get_mut(lpni) {
+            if lp.pref_nid.is_none() && lp.udsp_pref.as_slice().is_empty() {
+                lp.pref_nid = Some(ni.nid);
+            }
+        }
+    }
     peer.commit(lpni, slot);
     let to = peer.nis.get(lpni)?.nid;
     ni.seq.store(
@@ -484,43 +503,45 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize, parsed:
 
 /// Sends a message again after a failed attempt: selection runs afresh
 /// from the sender's own source choice (selection.md §7).
+/// `resend_count` counts the resends accepted for sending, as Lustre's
+/// (`lnet_resend_pending_msgs_locked`): not one whose selection fails.
 pub(crate) fn resend(lnet: &TheLnet, mut m: KBox<Msg>) {
     m.hdr.src_nid = m.src_param;
     m.ni = None;
-    send(lnet, m);
+    if send(lnet, m) {
+        Counters::add(&lnet.counters.resend_count);
+    }
 }
 
 /// Sends a message (`lnet_send`): picks the NI, encodes the header and hands
-/// it to the LND. Any failure finalizes the message.
-pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
+/// it to the LND. Any failure finalizes the message. Returns whether it was
+/// accepted: waiting for discovery or past selection (`lnet_send`'s 0).
+pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
     if m.retry_count == 0 {
         m.src_param = m.hdr.src_nid;
     }
     let Some(mut m) = crate::discovery::gate(lnet, m) else {
         // Sent again once its peer is discovered.
-        return;
+        return true;
     };
-    let reserved = matches!(
-        m.hdr.msg,
-        MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }
-    );
     // SAFETY: the payload belongs to the MD the message holds.
     let md_node = unsafe { crate::numa::payload_node(&m.desc) };
-    let slot = msg_stats::slot(&m.hdr.msg);
     let Some((ni, to, src)) = select_path(
         lnet,
         &m.hdr.dest_nid,
         &m.hdr.src_nid,
-        reserved,
+        &m.hdr.msg,
         m.recovery,
         md_node,
-        slot,
     ) else {
         if log_allowed(lnet) {
             pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
         }
-        finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::RemoteError);
-        return;
+        // No health status: nobody is charged, as in Lustre, where a
+        // message that fails selection is not health-checked
+        // (`lnet_is_health_check`; a REPLY's status then disagrees).
+        finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::Ok);
+        return false;
     };
     m.hdr.dest_nid = to;
     m.hdr.src_nid = src;
@@ -555,7 +576,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
         Err(e) => {
             pr_err!("Cannot encode header to {}: {}\n", hdr.dest_nid, e);
             finalize(lnet, m, EPROTO().to_errno(), Status::LocalError);
-            return;
+            return false;
         }
     }
     ni.count_send(hdr.payload_length, msg_stats::slot(&hdr.msg));
@@ -583,6 +604,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) {
             }
         }
     }
+    true
 }
 
 /// Hands a selected, encoded message that has its credits to its NI's

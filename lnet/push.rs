@@ -6,8 +6,10 @@
 //! push to us, and fail what they queued behind discovery if the ACK never
 //! comes.
 //!
-//! Each push lands in a buffer of its own: an MD of threshold 1, as
-//! Lustre's push target is, so concurrent pushes cannot mix. The pushed
+//! Each push lands in a buffer of its own: an MD of threshold 1, so that
+//! concurrent pushes cannot mix. Buffers start at 272 bytes, as Lustre's
+//! push target, and those posted after a push arrived truncated take its
+//! whole length (discovery pings that peer for what was cut). The pushed
 //! buffer is checked and counted in the MD's handler; the discovery thread,
 //! woken by it, posts a fresh buffer for each one used (as Lustre's
 //! `pb_needs_post`), and the monitor thread catches any it missed. What a push says about the peer
@@ -45,6 +47,9 @@ pub(crate) struct Pushes {
     pub(crate) refused: u32,
     /// Older than the buffer still waiting to be merged.
     pub(crate) stale: u32,
+    /// Bytes of the next buffer posted (`ln_push_target_nbytes`; 0 before
+    /// any): small until a push arrives truncated.
+    nbytes: usize,
 }
 
 /// One push buffer; freed by the handler at its MD's final event.
@@ -59,6 +64,15 @@ fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
     let max = u32::try_from(params::snapshot().interfaces_max.max(16)).unwrap_or(16);
     let outcome = PingInfo::parse(data, max);
     let mut p = lnet.pushes.lock();
+    if rlength as usize > data.len() {
+        // Buffers posted from now on take the whole of such a push;
+        // discovery pings this peer for what was cut.
+        p.nbytes = crate::lnet_core::discovery::push_target_bytes(
+            p.nbytes,
+            rlength as usize,
+            largest_buffer(),
+        );
+    }
     match outcome {
         Ok(info) => {
             p.received = p.received.wrapping_add(1);
@@ -134,11 +148,15 @@ unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
     }
 }
 
-/// Posts a push buffer in `slot`; its MD's cookie.
-fn post_one(slot: usize) -> Result<u64> {
+/// The largest ping buffer `lnet_interfaces_max` NIs make.
+fn largest_buffer() -> usize {
     let nis = usize::try_from(params::snapshot().interfaces_max.max(16)).unwrap_or(16);
-    let size = ping::HDR_LEN + nis.saturating_add(1).saturating_mul(ENTRY_MAX);
-    let buf = KVec::from_elem(0u8, size.max(ping::MIN_SIZE), GFP_KERNEL)?;
+    ping::HDR_LEN + nis.saturating_add(1).saturating_mul(ENTRY_MAX)
+}
+
+/// Posts a push buffer of `size` bytes in `slot`; its MD's cookie.
+fn post_one(slot: usize, size: usize) -> Result<u64> {
+    let buf = KVec::from_elem(0u8, size, GFP_KERNEL)?;
     let pb = KBox::new(PushBuf { slot, buf }, GFP_KERNEL)?;
     // After the ping target's ME, which takes only GETs.
     let me = crate::ping::reserved_me()?;
@@ -176,17 +194,22 @@ pub(crate) fn top_up(lnet: &TheLnet) {
         if !lnet.is_running() {
             return;
         }
-        let claimed = match lnet.pushes.lock().posted.get_mut(slot) {
-            Some(c) if *c == 0 => {
-                *c = CLAIMED;
-                true
+        let size = {
+            let mut p = lnet.pushes.lock();
+            let size =
+                crate::lnet_core::discovery::push_target_bytes(p.nbytes, 0, largest_buffer());
+            match p.posted.get_mut(slot) {
+                Some(c) if *c == 0 => {
+                    *c = CLAIMED;
+                    Some(size)
+                }
+                _ => None,
             }
-            _ => false,
         };
-        if !claimed {
+        let Some(size) = size else {
             continue;
-        }
-        let posted = post_one(slot);
+        };
+        let posted = post_one(slot, size);
         let mut p = lnet.pushes.lock();
         let Some(c) = p.posted.get_mut(slot) else {
             continue;
@@ -209,6 +232,8 @@ pub(crate) fn top_up(lnet: &TheLnet) {
 /// Takes the push buffers down (LNet stopping, nothing in flight): each
 /// MD's final event frees its buffer.
 pub(crate) fn stop(lnet: &TheLnet) {
+    // The next start begins small again.
+    lnet.pushes.lock().nbytes = 0;
     for slot in 0..PUSH_MDS {
         let cookie = lnet
             .pushes

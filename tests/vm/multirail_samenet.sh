@@ -5,8 +5,8 @@
 # without choosing a source, and both of its NIs must carry them (per-NI
 # send counters from lnetctl net show -v), each with its own connections.
 # Then the peer is made non-Multi-Rail: PUTs keep to one preferred NI,
-# pings do not; made Multi-Rail again, PUTs leave from both NIs; with
-# eth1 down, recovery pings leave from eth0's NI only.
+# to either of its NIDs, pings do not; made Multi-Rail again, PUTs leave
+# from both NIs; with eth1 down, recovery pings leave from eth0's NI only.
 peer=$(lab_peer)
 p0=$(lab_addr "$peer" 0)@tcp
 dmesg -c >/dev/null
@@ -25,9 +25,9 @@ sends() {
 	d0=$(($(lab_ni_sends "$me0") - s0))
 	d1=$(($(lab_ni_sends "$me1") - s1))
 }
-# burst10 WHAT: 10 PUTs to $p0, all acknowledged.
+# burst10 WHAT [NID]: 10 PUTs to NID ($p0), all acknowledged.
 burst10() {
-	lab_expect_eq "$(lab_burst "$p0" PUT 10)" "10 0" "$1 (ok failed)"
+	lab_expect_eq "$(lab_burst "${2:-$p0}" PUT 10)" "10 0" "$1 (ok failed)"
 }
 pings6() {
 	for i in 1 2 3 4 5 6; do
@@ -51,12 +51,24 @@ lnetctl peer add --prim_nid "$p0" --non_mr || lab_fail "peer add --non_mr"
 sends burst10 "PUTs to a non-Multi-Rail peer"
 lab_log "non-Multi-Rail peer: PUTs over $me0: $d0, over $me1: $d1"
 [ "$d0" = 0 ] || [ "$d1" = 0 ] || lab_fail "PUTs to a non-Multi-Rail peer left from both NIs ($d0, $d1)"
+pref0=$d0
 sends pings6
 lab_log "non-Multi-Rail peer: pings over $me0: $d0, over $me1: $d1"
 [ "$d0" -gt 0 ] && [ "$d1" -gt 0 ] || lab_fail "pings of a non-Multi-Rail peer kept to its preferred NI ($d0, $d1)"
+# Its second NID on the same net shares that preferred NI (Lustre keeps
+# one per peer net): PUTs to it leave from the NI the first NID's did,
+# not from the other, which round robin would pick next.
+p1=$(lab_addr "$peer" 1)@tcp
+lnetctl peer add --prim_nid "$p0" --nid "$p1" --non_mr || lab_fail "peer add --nid $p1 --non_mr"
+sends burst10 "PUTs to a non-Multi-Rail peer's second NID" "$p1"
+lab_log "non-Multi-Rail peer's second NID: PUTs over $me0: $d0, over $me1: $d1"
+if [ "$pref0" -gt 0 ]; then
+	[ "$d1" = 0 ] || lab_fail "PUTs to $p1 did not keep to $me0, the peer net's preferred NI ($d0, $d1)"
+else
+	[ "$d0" = 0 ] || lab_fail "PUTs to $p1 did not keep to $me1, the peer net's preferred NI ($d0, $d1)"
+fi
 # Made Multi-Rail again (peer add without --non_mr, with its second NID):
 # the preferred NI goes with it, and PUTs leave from both NIs again.
-p1=$(lab_addr "$peer" 1)@tcp
 lnetctl peer add --prim_nid "$p0" --nid "$p1" || lab_fail "peer add (Multi-Rail)"
 sends burst10 "PUTs to the peer made Multi-Rail"
 lab_log "peer made Multi-Rail: PUTs over $me0: $d0, over $me1: $d1"

@@ -275,6 +275,33 @@ pub fn status_health(old: u32, new: u32, heard_from: bool) -> StatusHealth {
     }
 }
 
+/// The status a merged buffer gives one of the peer's NIDs
+/// (`lnet_peer_merge_data`): `listed` is its entry's status word, `None`
+/// when the buffer does not list it. A NID the buffer leaves out is kept as
+/// down (a configured peer's NID, or the primary, that the merge may not
+/// delete); with discovery disabled for the peer, the merge stops before
+/// those and the NID keeps the status it had (`None`).
+pub fn merged_status(listed: Option<u32>, discovery_disabled: bool) -> Option<u32> {
+    match listed {
+        Some(ping::STATUS_UP) => Some(ping::STATUS_UP),
+        Some(_) => Some(ping::STATUS_DOWN),
+        None if discovery_disabled => None,
+        None => Some(ping::STATUS_DOWN),
+    }
+}
+
+/// Bytes of a push buffer (`ln_push_target_nbytes`): `nbytes` is the
+/// current size (0 before any), `rlength` a push's whole length when one
+/// arrived truncated (0 otherwise). It starts at `ping::MIN_SIZE` and
+/// grows to a truncated push's length, so that the next push from that
+/// node fits, up to `max`, the largest buffer `lnet_interfaces_max` NIs
+/// make.
+pub fn push_target_bytes(nbytes: usize, rlength: usize, max: usize) -> usize {
+    nbytes
+        .max(rlength)
+        .clamp(ping::MIN_SIZE, max.max(ping::MIN_SIZE))
+}
+
 /// Bytes to receive a ping reply into (`max(lp_data_bytes,
 /// LNET_PING_INFO_MIN_SIZE)`), at most `LNET_PING_BUFFER_MAX`.
 pub fn reply_bytes(data_bytes: usize) -> usize {
@@ -480,5 +507,29 @@ mod tests {
         assert!(push_replaces(Some(4), 5));
         assert!(!push_replaces(Some(5), 5));
         assert!(!push_replaces(Some(9), 5));
+    }
+
+    #[test]
+    fn merged_status_leaves_unlisted_nids_alone_with_discovery_disabled() {
+        use crate::ping::{STATUS_DOWN, STATUS_UP};
+        assert_eq!(merged_status(Some(STATUS_UP), false), Some(STATUS_UP));
+        assert_eq!(merged_status(Some(STATUS_UP), true), Some(STATUS_UP));
+        assert_eq!(merged_status(Some(STATUS_DOWN), true), Some(STATUS_DOWN));
+        // Any status word but UP reads as down, as `handle_disc_lpni_health`.
+        assert_eq!(merged_status(Some(0), false), Some(STATUS_DOWN));
+        assert_eq!(merged_status(None, false), Some(STATUS_DOWN));
+        assert_eq!(merged_status(None, true), None);
+    }
+
+    #[test]
+    fn push_target_starts_small_and_grows_to_a_truncated_push() {
+        let max = 16_456;
+        assert_eq!(push_target_bytes(0, 0, max), ping::MIN_SIZE);
+        assert_eq!(push_target_bytes(ping::MIN_SIZE, 0, max), ping::MIN_SIZE);
+        assert_eq!(push_target_bytes(ping::MIN_SIZE, 1_000, max), 1_000);
+        // Never shrinks, never past the largest buffer.
+        assert_eq!(push_target_bytes(1_000, 400, max), 1_000);
+        assert_eq!(push_target_bytes(1_000, 1 << 30, max), max);
+        assert_eq!(push_target_bytes(0, 0, 16), ping::MIN_SIZE);
     }
 }
