@@ -951,8 +951,12 @@ impl Conn {
                 match tx.start_rdma(&self.ni, dst_cookie, &rd, max_frags) {
                     Ok(()) => self.queue(tx),
                     Err(e) => {
-                        // The sink learns it from a failed PUT_DONE.
-                        tx.done(e.to_errno(), Status::LocalError);
+                        // The sink learns it from a failed PUT_DONE. No
+                        // health status: Lustre maps a PUT's source before
+                        // its PUT_REQ and refuses one it cannot map with
+                        // none (`kiblnd_send`), as it sets none when its
+                        // RDMA setup fails here (`kiblnd_init_rdma`).
+                        tx.done(e.to_errno(), Status::Ok);
                         self.answer(MsgType::PutDone, dst_cookie, e.to_errno());
                     }
                 }

@@ -20,6 +20,9 @@
 # Lustre node's PUTs (its transaction_timeout set to 10 s for it, as
 # Lustre's own tests do): it loses at most the PUTs in flight there, its
 # health drops, and it uses our tcp1 again once the loss ends.
+# LAB_RAILCUT_NODE (by default the Lustre node: 1 there, else 0) picks who
+# plays the Lustre node's part, so that two lnet-rs nodes can run the same
+# choreography (railcut_mixed).
 # shellcheck disable=SC2086 # the two nets, or none for tcp1 and tcp
 lab_interop_setup ${LAB_RAIL_NETS:-}
 other=$(lab_addr "$peer" 0)
@@ -78,7 +81,7 @@ lost() {
 	[ "${h:-1000}" -lt 1000 ] || lab_fail "$side: $p1 at health ${h:-?} $1"
 }
 
-if [ "$LAB_LUSTRE" = 1 ]; then
+if [ "${LAB_RAILCUT_NODE:-$LAB_LUSTRE}" = 1 ]; then
 	serve_cut 7050 "ip link set eth1 down" "ip link set eth1 up"
 
 	lab_wait_server "$other" 7060

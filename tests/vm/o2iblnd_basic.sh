@@ -9,10 +9,12 @@
 # RDMA WRITE, PUT_DONE; a GET's 1 MiB REPLY the same way back), then 16
 # more PUTs. A PUT from and a GET into pages with a gap (a middle fragment
 # starting and ending mid-page) are refused, as Lustre's ko2iblnd refuses
-# them: one fast registration cannot map them. VM 0 then takes eth1 down and up: rxe1's port events set
-# and clear the o2ib1 NI's fatal state at once; eth1's address removed
-# and added back does the same (the inetaddr notifier). Then each unloads with
-# no leak and no splat.
+# them: one fast registration cannot map them, and those refusals cost no
+# health; five good 4 KiB GETs (GET_REQ) give the peer NI no health either,
+# as their REPLYs came by RDMA. VM 0 then takes eth1 down and up: rxe1's
+# port events set and clear the o2ib1 NI's fatal state at once; eth1's
+# address removed and added back does the same (the inetaddr notifier).
+# Then each unloads with no leak and no splat.
 for nic in 0 1; do
 	rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "rxe$nic"
 done
@@ -59,6 +61,7 @@ done
 lab_log "pinged $p0 and $p1 over RDMA"
 dmesg | grep ko2iblnd | sed 's/^/  /'
 lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors"
+: >/tmp/conns
 
 if [ "$LAB_VM" = 1 ]; then
 	served=$(cat /sys/kernel/debug/ko2iblnd/gets_served)
@@ -69,10 +72,10 @@ if [ "$LAB_VM" = 1 ]; then
 	kill $up
 	dmesg | grep -q 'lnet_ulp: peer done' || lab_fail "the client's last PUT never came"
 	lab_rmmod lnet_ulp
-	# At least the client's seven (pings, whose sink is larger than an
+	# At least the client's twelve (pings, whose sink is larger than an
 	# IMMEDIATE, may still come too).
 	served=$(($(cat /sys/kernel/debug/ko2iblnd/gets_served) - served))
-	[ "$served" -ge 7 ] || lab_fail "$served GET_REQs answered by RDMA, expected 7 or more"
+	[ "$served" -ge 12 ] || lab_fail "$served GET_REQs answered by RDMA, expected 12 or more"
 else
 	lab_wait_server "$(lab_addr "$peer" 0)" 7002
 	t0=$(date +%s)
@@ -85,13 +88,31 @@ else
 	lab_log "$(dmesg | grep -m1 'lnet_ulp: .* with a gap')"
 	dmesg | grep -q 'ko2iblnd: .* bytes in 3 fragments have gaps' || lab_fail "no console line for the gappy pages"
 	lab_rmmod lnet_ulp
+	# ko2iblnd's refusals of the gappy pages set no health status, so
+	# they cost no health and count as no error (lnet_ni_send).
+	lnetctl stats show >/tmp/stats || lab_fail "stats show"
+	lab_expect_eq "$(awk '$1 == "local_error_count:" { print $2 }' /tmp/stats)" 0 \
+		"local_error_count after the LND refused the gappy pages"
+	# An optimized GET's REPLY has no peer NI (its data came by RDMA): it is
+	# not health-checked, so good GETs give the peer NI no health
+	# (lnet_is_health_check); only a message received from it does.
+	# Recovery pings wait in a delay rule meanwhile. (lab_burst clears the
+	# console: the connections are kept for the checks below.)
+	dmesg | grep 'ko2iblnd: .* connected to ' >/tmp/conns || true
+	lctl net_delay_add -s "$me0" -d '*' -p 0 -m GET -r 1 -l 3600 || lab_fail "net_delay_add"
+	lnetctl peer set --nid "$p0" --health 500 || lab_fail "peer set --health 500"
+	lab_expect_eq "$(lab_burst "$p0" GET 5)" "5 0" "4 KiB GETs, sent as GET_REQ (ok failed)"
+	lab_expect_eq "$(lab_peer_ni_health "$p0")" 500 "$p0's health after 5 good optimized GETs"
+	lctl net_delay_del -a >/dev/null || lab_fail "net_delay_del"
+	lnetctl peer set --nid "$p0" --health 1000 || lab_fail "peer set --health 1000"
+	lab_log "refused sends cost no health; good optimized GETs gave $p0 none"
 	# GETs above an IMMEDIATE went as GET_REQ: 4 KiB, 1 MiB and the
-	# sweep's five from 4 KiB up.
-	lab_expect_eq "$(($(cat /sys/kernel/debug/ko2iblnd/get_reqs) - reqs))" 7 "GETs sent as GET_REQ"
+	# sweep's five from 4 KiB up, and the five 4 KiB GETs above.
+	lab_expect_eq "$(($(cat /sys/kernel/debug/ko2iblnd/get_reqs) - reqs))" 12 "GETs sent as GET_REQ"
 	lab_tell "$(lab_addr "$peer" 0)" 7003
 fi
 lab_expect_eq "$(cat /sys/kernel/debug/ko2iblnd/protocol_errors)" 0 "protocol errors after bulk"
-dmesg | grep 'ko2iblnd: .* connected to ' >/tmp/conns
+dmesg | grep 'ko2iblnd: .* connected to ' >>/tmp/conns || true
 grep -qE 'path MTU 512[,)]' /tmp/conns || { cat /tmp/conns; lab_fail "no connection at ib_mtu 512"; }
 ! grep -vE 'path MTU 512[,)]' /tmp/conns || lab_fail "a connection not at ib_mtu 512"
 lab_log "$(wc -l </tmp/conns) connections, all at path MTU 512"
