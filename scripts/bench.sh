@@ -26,7 +26,7 @@ for peers in (1, 1000, 100000):
     print(f"bench: selection, 4x4 pick with {peers} peers known: {i:.0f} ns by the NID index, "
           f"{w:.0f} ns by a walk of every peer NI (baseline): {i / w:.3f} x")
 PY
-cargo build --release -q -p lnetctl --bins
+lnet_build_tools
 # The sources (tracked and new, no build output) built for the perf kernel
 # in a tree of their own: the checkout keeps the test kernel's modules.
 src=lab-out/perf-src

@@ -55,7 +55,7 @@ python3 tests/abi/abi_check.py "$(lnet_kdir)" "$lustre/tree" --work lab-out/abi 
 	--symvers Module.symvers
 
 echo "== userspace tools for the lab"
-cargo build --release -q -p lnetctl --bins
+lnet_build_tools
 
 echo "== lab: scenarios in VMs"
 python3 tests/lab/lab.py "$@"

@@ -43,6 +43,8 @@ import time
 from pathlib import Path
 
 TOP = Path(__file__).resolve().parents[2]
+# Where lnet_build_tools (scripts/env.sh) puts the VMs' userspace tools.
+TOOLS_TARGET = "x86_64-unknown-linux-gnu"
 # depmod and the qdisc/rdma tools live in sbin, which a trimmed PATH lacks.
 os.environ["PATH"] = os.environ.get("PATH", "/usr/bin:/bin") + ":/usr/local/sbin:/usr/sbin:/sbin"
 TESTS = TOP / "tests" / "vm"
@@ -197,12 +199,12 @@ def build_initramfs(kd, work, src=TOP, bench=False):
     base_root(root)
     if bench:
         add_perftest(root)
-    # Our userspace tools, built by scripts/test.sh (cargo build --release).
+    # Our userspace tools, built static by scripts/env.sh's lnet_build_tools.
     for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "ksock_crowd",
                  "tcp_bench", "rail_sample"):
-        path = TOP / "target/release" / tool
+        path = TOP / "target" / TOOLS_TARGET / "release" / tool
         if not path.exists():
-            sys.exit(f"lab: {path} missing: run cargo build --release -p lnetctl")
+            sys.exit(f"lab: {path} missing: run scripts/env.sh's lnet_build_tools")
         copy_in(root, str(path), f"/usr/sbin/{tool}")
         for lib in shared_libs(str(path)):
             copy_in(root, lib)
@@ -344,8 +346,8 @@ def build_lustre_fs_initramfs(kd, work, bundle, src=TOP):
     root = work / "root-lfs"
     base_root(root)
     for tool in ("lnetctl", "tcp_bench", "rail_sample"):
-        copy_in(root, str(TOP / "target/release" / tool), f"/usr/sbin/{tool}")
-        for lib in shared_libs(str(TOP / "target/release" / tool)):
+        copy_in(root, str(TOP / "target" / TOOLS_TARGET / "release" / tool), f"/usr/sbin/{tool}")
+        for lib in shared_libs(str(TOP / "target" / TOOLS_TARGET / "release" / tool)):
             copy_in(root, lib)
     tree = bundle / "tree"
     libdirs = sorted({str(p.parent) for p in tree.glob("**/.libs/*.so*")})
