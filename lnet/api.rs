@@ -15,9 +15,10 @@ use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{options, EventKind, MatchEntry};
 use crate::lnet_core::nid::Nid;
 use crate::md::{flags, Handler, LibMd};
-use crate::msg::{self, Request};
+use crate::msg;
 use crate::ni::Ni;
 use crate::peer::UlpAdd;
+use crate::send::Request;
 use crate::startup;
 use crate::state::{Me, TheLnet, MAX_PORTALS};
 use core::ffi::{c_int, c_uint, c_void};
@@ -241,7 +242,7 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
     if let Some(h) = unsafe { handle.as_mut() } {
         h.cookie = cookie;
     }
-    msg::attach_delayed(lnet, portal, me_cookie, cookie);
+    crate::portal::attach_delayed(lnet, portal, me_cookie, cookie);
     0
 }
 
@@ -435,7 +436,7 @@ unsafe fn request(
         timeout: u32::try_from(timeout).unwrap_or(0),
         recovery,
     };
-    errno(msg::start(lnet, r))
+    errno(crate::send::start(lnet, r))
 }
 
 /// # Safety
@@ -541,7 +542,7 @@ fn lazy_portal(portal: c_int, set: bool) -> Result {
     }
     drop(res);
     if !set {
-        msg::drop_delayed(lnet, Some(p));
+        crate::portal::drop_delayed(lnet, Some(p));
     }
     Ok(())
 }
@@ -1080,7 +1081,7 @@ pub(crate) unsafe fn lnet_parse_rs(
     let Some(ni) = startup::ni_arc(lnet, ni) else {
         return ENETDOWN().to_errno();
     };
-    msg::parse(lnet, &ni, hdr, from, private, rdma_req)
+    crate::parse::parse(lnet, &ni, hdr, from, private, rdma_req)
 }
 
 /// # Safety
@@ -1125,7 +1126,7 @@ unsafe extern "C" fn lnet_create_reply_msg(
     // SAFETY: `get` is non-null, a GET LNet handed the LND and not finalized (# Safety); LNet keeps
     // no reference, so the LND's is the only one.
     let g = unsafe { &mut *get.cast::<msg::Msg>() };
-    let Some((m, k, n, l)) = msg::create_reply(lnet, g) else {
+    let Some((m, k, n, l)) = crate::parse::create_reply(lnet, g) else {
         return core::ptr::null_mut();
     };
     // SAFETY: `niov`, `kiov` and `len` are non-null (checked above) and valid
@@ -1156,7 +1157,7 @@ unsafe extern "C" fn lnet_set_reply_msg_len(
     // SAFETY: `reply` is non-null, from lnet_create_reply_msg and not finalized (# Safety); LNet
     // keeps no reference, so the LND's is the only one.
     let m = unsafe { &mut *reply.cast::<msg::Msg>() };
-    if msg::set_reply_len(lnet, m, len) {
+    if crate::parse::set_reply_len(lnet, m, len) {
         0
     } else {
         EPROTO().to_errno()

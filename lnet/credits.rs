@@ -165,7 +165,7 @@ pub(crate) fn post(lnet: &TheLnet, m: KBox<Msg>) {
     };
     let admitted = admit(&mut lnet.tx.lock(), m);
     match admitted {
-        Admit::Go(m) => msg::lnd_send(lnet, m),
+        Admit::Go(m) => crate::send::lnd_send(lnet, m),
         Admit::Waits => {}
         Admit::Fail(m, e) => msg::finalize(lnet, m, e.to_errno(), Status::LocalError),
     }
@@ -303,7 +303,7 @@ fn dispatch(lnet: &TheLnet, m: KBox<Msg>) {
         msg::finalize(lnet, m, ESHUTDOWN().to_errno(), Status::LocalDropped);
         return;
     }
-    msg::lnd_send(lnet, m);
+    crate::send::lnd_send(lnet, m);
 }
 
 /// Ends every message waiting to leave through `ni`, which is going away:

@@ -206,7 +206,7 @@ fn release(lnet: &TheLnet) {
             pr_debug!("Discovery of {} failed: {}\n", m.hdr.dest_nid, error);
             crate::msg::finalize(lnet, m, error, Status::Ok);
         } else {
-            crate::msg::send(lnet, m);
+            crate::send::send(lnet, m);
         }
     }
 }
@@ -451,7 +451,7 @@ fn send_md(lnet: &TheLnet, d: DcMd) -> Result<u64> {
         drop(unsafe { KBox::from_raw(d) });
         return Err(ENOMEM);
     }
-    let r = crate::msg::Request {
+    let r = crate::send::Request {
         md: h.cookie,
         target,
         target_pid: crate::ping::PID_LUSTRE,
@@ -464,7 +464,7 @@ fn send_md(lnet: &TheLnet, d: DcMd) -> Result<u64> {
         timeout: 0,
         recovery: false,
     };
-    if let Err(e) = crate::msg::start(lnet, r) {
+    if let Err(e) = crate::send::start(lnet, r) {
         // Nothing in flight: the unlink's final event, with the error,
         // frees the box and fails the ping or push.
         let _ = crate::api::md_unlink(lnet, h.cookie, false, e.to_errno());

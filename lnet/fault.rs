@@ -11,7 +11,7 @@ use crate::lnet_core::fault::{self, Action, Rule};
 use crate::lnet_core::hdr::{Hdr, MsgBody};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
-use crate::msg::{self, Msg};
+use crate::msg::Msg;
 use crate::ni::{Ni, NiState};
 use crate::state::TheLnet;
 use core::ffi::c_void;
@@ -32,7 +32,7 @@ enum HeldMsg {
     Send(KBox<Msg>),
     /// Received on `ni`; the LND waits for LNet's receive call. `private`
     /// may be an owned reference of the LND's: released messages always
-    /// go through `msg::deliver`, which hands it back with one `lnd_recv`.
+    /// go through `parse::deliver`, which hands it back with one `lnd_recv`.
     Recv {
         m: KBox<Msg>,
         ni: Arc<Ni>,
@@ -228,7 +228,7 @@ fn release(lnet: &TheLnet, now: i64, rule: Option<u64>) {
             HeldMsg::Send(m) => crate::credits::post(lnet, m),
             HeldMsg::Recv { m, ni, private } => {
                 let from = m.from;
-                let _ = msg::deliver(lnet, &ni, m, from, private);
+                let _ = crate::parse::deliver(lnet, &ni, m, from, private);
             }
         }
     }

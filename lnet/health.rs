@@ -214,7 +214,7 @@ pub(crate) fn check(
             m.retry_count
         );
         // The monitor thread sends it: never from inside a completion.
-        // Counted once sent (`msg::resend`).
+        // Counted once sent (`send::resend`).
         match queue_resend(lnet, m) {
             Ok(()) => return None,
             Err(back) => {
@@ -263,7 +263,7 @@ pub(crate) fn run_resends(lnet: &TheLnet) {
         let Some(m) = m else {
             break;
         };
-        msg::resend(lnet, m);
+        crate::send::resend(lnet, m);
     }
 }
 

@@ -314,7 +314,7 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
         crate::fault::release_all(lnet);
         // Requests it received that wait on lazy portals: their LND
         // context must go back to the LND before it stops.
-        crate::msg::drop_delayed_on(lnet, ni);
+        crate::portal::drop_delayed_on(lnet, ni);
         crate::credits::drop_waiting(lnet, ni);
         if was_active {
             ni.lnd.shutdown(ni);
@@ -446,7 +446,7 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     // Held messages go on, while their NIs can still take them.
     crate::fault::fini(lnet);
     // Requests waiting on lazy portals will not be matched now.
-    crate::msg::drop_delayed(lnet, None);
+    crate::portal::drop_delayed(lnet, None);
     // No ACK or REPLY can come any more.
     monitor::expire_responses(lnet, true);
     stop_nis(lnet);

@@ -44,7 +44,7 @@ pub(crate) struct Res {
     /// Lazy portals, one bit each (`LNetSetLazyPortal`).
     pub(crate) lazy: u64,
     /// Requests waiting on lazy portals, in arrival order.
-    pub(crate) delayed: KVec<crate::msg::Delayed>,
+    pub(crate) delayed: KVec<crate::portal::Delayed>,
 }
 
 pub(crate) struct Nis {

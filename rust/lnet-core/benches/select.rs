@@ -1,5 +1,5 @@
 //! Selection cost on the host: what one send's path choice costs in
-//! lnet-core, as `lnet/msg.rs` `select_path` uses it. A pick is the peer's
+//! lnet-core, as `lnet/selection.rs` `select_path` uses it. A pick is the peer's
 //! lookup in the peer table's NID index, then the rankings of the peer's
 //! nets, the local NIs and the peer NIs (every NI on one net: the longest
 //! rankings for a given count). The baseline, measured in the same run, is

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Path selection (`lnet_select_pathway`, selection.md): the local NI a
+//! message leaves from and the peer NI it goes to, health first, then
+//! UDSP priorities, NUMA distance, credits and round robin.
+
+use crate::lnet_core::hdr::MsgBody;
+use crate::lnet_core::msg_stats;
+use crate::lnet_core::nid::{Net, Nid};
+use crate::lnet_core::select::{self, NetCandidate, NiCandidate, PeerNiCandidate};
+use crate::ni::Ni;
+use crate::params;
+use crate::state::TheLnet;
+use core::sync::atomic::Ordering;
+use kernel::sync::Arc;
+
+/// Candidates compared at once; NIs or nets beyond this are not considered.
+const MAX_CANDIDATES: usize = 16;
+
+/// GPU device priority is not tracked (no GPU memory MDs): equal for
+/// every candidate.
+const NI_UNRANKED: NiCandidate = NiCandidate {
+    fatal: false,
+    health: 0,
+    sel_priority: u32::MAX,
+    dev_priority: u32::MAX,
+    distance: 0,
+    tx_credits: 0,
+    seq: 0,
+};
+const NET_UNRANKED: NetCandidate = NetCandidate {
+    peer_net_health: 0,
+    peer_net_priority: u32::MAX,
+    local_net_health: 0,
+    local_net_priority: u32::MAX,
+    peer_net_seq: 0,
+    local_net_seq: 0,
+};
+const LPNI_UNRANKED: PeerNiCandidate = PeerNiCandidate {
+    health: 0,
+    sel_priority: u32::MAX,
+    preferred: false,
+    tx_credits: 0,
+    seq: 0,
+};
+
+/// Ranks up to `MAX_CANDIDATES` tagged candidates with `rank` (one of
+/// lnet-core's rankings) and returns the winner's tag.
+fn best_of<K: Copy, T: Copy>(
+    items: impl Iterator<Item = (K, T)>,
+    fill: (K, T),
+    rank: impl Fn(&[T]) -> Option<usize>,
+) -> Option<K> {
+    let mut tags = [fill.0; MAX_CANDIDATES];
+    let mut cands = [fill.1; MAX_CANDIDATES];
+    let mut n = 0;
+    for (k, c) in items {
+        let (Some(t), Some(d)) = (tags.get_mut(n), cands.get_mut(n)) else {
+            break;
+        };
+        *t = k;
+        *d = c;
+        n += 1;
+    }
+    tags.get(rank(cands.get(..n)?)?).copied()
+}
+
+/// The local NI a message leaves from, the peer NID it goes to and the NID
+/// it names as its source (`lnet_select_pathway`, selection.md §1-§3, §5):
+/// a given source is used as is; a Multi-Rail peer gets the best net, NI
+/// and peer NI by health then round robin, unless the message is a
+/// recovery ping (`recovery`), which goes to the peer NI it names as to a
+/// peer that is not Multi-Rail; another peer keeps one preferred NI per
+/// peer net, set by its first message that is not a response (ACK or
+/// REPLY), while portal-0 traffic takes the best NI of the net instead.
+/// Only `0@lo` takes the loopback NI: one of our own NIDs
+/// is a peer NI like any other, reached through an NI of its net and its
+/// LND, so that a message to it (a local NI's recovery ping) tests that
+/// NI.
+pub(crate) fn select_path(
+    lnet: &TheLnet,
+    dest: &Nid,
+    src: &Nid,
+    body: &MsgBody,
+    recovery: bool,
+    md_node: i32,
+) -> Option<(Arc<Ni>, Nid, Nid)> {
+    let reserved = matches!(
+        body,
+        MsgBody::Get { ptl_index: 0, .. } | MsgBody::Put { ptl_index: 0, .. }
+    );
+    let response = matches!(body, MsgBody::Reply { .. } | MsgBody::Ack { .. });
+    let slot = msg_stats::slot(body);
+    let numa_range = params::snapshot().numa_range;
+    let nis = lnet.nis.lock();
+    if *dest == Nid::LO {
+        let lo = nis.nis.iter().find(|n| n.nid == Nid::LO && n.is_active())?;
+        return Some((lo.clone(), *dest, *dest));
+    }
+    let active = |n: &&Arc<Ni>| n.is_active();
+    let mut peers = lnet.peers.lock();
+    let (pi, li) = peers.find_or_create(dest).ok()?;
+    let peer = peers.list.get_mut(pi)?;
+    crate::udsp::apply_new_peer_nis(lnet, &nis, peer);
+
+    let pick_ni = |net: Net| -> Option<Arc<Ni>> {
+        let cands = nis
+            .nis
+            .iter()
+            .enumerate()
+            .filter(|(_, ni)| ni.is_active() && ni.nid.net() == net)
+            .map(|(i, ni)| {
+                let c = NiCandidate {
+                    fatal: ni.is_fatal(),
+                    health: ni.health.load(Ordering::Relaxed),
+                    sel_priority: ni.sel_priority.load(Ordering::Relaxed),
+                    distance: crate::numa::distance(md_node, ni.dev_node.load(Ordering::Relaxed)),
+                    tx_credits: ni.tx_credits().available,
+                    seq: ni.seq.load(Ordering::Relaxed),
+                    ..NI_UNRANKED
+                };
+                (i, c)
+            });
+        let i = best_of(cands, (0, NI_UNRANKED), |c| {
+            select::best_ni(c, numa_range, false)
+        })?;
+        nis.nis.get(i).cloned()
+    };
+
+    let (ni, lpni) = if !src.is_any() {
+        // Source given (an upper layer's choice, or a response): exactly
+        // that NI and the destination NID, which must be on its net: a
+        // destination on another net needs a route, and we do not route.
+        let ni = nis
+            .nis
+            .iter()
+            .filter(active)
+            .find(|n| n.nid == *src && n.nid.net() == dest.net())?
+            .clone();
+        (ni, li)
+    } else if peer.multi_rail && !recovery {
+        // A net first (each of the peer's nets that is also ours), then
+        // the NI and the peer NI on it.
+        let first_of_net =
+            |i: usize, net: Net| peer.nis.iter().position(|q| q.nid.net() == net) == Some(i);
+        // A net whose local NIs are all marked fatal is left out while
+        // another net has a usable NI: Lustre compares peer-net health
+        // first and would keep sending over a dead link until the peer NI
+        // lost health (a decision: a rail cut moves traffic at once).
+        let usable = |net: Net, with_fatal: bool| {
+            nis.nis
+                .iter()
+                .any(|x| x.is_active() && x.nid.net() == net && (with_fatal || !x.is_fatal()))
+        };
+        let with_fatal = !peer.nis.iter().any(|p| usable(p.nid.net(), false));
+        // Peer NIs their node reports down are left out while another is
+        // up (a decision: Lustre only charges health for the report and
+        // may pick them until it runs low; discovery.rs).
+        let reported_up = |net: Option<Net>| {
+            peer.nis
+                .iter()
+                .any(|q| !q.reported_down() && net.map_or(true, |n| q.nid.net() == n))
+        };
+        let with_down = !reported_up(None);
+        let nets = peer
+            .nis
+            .iter()
+            .enumerate()
+            .filter(|(i, p)| first_of_net(*i, p.nid.net()))
+            .filter(|(_, p)| usable(p.nid.net(), with_fatal))
+            .filter(|(_, p)| with_down || reported_up(Some(p.nid.net())))
+            .filter_map(|(_, p)| {
+                let net = p.nid.net();
+                let local = nis
+                    .nis
+                    .iter()
+                    .filter(|x| x.is_active() && x.nid.net() == net);
+                let (mut health, mut seq, mut any) = (0, 0, false);
+                let mut local_prio = u32::MAX;
+                for x in local {
+                    any = true;
+                    // Fatal NIs do not count towards the net's health.
+                    if !x.is_fatal() {
+                        health = health.max(x.health.load(Ordering::Relaxed));
+                    }
+                    seq = seq.max(x.seq.load(Ordering::Relaxed));
+                    local_prio = local_prio.min(x.net_priority.load(Ordering::Relaxed));
+                }
+                let on_net = || peer.nis.iter().filter(|q| q.nid.net() == net);
+                let peer_health = on_net().map(|q| q.health).max().unwrap_or(0);
+                let peer_prio = on_net().map(|q| q.net_priority).min().unwrap_or(u32::MAX);
+                let c = NetCandidate {
+                    peer_net_health: peer_health,
+                    peer_net_priority: peer_prio,
+                    local_net_health: health,
+                    local_net_priority: local_prio,
+                    peer_net_seq: peer.net_seq(net),
+                    local_net_seq: seq,
+                };
+                any.then_some((net, c))
+            });
+        let net = best_of(nets, (Net::ANY, NET_UNRANKED), select::best_net)?;
+        let ni = pick_ni(net)?;
+        let fresh = ni.tunables.peer_credits.load(Ordering::Relaxed);
+        let tx = lnet.tx.lock();
+        let with_down = !reported_up(Some(net));
+        let lpnis = peer
+            .nis
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.nid.net() == net && (with_down || !p.reported_down()))
+            .map(|(i, p)| {
+                let c = PeerNiCandidate {
+                    health: p.health,
+                    sel_priority: p.sel_priority,
+                    seq: p.seq,
+                    preferred: p.prefers(&ni.nid),
+                    tx_credits: tx.peer_ni_credits(&p.nid, fresh).0.available,
+                };
+                (i, c)
+            });
+        let lpni = best_of(lpnis, (0, LPNI_UNRANKED), select::best_peer_ni)?;
+        drop(tx);
+        (ni, lpni)
+    } else {
+        // Not Multi-Rail, or a recovery ping: the destination NID, from
+        // the preferred NI. Portal-0 traffic (pings, pushes, recovery
+        // pings) takes the best NI of the net instead, as Lustre's
+        // reserved-portal exemption does.
+        // The preference is the peer net's: the first of its peer NIs
+        // that has one (`lnet_find_existing_preferred_best_ni`), so that
+        // a node with several NIDs on one net sees one source from us.
+        let net = peer.nis.get(li)?.nid.net();
+        let pref = peer
+            .nis
+            .iter()
+            .filter(|q| q.nid.net() == net)
+            .find_map(|q| q.pref_nid)
+            .filter(|_| !reserved)
+            .and_then(|p| {
+                nis.nis
+                    .iter()
+                    .filter(active)
+                    .find(|n| n.nid == p && n.nid.net() == net)
+                    .cloned()
+            });
+        let ni = match pref {
+            Some(ni) => ni,
+            None => pick_ni(net)?,
+        };
+        (ni, li)
+    };
+    // A peer that is not Multi-Rail keeps the NI first used for it, given
+    // or picked, portal 0 included; a response does not set it
+    // (`lnet_set_non_mr_pref_nid`).
+    if !peer.multi_rail && !response {
+        if let Some(lp) = peer.nis.get_mut(lpni) {
+            if lp.pref_nid.is_none() && lp.udsp_pref.as_slice().is_empty() {
+                lp.pref_nid = Some(ni.nid);
+            }
+        }
+    }
+    peer.commit(lpni, slot);
+    let to = peer.nis.get(lpni)?.nid;
+    ni.seq.store(
+        lnet.net_seq.fetch_add(1, Ordering::Relaxed).wrapping_add(1),
+        Ordering::Relaxed,
+    );
+    let from = ni.nid;
+    Some((ni, to, from))
+}
