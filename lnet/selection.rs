@@ -229,13 +229,17 @@ pub(crate) fn select_path(
         // reserved-portal exemption does.
         // The preference is the peer net's: the first of its peer NIs
         // that has one (`lnet_find_existing_preferred_best_ni`), so that
-        // a node with several NIDs on one net sees one source from us.
+        // a node with several NIDs on one net sees one source from us. A
+        // UDSP pair rule's NID counts as one, as in Lustre's `lpni_pref`.
         let net = peer.nis.get(li)?.nid.net();
         let pref = peer
             .nis
             .iter()
             .filter(|q| q.nid.net() == net)
-            .find_map(|q| q.pref_nid)
+            .find_map(|q| {
+                q.pref_nid
+                    .or_else(|| q.udsp_pref.as_slice().first().copied())
+            })
             .filter(|_| !reserved)
             .and_then(|p| {
                 nis.nis
