@@ -251,7 +251,7 @@ unsafe extern "C" fn dc_handler(ev: *mut lnet_event) {
             if dm.push {
                 push_event(p, dm, kind, ev.status, ev.unlinked != 0);
             } else {
-                ping_event(p, dm, ev);
+                ping_event(lnet, p, dm, ev);
             }
             if p.disc.state != before {
                 let mut q = lnet.discovery.lock();
@@ -293,7 +293,7 @@ fn ping_failed(p: &mut Peer, error: i32) {
     p.disc.ping_error = error;
 }
 
-fn ping_event(p: &mut Peer, d: &DcMd, ev: &lnet_event) {
+fn ping_event(lnet: &TheLnet, p: &mut Peer, d: &DcMd, ev: &lnet_event) {
     if p.disc.state & state::PING_SENT == 0 {
         return;
     }
@@ -338,7 +338,9 @@ fn ping_event(p: &mut Peer, d: &DcMd, ev: &lnet_event) {
     p.set_lp_state(s);
     p.disc.data_bytes = p.disc.data_bytes.max(info.needed_len());
     if !info.is_complete() {
-        // Pinged again with room for all of it.
+        // Pinged again with room for all of it; a push from it would not
+        // fit either (`lnet_discovery_event_reply`).
+        crate::push::grow(lnet, info.needed_len());
         ping_failed(p, 0);
         return;
     }
@@ -629,7 +631,8 @@ fn requeue(lnet: &TheLnet, p: &mut Peer) {
 /// Merges a peer's ping buffer into the peer (`lnet_peer_data_present`,
 /// `lnet_peer_merge_data`): its primary NID, its NIDs (learnt only when
 /// discovery is on here and at the peer, and the peer is Multi-Rail), and
-/// each NID's status.
+/// each NID's status; with discovery off for the peer, a NID the buffer
+/// does not list keeps the status it had.
 fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
     let t = params::snapshot();
     let Ok(info) = PingInfo::parse(data, interfaces_max()) else {
@@ -658,11 +661,12 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
     let Some(pi) = peers.find(&primary).map(|(pi, _)| pi) else {
         return;
     };
-    let disabled = peers
-        .list
-        .get(pi)
-        .is_some_and(|p| t.peer_discovery_disabled != 0 || p.disc.state & state::NO_DISCOVERY != 0);
-    let learn = !disabled && peers.list.get(pi).is_some_and(|p| p.multi_rail);
+    // As `lnet_is_discovery_disabled_locked`: off here, off at the peer,
+    // or a peer that is not Multi-Rail.
+    let disabled = !peers.list.get(pi).is_some_and(|p| {
+        t.peer_discovery_disabled == 0 && p.disc.state & state::NO_DISCOVERY == 0 && p.multi_rail
+    });
+    let learn = !disabled;
     let mut pi = pi;
     if learn {
         // NIDs it lists that other peers hold move here, unless an

@@ -35,13 +35,16 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize, parsed:
         return *src;
     }
     let mut peers = lnet.peers.lock();
+    let known = peers.locate(from).is_some();
     if let Ok((pi, li)) = peers.find_or_create(from) {
         if let Some(peer) = peers.list.get_mut(pi) {
             let multi_rail = peer.multi_rail;
             if let Some(p) = peer.nis.get_mut(li) {
                 p.received.add(slot);
-                if !multi_rail {
-                    p.pref_nid.get_or_insert(ni.nid);
+                // Only a peer NI this receive creates takes the receiving
+                // NI as its preferred one (`lnet_peer_ni_traffic_add`).
+                if !multi_rail && !known {
+                    p.pref_nid = Some(ni.nid);
                 }
                 p.last_alive = kapi::kthread::now_secs();
                 if parsed {

@@ -63,16 +63,11 @@ struct PushBuf {
 fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
     let max = u32::try_from(params::snapshot().interfaces_max.max(16)).unwrap_or(16);
     let outcome = PingInfo::parse(data, max);
-    let mut p = lnet.pushes.lock();
     if rlength as usize > data.len() {
-        // Buffers posted from now on take the whole of such a push;
-        // discovery pings this peer for what was cut.
-        p.nbytes = crate::lnet_core::discovery::push_target_bytes(
-            p.nbytes,
-            rlength as usize,
-            largest_buffer(),
-        );
+        // Discovery pings this peer for what was cut.
+        grow(lnet, rlength as usize);
     }
+    let mut p = lnet.pushes.lock();
     match outcome {
         Ok(info) => {
             p.received = p.received.wrapping_add(1);
@@ -146,6 +141,17 @@ unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
             crate::discovery::wake(lnet);
         }
     }
+}
+
+/// A push or ping reply of `needed` bytes arrived truncated: buffers posted
+/// from now on take the whole of it (`ln_push_target_nbytes`). Those
+/// already posted keep their size until a push uses them (unlike Lustre,
+/// which posts a larger push target at once), so a node that grew may need
+/// a few pushes and pings before its pushes fit. A leaf lock: taken with
+/// `peers` held.
+pub(crate) fn grow(lnet: &TheLnet, needed: usize) {
+    let mut p = lnet.pushes.lock();
+    p.nbytes = crate::lnet_core::discovery::push_target_bytes(p.nbytes, needed, largest_buffer());
 }
 
 /// The largest ping buffer `lnet_interfaces_max` NIs make.

@@ -55,10 +55,24 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
         if log_allowed(lnet) {
             pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
         }
-        // No health status: nobody is charged, as in Lustre, where a
-        // message that fails selection is not health-checked
-        // (`lnet_is_health_check`; a REPLY's status then disagrees).
-        finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::Ok);
+        // A remote error, as Lustre's `lnet_send`. Only a REPLY is still
+        // committed (for receive, as the GET it answers): its health check
+        // charges the peer NI the GET came from, on the NI it came in
+        // on. Any other message is committed to nothing and charges
+        // nobody (`lnet_is_health_check`).
+        if m.rx_committed && matches!(m.hdr.msg, MsgBody::Reply { .. }) {
+            let rx_ni = lnet
+                .nis
+                .lock()
+                .nis
+                .iter()
+                .find(|n| n.nid == m.hdr.src_nid)
+                .cloned();
+            m.ni = rx_ni;
+            m.rx = true;
+            m.no_resend = true;
+        }
+        finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::RemoteError);
         return false;
     };
     m.hdr.dest_nid = to;

@@ -129,7 +129,10 @@ fn on_peer_ni(rule: &Rule, lp: &mut PeerNi, local: &[Nid], mode: Mode, new: bool
             if !hit {
                 return;
             }
+            // A pair rule replaces every preference, the one traffic set
+            // included (`lnet_peer_clr_pref_nids`).
             lp.udsp_pref.clear();
+            lp.pref_nid = None;
             if mode == Mode::Apply {
                 // A net-only src matches no NID, so it prefers none.
                 for n in local.iter().filter(|n| rule.src.matches_nid(n)) {

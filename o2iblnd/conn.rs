@@ -954,8 +954,11 @@ impl Conn {
                         // The sink learns it from a failed PUT_DONE. No
                         // health status: Lustre maps a PUT's source before
                         // its PUT_REQ and refuses one it cannot map with
-                        // none (`kiblnd_send`), as it sets none when its
-                        // RDMA setup fails here (`kiblnd_init_rdma`).
+                        // none (`kiblnd_send`), and sets none when its RDMA
+                        // setup fails here (`kiblnd_init_rdma`). Lustre then
+                        // ends that PUT with status 0 although no data
+                        // moved; ours fails it (a decision: the ULP would
+                        // otherwise wait for an ACK that never comes).
                         tx.done(e.to_errno(), Status::Ok);
                         self.answer(MsgType::PutDone, dst_cookie, e.to_errno());
                     }
