@@ -7,6 +7,8 @@ set -euo pipefail
 APT_PKGS=(
 	linux-source-6.12 clang-19 lld-19 llvm-19 libclang-19-dev
 	bc bison flex libelf-dev libssl-dev cpio kmod make xz-utils patch
+	# libc.a: the lab tools are linked static (lnet_build_tools).
+	libc6-dev
 	qemu-system-x86 busybox-static iproute2 util-linux python3 tshark
 )
 # `setup.sh bench` (scripts/bench.sh): the benchmarks' plots, and
