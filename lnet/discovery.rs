@@ -661,12 +661,11 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
     let Some(pi) = peers.find(&primary).map(|(pi, _)| pi) else {
         return;
     };
-    // As `lnet_is_discovery_disabled_locked`: off here, off at the peer,
-    // or a peer that is not Multi-Rail.
-    let disabled = !peers.list.get(pi).is_some_and(|p| {
+    // Discovery is on for it, as `lnet_is_discovery_disabled_locked` has
+    // it: on here and at the peer, and the peer is Multi-Rail.
+    let learn = peers.list.get(pi).is_some_and(|p| {
         t.peer_discovery_disabled == 0 && p.disc.state & state::NO_DISCOVERY == 0 && p.multi_rail
     });
-    let learn = !disabled;
     let mut pi = pi;
     if learn {
         // NIDs it lists that other peers hold move here, unless an
@@ -702,7 +701,7 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
     }
     for x in p.nis.iter_mut() {
         let listed = entries.iter().find(|e| e.nid == x.nid).map(|e| e.status);
-        let Some(status) = dc::merged_status(listed, disabled) else {
+        let Some(status) = dc::merged_status(listed, !learn) else {
             continue;
         };
         match dc::status_health(x.ns_status, status, x.last_alive != 0) {

@@ -23,9 +23,8 @@ use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
-/// Counts a message received from `from` on `ni` (creating its peer; a
-/// peer that is not Multi-Rail gets the receiving NI as its preferred one,
-/// as Lustre does). A message parsed from it (`parsed`) also marks the
+/// Counts a message received from `from` on `ni` (creating its peer, which
+/// gets the receiving NI as its preferred one, as Lustre does). A message parsed from it (`parsed`) also marks the
 /// peer NI up, whatever its node last reported (`lnet_parse`): a node
 /// whose NI comes back through health alone does not push that. Returns
 /// the primary NID of `src`'s peer, the message's initiator
@@ -35,8 +34,12 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize, parsed:
         return *src;
     }
     let mut peers = lnet.peers.lock();
-    let known = peers.locate(from).is_some();
-    if let Ok((pi, li)) = peers.find_or_create(from) {
+    // One lookup on this hot path; creation only for a NID never seen.
+    let (found, known) = match peers.locate(from) {
+        Some(f) => (Ok(f), true),
+        None => (peers.find_or_create(from), false),
+    };
+    if let Ok((pi, li)) = found {
         if let Some(peer) = peers.list.get_mut(pi) {
             let multi_rail = peer.multi_rail;
             if let Some(p) = peer.nis.get_mut(li) {
@@ -346,13 +349,12 @@ pub(crate) fn receive_request(
                 return;
             }
             // The GET has no payload: let the LND finish with it, then the
-            // same message goes back as the REPLY.
+            // same message goes back as the REPLY, still committed for
+            // receive on this NI until `send` commits it for send.
             let null = core::ptr::null_mut();
             let _ = ni
                 .lnd
                 .recv(ni, private, null, delayed, null.cast(), 0, 0, 0, 0);
-            m.rx = false;
-            m.ni = None;
             m.desc.kiov = view.kiov.cast();
             m.desc.niov = view.niov;
             m.desc.offset = offset;

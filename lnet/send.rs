@@ -57,24 +57,15 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
         }
         // A remote error, as Lustre's `lnet_send`. Only a REPLY is still
         // committed (for receive, as the GET it answers): its health check
-        // charges the peer NI the GET came from, on the NI it came in
-        // on. Any other message is committed to nothing and charges
-        // nobody (`lnet_is_health_check`).
-        if m.rx_committed && matches!(m.hdr.msg, MsgBody::Reply { .. }) {
-            let rx_ni = lnet
-                .nis
-                .lock()
-                .nis
-                .iter()
-                .find(|n| n.nid == m.hdr.src_nid)
-                .cloned();
-            m.ni = rx_ni;
-            m.rx = true;
-            m.no_resend = true;
-        }
+        // charges the peer NI the GET came from, on the NI it came in on.
+        // Any other message is committed to nothing and charges nobody
+        // (`lnet_is_health_check`).
         finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::RemoteError);
         return false;
     };
+    // Committed for send from here: a REPLY leaves its GET's receive side.
+    m.rx = false;
+    m.ni = None;
     m.hdr.dest_nid = to;
     m.hdr.src_nid = src;
     // A fresh deadline for each attempt, from the NI it goes out on.
