@@ -511,7 +511,7 @@ mod tests {
 
     #[test]
     fn merged_status_leaves_unlisted_nids_alone_with_discovery_disabled() {
-        use crate::ping::{STATUS_DOWN, STATUS_UP};
+        use super::ping::{STATUS_DOWN, STATUS_UP};
         assert_eq!(merged_status(Some(STATUS_UP), false), Some(STATUS_UP));
         assert_eq!(merged_status(Some(STATUS_UP), true), Some(STATUS_UP));
         assert_eq!(merged_status(Some(STATUS_DOWN), true), Some(STATUS_DOWN));
