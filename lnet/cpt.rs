@@ -698,7 +698,7 @@ unsafe extern "C" fn cfs_cpt_bind(t: *mut CptTable, cpt: c_int) -> c_int {
     };
     let (cpus, nodes) = t.masks(cpt);
     if !cpus.any_online() {
-        pr_debug!("no online CPU in CPU partition {}: was a CPU unplugged? Reload the Lustre modules to use the ones left\n", cpt);
+        crate::cdebug!(crate::lnet_core::debug::D_INFO, "no online CPU in CPU partition {}: was a CPU unplugged? Reload the Lustre modules to use the ones left\n", cpt);
         return ENODEV.to_errno();
     }
     if cpus.has_all_online() {

@@ -177,11 +177,21 @@ fn performance_test(alg: u32, stopping: Option<&AtomicBool>) -> Option<c_int> {
     Some(match result {
         Ok((rounds, ms)) => {
             let speed = ch::speed_mb_per_s(rounds.saturating_mul(ch::SPEED_TEST_BYTES), ms);
-            pr_debug!("crypto hash {} speed = {} MB/s\n", name, speed);
+            crate::cdebug!(
+                crate::lnet_core::debug::D_INFO,
+                "crypto hash {} speed = {} MB/s\n",
+                name,
+                speed
+            );
             speed
         }
         Err(e) => {
-            pr_debug!("crypto hash {} test error: rc = {}\n", name, e.to_errno());
+            crate::cdebug!(
+                crate::lnet_core::debug::D_INFO,
+                "crypto hash {} test error: rc = {}\n",
+                name,
+                e.to_errno()
+            );
             e.to_errno()
         }
     })
@@ -222,7 +232,7 @@ fn hash_rounds(alg: u32, stop: &dyn Fn() -> bool) -> Result<(u64, u64)> {
 /// with length 0 goes to the plain algorithm's setkey, which refuses it.
 fn hash_new(alg: u32, key: Option<&[u8]>) -> Result<HashRequest> {
     let Some(t) = ch::hash_type(alg) else {
-        pr_warn!(
+        crate::cwarn!(
             "Unsupported hash algorithm id = {}, max id is {}\n",
             alg,
             ch::HASH_ALG_MAX

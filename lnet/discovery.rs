@@ -174,7 +174,7 @@ pub(crate) fn gate(lnet: &TheLnet, m: KBox<Msg>) -> Option<KBox<Msg>> {
     let _ = q.pending.push(m, GFP_ATOMIC);
     drop(q);
     drop(peers);
-    pr_debug!("Message to {} waits for discovery\n", dest);
+    crate::cnet!("Message to {} waits for discovery\n", dest);
     wake(lnet);
     None
 }
@@ -203,7 +203,7 @@ fn release(lnet: &TheLnet) {
             return;
         };
         if error != 0 {
-            pr_debug!("Discovery of {} failed: {}\n", m.hdr.dest_nid, error);
+            crate::cnet!("Discovery of {} failed: {}\n", m.hdr.dest_nid, error);
             crate::msg::finalize(lnet, m, error, Status::Ok);
         } else {
             crate::send::send(lnet, m);
@@ -316,7 +316,7 @@ fn ping_event(lnet: &TheLnet, p: &mut Peer, d: &DcMd, ev: &lnet_event) {
             // Lustre pings such a peer again and again; we end its
             // discovery (a decision: a peer that answers garbage once
             // will do it again).
-            pr_warn!("Bad ping reply from {}: {}\n", p.primary, e);
+            crate::cneterr!("Bad ping reply from {}: {}\n", p.primary, e);
             ping_failed(p, EPROTO().to_errno());
             return;
         }
@@ -325,13 +325,13 @@ fn ping_event(lnet: &TheLnet, p: &mut Peer, d: &DcMd, ev: &lnet_event) {
         dc::apply_reply_features(p.lp_state(), info.features, t.peer_discovery_disabled != 0);
     match conflict {
         Some(Conflict::SaysMultiRail) => {
-            pr_warn!("Reply says {} is Multi-Rail, DLC says not\n", p.primary)
+            crate::cwarn!("Reply says {} is Multi-Rail, DLC says not\n", p.primary)
         }
         Some(Conflict::SaysNotMultiRail) => {
-            pr_warn!("DLC says {} is Multi-Rail, Reply says not\n", p.primary)
+            crate::cwarn!("DLC says {} is Multi-Rail, Reply says not\n", p.primary)
         }
         Some(Conflict::MultiRailVanished) => {
-            pr_err!("Multi-Rail state vanished from {}\n", p.primary)
+            crate::cerror!("Multi-Rail state vanished from {}\n", p.primary)
         }
         None => {}
     }
@@ -369,7 +369,7 @@ pub(crate) fn push_received(lnet: &TheLnet, from: Nid, data: &[u8], info: Option
     });
     let mut peers = lnet.peers.lock();
     let Some((pi, _)) = peers.find(&from) else {
-        pr_debug!("Push from unknown {}: ignored\n", from);
+        crate::cnet!("Push from unknown {}: ignored\n", from);
         return;
     };
     let Some(p) = peers.list.get_mut(pi) else {
@@ -391,7 +391,7 @@ pub(crate) fn push_received(lnet: &TheLnet, from: Nid, data: &[u8], info: Option
         t.peer_discovery_disabled != 0,
     ) {
         PushOutcome::NotMultiRail => {
-            pr_err!("Push from non-Multi-Rail peer {} dropped\n", p.primary);
+            crate::cerror!("Push from non-Multi-Rail peer {} dropped\n", p.primary);
             return;
         }
         PushOutcome::Ping(s) => p.set_lp_state(s),
@@ -416,7 +416,7 @@ pub(crate) fn push_received(lnet: &TheLnet, from: Nid, data: &[u8], info: Option
         let mut c = lnet.pushes.lock();
         c.stale = c.stale.wrapping_add(1);
         drop(c);
-        pr_info!(
+        crate::cnet!(
             "Stale push from {} dropped: sequence {}, {} waiting to be merged\n",
             primary,
             seq,
@@ -502,7 +502,7 @@ fn step(lnet: &TheLnet, nid: Nid) {
                 p.disc.state &= !state::MARK_DELETION;
                 requeue(lnet, p);
             } else {
-                pr_info!("Peer {} turned discovery off: deleted\n", primary);
+                crate::cnet!("Peer {} turned discovery off: deleted\n", primary);
                 crate::kapi::vec::remove(&mut peers.list, pi);
             }
         }
@@ -616,7 +616,7 @@ fn step(lnet: &TheLnet, nid: Nid) {
         Step::Discovered => {
             p.disc.state = (p.disc.state | state::DISCOVERED) & !state::REDISCOVER;
             p.disc.error = 0;
-            pr_debug!("Peer {} discovered, state {:#x}\n", primary, p.lp_state());
+            crate::cnet!("Peer {} discovered, state {:#x}\n", primary, p.lp_state());
             complete(p, 0);
         }
     }
@@ -678,7 +678,7 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
         return;
     };
     if learn && p.primary != new_primary && !p.lock_primary && !p.configured {
-        pr_debug!("Peer {} has primary NID {}\n", p.primary, new_primary);
+        crate::cnet!("Peer {} has primary NID {}\n", p.primary, new_primary);
         p.primary = new_primary;
     }
     if learn {
@@ -688,7 +688,7 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
                     break;
                 }
                 let _ = p.nis.push(crate::peer::PeerNi::new(e.nid), GFP_ATOMIC);
-                pr_debug!("Peer {} learnt NID {}\n", p.primary, e.nid);
+                crate::cnet!("Peer {} learnt NID {}\n", p.primary, e.nid);
             }
         }
         // NIDs it no longer lists go, except those of a configured peer,
@@ -706,7 +706,7 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
         };
         match dc::status_health(x.ns_status, status, x.last_alive != 0) {
             dc::StatusHealth::RemoteFailure => {
-                pr_info!("Peer NI {} reported down by its node\n", x.nid);
+                crate::cnet!("Peer NI {} reported down by its node\n", x.nid);
                 x.remote_failure(sensitivity, now);
             }
             dc::StatusHealth::Full => x.health = health::MAX_HEALTH,
@@ -737,7 +737,7 @@ pub(crate) fn push_update(lnet: &TheLnet, force: bool) {
         }
     }
     if n > 0 {
-        pr_debug!("Pushing our ping buffer to {} peer(s)\n", n);
+        crate::cnet!("Pushing our ping buffer to {} peer(s)\n", n);
         wake(lnet);
     }
 }

@@ -180,7 +180,7 @@ unsafe extern "C" fn cfs_expr_list_values(
         .ok()
         .filter(|n| u64::try_from(max).is_ok_and(|m| count <= m) && *n > 0)
     else {
-        pr_err!("expression list has {count} values, more than the {max} allowed\n");
+        crate::cerror!("expression list has {count} values, more than the {max} allowed\n");
         return EINVAL.to_errno();
     };
     // The array is kmalloc'ed up to two pages and vmalloc'ed beyond, as

@@ -85,7 +85,8 @@ pub(crate) fn ni_set_status(lnet: &TheLnet, ni: &Ni, up: bool, health: u32) {
     if ni.status_down.swap(!up, Relaxed) == up {
         lnet.ping_update.store(true, Relaxed);
         let rewritten = crate::ping::set_ni_status(lnet, ni.nid, up);
-        pr_info!(
+        crate::cdebug_limit!(
+            crate::lnet_core::debug::D_HA,
             "{}: health {}, status {}{}\n",
             ni.nid,
             health,
@@ -205,7 +206,7 @@ pub(crate) fn check(
     }
     if d.resend && now <= m.deadline && lnet.is_running() {
         m.retry_count += 1;
-        pr_info!(
+        crate::cnet!(
             "Resending {} to {} ({} after {}), attempt {}\n",
             m.hdr.msg.type_name(),
             m.hdr.dest_nid,
@@ -326,7 +327,7 @@ impl Late {
         self.next_report.store(now.saturating_add(60), Relaxed);
         let avg = secs / u64::from(new);
         if avg >= 1 {
-            pr_warn!(
+            crate::cwarn!(
                 "{} message(s) completed after their deadline, {} s late on average\n",
                 new,
                 avg

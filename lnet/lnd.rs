@@ -1,11 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The LND interface (include/linux/lnet/lnd.h): the registry of LNDs, and the
-//! calls LNet makes into an LND through its operations table.
+//! The LND interface (include/linux/lnet/lnd.h): the registry of LNDs, the
+//! calls LNet makes into an LND through its operations table, and the C
+//! entry points an LND calls (registering, its NIs, `lnet_parse`,
+//! `lnet_finalize` and the REPLY of an optimized GET).
 
-use crate::kapi::bindings::{lnet_lnd, lnet_tx_desc};
+use crate::api::{errno, lnet, nid_from_c, nid_to_c};
+use crate::kapi::bindings::{bio_vec, lnet_lnd, lnet_ni_tunables, lnet_nid, lnet_tx_desc};
+use crate::kapi::errno::*;
 use crate::kapi::kiov::BioVec;
+use crate::lnet_core::credits::NetTunables;
+use crate::lnet_core::health::Status;
+use crate::msg;
 use crate::ni::Ni;
+use crate::startup;
+use crate::state::TheLnet;
+use core::ffi::{c_int, c_uint, c_void};
+use core::sync::atomic::Ordering::Relaxed;
 use kernel::prelude::*;
 
 /// `struct lnet_ni` and `struct lnet_msg` as LNDs see them: opaque; really
@@ -108,4 +119,315 @@ impl LndRef {
             )
         })
     }
+}
+
+// ---- The calls an LND makes into LNet ----
+
+/// # Safety
+///
+/// `lnd` is a static operations table that stays registered until
+/// `lnet_unregister_lnd`.
+#[no_mangle]
+unsafe extern "C" fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int {
+    let (Ok(lnet), Some(r)) = (lnet(), LndRef::new(lnd)) else {
+        return EINVAL.to_errno();
+    };
+    errno(startup::register_lnd(lnet, r))
+}
+
+/// # Safety
+///
+/// As [`lnet_register_lnd`].
+#[no_mangle]
+unsafe extern "C" fn lnet_unregister_lnd(lnd: *const lnet_lnd) {
+    if let (Ok(lnet), Some(r)) = (lnet(), LndRef::new(lnd)) {
+        startup::unregister_lnd(lnet, r);
+    }
+}
+
+/// # Safety
+///
+/// `ni` is an NI LNet started and has not shut down.
+unsafe fn ni_ref<'a>(ni: *mut lnet_ni) -> Option<&'a Ni> {
+    // SAFETY: `ni` is null or a started NI (# Safety): LNDs only get NIs from Ni::as_c, the address
+    // of an `Ni` that LNet's Arc keeps alive until shutdown; only shared references are made to it.
+    unsafe { ni.cast::<Ni>().cast_const().as_ref() }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI; `nid` points to writable memory.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid) {
+    // SAFETY: `ni` is a started NI, as ni_ref needs, and `nid` points to
+    // writable memory for a `struct lnet_nid` (# Safety; null is skipped).
+    if let (Some(ni), Some(out)) = unsafe { (ni_ref(ni), nid.as_mut()) } {
+        *out = nid_to_c(&ni.nid);
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void) {
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
+    if let Some(ni) = unsafe { ni_ref(ni) } {
+        ni.data.store(data, core::sync::atomic::Ordering::Release);
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void {
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
+    match unsafe { ni_ref(ni) } {
+        Some(ni) => ni.data.load(core::sync::atomic::Ordering::Acquire),
+        None => core::ptr::null_mut(),
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_char {
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
+    match unsafe { ni_ref(ni) } {
+        Some(ni) => ni.iface.as_ptr().cast(),
+        None => c"".as_ptr().cast(),
+    }
+}
+
+/// The LND's startup completes the NI's tunables with its defaults
+/// (`lnet_ni_default_tunables`); `t` gets the values the NI runs with.
+///
+/// # Safety
+///
+/// `ni` is an NI being started; `t` points to a writable struct.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn lnet_ni_default_tunables(
+    ni: *mut lnet_ni,
+    t: *mut lnet_ni_tunables,
+) {
+    // SAFETY: `ni` is the NI whose lnd_startup runs, an `Ni` LNet holds meanwhile (as ni_ref
+    // needs), and `t` points to a writable `struct lnet_ni_tunables` (# Safety; null is refused).
+    let (Some(ni), Some(t)) = (unsafe { ni_ref(ni) }, unsafe { t.as_mut() }) else {
+        return;
+    };
+    let lnd = NetTunables {
+        peer_timeout: t.peer_timeout,
+        peer_credits: t.peer_credits,
+        peer_buffer_credits: t.peer_buffer_credits,
+        credits: t.credits,
+    };
+    let r = ni.net_tunables().with_defaults(&lnd);
+    ni.set_net_tunables(&r);
+    let own = &ni.tunables;
+    own.conns_per_peer.store(t.conns_per_peer, Relaxed);
+    own.lnd_timeout.store(t.timeout, Relaxed);
+    own.tos.store(t.tos, Relaxed);
+    let o2ib = [
+        t.peercredits_hiw,
+        t.map_on_demand,
+        t.concurrent_sends,
+        t.fmr_pool_size,
+        t.fmr_flush_trigger,
+        t.fmr_cache,
+        t.ntx,
+    ];
+    for (cell, v) in own.o2ib.iter().zip(o2ib) {
+        cell.store(v, Relaxed);
+    }
+    t.peer_timeout = r.peer_timeout;
+    t.peer_credits = r.peer_credits;
+    t.peer_buffer_credits = r.peer_buffer_credits;
+    t.credits = r.credits;
+}
+
+/// LNet's derived LND timeout in seconds (`lnet_get_lnd_timeout`).
+#[no_mangle]
+extern "C" fn lnet_get_lnd_timeout() -> c_uint {
+    crate::params::snapshot().lnd_timeout
+}
+
+/// The LND saw the NI's link fail (`fatal` non-zero) or come back
+/// (`lnet_set_link_fatal_state`, health.md §8). Only an atomic store: LNDs
+/// call it from notifiers and event handlers.
+///
+/// # Safety
+///
+/// `ni` is a started NI.
+#[no_mangle]
+unsafe extern "C" fn lnet_set_link_fatal_state(ni: *mut lnet_ni, fatal: c_uint) {
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
+    let Some(ni) = (unsafe { ni_ref(ni) }) else {
+        return;
+    };
+    let fatal = fatal != 0;
+    if ni.fatal.swap(fatal, core::sync::atomic::Ordering::Relaxed) == fatal {
+        return;
+    }
+    crate::cdebug_limit!(
+        crate::lnet_core::debug::D_NET,
+        "{}: link {}\n",
+        ni.nid,
+        if fatal { "down, NI marked fatal" } else { "up" }
+    );
+    if let Some(lnet) = TheLnet::get() {
+        lnet.ping_update
+            .store(true, core::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// # Safety
+///
+/// `ni` is a started NI, `hdr` points to `hdr_len` bytes, `from` to a NID.
+#[no_mangle]
+unsafe extern "C" fn lnet_parse(
+    ni: *mut lnet_ni,
+    hdr: *const c_void,
+    hdr_len: c_uint,
+    from: *const lnet_nid,
+    private: *mut c_void,
+    rdma_req: c_int,
+) -> c_int {
+    // lnd.h's contract: process context, no LND lock held.
+    crate::kapi::kthread::might_sleep();
+    if hdr.is_null() || from.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: `hdr` and `from` are non-null (checked above), so by # Safety `hdr` points to
+    // `hdr_len` readable bytes and `from` to a NID; `ni` is a started NI, as lnet_parse_rs needs.
+    unsafe {
+        let bytes = core::slice::from_raw_parts(hdr.cast::<u8>(), hdr_len as usize);
+        lnet_parse_rs(ni, bytes, &*from, private, rdma_req != 0)
+    }
+}
+
+/// `lnet_parse` with the header as a slice.
+///
+/// # Safety
+///
+/// `ni` is a started NI.
+pub(crate) unsafe fn lnet_parse_rs(
+    ni: *mut lnet_ni,
+    hdr: &[u8],
+    from: &lnet_nid,
+    private: *mut c_void,
+    rdma_req: bool,
+) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    let Ok(from) = nid_from_c(from) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
+    let Some(ni) = (unsafe { ni_ref(ni) }) else {
+        return EINVAL.to_errno();
+    };
+    let Some(ni) = startup::ni_arc(lnet, ni) else {
+        return ENETDOWN().to_errno();
+    };
+    crate::parse::parse(lnet, &ni, hdr, from, private, rdma_req)
+}
+
+/// # Safety
+///
+/// `m` is a message LNet gave the LND (to send or to receive into) and it
+/// has not been finalized yet.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, hstatus: c_uint) {
+    // lnd.h's contract, whatever the message (a discarded receive has none).
+    crate::kapi::kthread::might_sleep();
+    let Ok(lnet) = lnet() else {
+        return;
+    };
+    if m.is_null() {
+        return;
+    }
+    let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
+    // SAFETY: `m` is non-null and a message LNet gave the LND through Msg::into_c, not yet
+    // finalized (# Safety); the LND gives it up with this call, so the box is ours again.
+    let m = unsafe { msg::Msg::from_c(m) };
+    msg::finalize(lnet, m, status, hs);
+}
+
+/// # Safety
+///
+/// `get` is a GET message LNet handed the LND in `lnd_send`, not yet
+/// finalized; the out pointers are valid for writes.
+#[no_mangle]
+unsafe extern "C" fn lnet_create_reply_msg(
+    _ni: *mut lnet_ni,
+    get: *mut lnet_msg,
+    niov: *mut c_uint,
+    kiov: *mut *mut bio_vec,
+    len: *mut c_uint,
+) -> *mut lnet_msg {
+    let Ok(lnet) = lnet() else {
+        return core::ptr::null_mut();
+    };
+    if get.is_null() || niov.is_null() || kiov.is_null() || len.is_null() {
+        return core::ptr::null_mut();
+    }
+    // SAFETY: `get` is non-null, a GET LNet handed the LND and not finalized (# Safety); LNet keeps
+    // no reference, so the LND's is the only one.
+    let g = unsafe { &mut *get.cast::<msg::Msg>() };
+    let Some((m, k, n, l)) = crate::parse::create_reply(lnet, g) else {
+        return core::ptr::null_mut();
+    };
+    // SAFETY: `niov`, `kiov` and `len` are non-null (checked above) and valid
+    // for writes (# Safety).
+    unsafe {
+        *niov = n;
+        *kiov = k.cast();
+        *len = l;
+    }
+    msg::Msg::into_c(m)
+}
+
+/// # Safety
+///
+/// `reply` came from `lnet_create_reply_msg` and is not finalized yet.
+#[no_mangle]
+unsafe extern "C" fn lnet_set_reply_msg_len(
+    _ni: *mut lnet_ni,
+    reply: *mut lnet_msg,
+    len: c_uint,
+) -> c_int {
+    let Ok(lnet) = lnet() else {
+        return ENETDOWN().to_errno();
+    };
+    if reply.is_null() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: `reply` is non-null, from lnet_create_reply_msg and not finalized (# Safety); LNet
+    // keeps no reference, so the LND's is the only one.
+    let m = unsafe { &mut *reply.cast::<msg::Msg>() };
+    if crate::parse::set_reply_len(lnet, m, len) {
+        0
+    } else {
+        EPROTO().to_errno()
+    }
+}
+
+/// The health status LNet gives a message whose `lnd_send` the LND is
+/// about to refuse (Lustre's LNDs set `msg_health_status` the same way).
+///
+/// # Safety
+///
+/// `m` is a message LNet is handing the LND in `lnd_send`, not finalized.
+#[no_mangle]
+pub(crate) unsafe extern "C" fn lnet_msg_set_hstatus(m: *mut lnet_msg, hstatus: c_uint) {
+    if m.is_null() {
+        return;
+    }
+    let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
+    // SAFETY: `m` is non-null, a message LNet hands the LND in lnd_send and not finalized (#
+    // Safety); lnd_send reads `lnd_hstatus` only after the LND returns.
+    unsafe { (*m.cast::<msg::Msg>()).lnd_hstatus = hs };
 }

@@ -20,6 +20,7 @@ pub mod kapi;
 
 mod adler32;
 mod api;
+mod api_ni;
 mod config;
 mod counters;
 mod cpt;

@@ -103,3 +103,24 @@ LNET_PARAM(lnet_response_tracking, 0644,
 	   "(0|1|2|3) LNet Internal Only|GET Reply only|PUT ACK only|Full Tracking (default)");
 LNET_PARAM(lock_prim_nid, 0444,
 	   "Whether nid passed down by Lustre is locked as primary");
+
+/*
+ * The debug mask (rust/kapi/debug.rs): which classes of LNet's and the
+ * LNDs' lines reach the console, with Lustre's class bits and text forms.
+ * In Lustre it is libcfs.ko's libcfs_debug, which lnet.ko cannot share
+ * (see cpu_npartitions above); here it is lnet.ko's, named alike, and the
+ * LNDs read it through the export. Read as an int, as Lustre's.
+ */
+extern unsigned int lnet_debug_mask;
+EXPORT_SYMBOL_GPL(lnet_debug_mask);
+
+int lnet_debug_param_set(const char *val, const struct kernel_param *kp);
+int lnet_debug_param_get(char *buffer, const struct kernel_param *kp);
+
+static const struct kernel_param_ops lnet_debug_ops = {
+	.set = lnet_debug_param_set,
+	.get = lnet_debug_param_get,
+};
+
+module_param_cb(libcfs_debug, &lnet_debug_ops, &lnet_debug_mask, 0644);
+MODULE_PARM_DESC(libcfs_debug, "Lustre kernel debug mask");

@@ -26,7 +26,7 @@ unsafe extern "C" fn lolnd_startup(ni: *mut lnet_ni) -> c_int {
         ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
     };
     // SAFETY: the NI LNet is starting, and a live struct.
-    unsafe { crate::api::lnet_ni_default_tunables(ni, &mut t) };
+    unsafe { crate::lnd::lnet_ni_default_tunables(ni, &mut t) };
     0
 }
 
@@ -50,7 +50,7 @@ unsafe extern "C" fn lolnd_send(
     let hdr = tx.hdr.get(..len).unwrap_or(&[]);
     // The message is its own private: lolnd_recv copies from it.
     // SAFETY: `ni` is the NI LNet started; the header bytes are in `tx`.
-    unsafe { crate::api::lnet_parse_rs(ni.cast(), hdr, &from, msg.cast(), false) }
+    unsafe { crate::lnd::lnet_parse_rs(ni.cast(), hdr, &from, msg.cast(), false) }
 }
 
 /// # Safety
@@ -81,9 +81,9 @@ unsafe extern "C" fn lolnd_recv(
     // SAFETY: both messages are LNet's, each finalized exactly once here.
     unsafe {
         if !rx.is_null() {
-            crate::api::lnet_finalize(rx.cast(), 0, 0);
+            crate::lnd::lnet_finalize(rx.cast(), 0, 0);
         }
-        crate::api::lnet_finalize(tx, 0, 0);
+        crate::lnd::lnet_finalize(tx, 0, 0);
     }
     0
 }

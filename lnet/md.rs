@@ -62,7 +62,7 @@ impl LibMd {
     /// until the MD is unlinked: the caller's promise, as in Lustre.
     pub(crate) unsafe fn build(umd: &lnet_md, unlink: bool) -> Result<LibMd> {
         if umd.umd_start.is_null() && umd.umd_length != 0 {
-            pr_err!(
+            crate::cerror!(
                 "MD start pointer can not be NULL with length {}\n",
                 umd.umd_length
             );
@@ -71,7 +71,7 @@ impl LibMd {
         let mut v = KVec::new();
         let length = if umd.umd_options & options::KIOV != 0 {
             if umd.umd_length > MAX_IOV {
-                pr_err!(
+                crate::cerror!(
                     "Invalid option: too many fragments {}, {} max\n",
                     umd.umd_length,
                     MAX_IOV
@@ -84,7 +84,7 @@ impl LibMd {
                 // SAFETY: the caller promises `length` entries at `start`.
                 let f = unsafe { *umd.umd_start.cast::<BioVec>().add(i) };
                 if f.bv_page.is_null() || u64::from(f.bv_offset) + u64::from(f.bv_len) > page_size {
-                    pr_err!("MD fragment {} is not within one page\n", i);
+                    crate::cerror!("MD fragment {} is not within one page\n", i);
                     return Err(EINVAL);
                 }
                 total = total.checked_add(f.bv_len).ok_or(EINVAL)?;
@@ -111,7 +111,7 @@ impl LibMd {
             umd.umd_threshold,
         )
         .map_err(|e| {
-            pr_err!("Invalid MD: {:?}\n", e);
+            crate::cerror!("Invalid MD: {:?}\n", e);
             EINVAL
         })?;
         Ok(LibMd {

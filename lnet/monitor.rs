@@ -118,8 +118,8 @@ pub(crate) fn expire_responses(lnet: &TheLnet, all: bool) {
         }
     }
     if total > 0 && all {
-        pr_info!("{} response(s) abandoned at shutdown\n", total);
+        crate::cneterr!("{} response(s) abandoned at shutdown\n", total);
     } else if total > 0 {
-        pr_info!("{} response(s) timed out, the last from {}\n", total, last);
+        crate::cneterr!("{} response(s) timed out, the last from {}\n", total, last);
     }
 }

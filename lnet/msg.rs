@@ -4,6 +4,7 @@
 //! which every message ends and every event reaches the MD's handler
 //! (Lustre's lib-msg.c).
 
+use crate::api;
 use crate::kapi::bindings::{lnet_event, lnet_tx_desc};
 use crate::kapi::errno::*;
 use crate::kapi::kiov::BioVec;
@@ -17,7 +18,6 @@ use crate::ni::Ni;
 use crate::parse::count_dropped;
 use crate::send::send;
 use crate::state::{Res, TheLnet};
-use crate::{api, kapi};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 use kernel::sync::Arc;
@@ -267,7 +267,7 @@ fn detach_md(lnet: &TheLnet, m: &mut Msg, status: i32) {
         }
     }
     let Some(md) = res.mds.get_mut(&cookie) else {
-        pr_err!("message held an MD that is gone\n");
+        crate::cerror!("message held an MD that is gone\n");
         return;
     };
     md.refcount = md.refcount.saturating_sub(1);
@@ -317,26 +317,15 @@ pub(crate) fn detach_tracker(lnet: &TheLnet, res: &mut Res, cookie: u64) {
     }
 }
 
-/// At most ten drop messages a second reach the console.
-pub(crate) fn log_allowed(lnet: &TheLnet) -> bool {
-    let now = kapi::kthread::now_secs();
-    if lnet.log_second.swap(now, Ordering::Relaxed) != now {
-        lnet.log_count.store(0, Ordering::Relaxed);
-    }
-    lnet.log_count.fetch_add(1, Ordering::Relaxed) < 10
-}
-
 /// Counts an outgoing message dropped past its deadline before its LND got
 /// it.
 pub(crate) fn count_expired(lnet: &TheLnet, m: &Msg) {
     if let Some(ni) = m.ni.as_ref() {
         count_dropped(lnet, ni, &m.hdr.dest_nid, m.hdr.payload_length, &m.hdr.msg);
     }
-    if log_allowed(lnet) {
-        pr_warn!(
-            "Dropping {} to {}: exceeded message deadline\n",
-            m.hdr.msg.type_name(),
-            m.hdr.dest_nid
-        );
-    }
+    crate::cneterr!(
+        "Dropping {} to {}: exceeded message deadline\n",
+        m.hdr.msg.type_name(),
+        m.hdr.dest_nid
+    );
 }

@@ -198,6 +198,61 @@ unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param)
     }
 }
 
+/// `kernel_param_ops.set` of `libcfs_debug`: a number, or class names
+/// with `+`/`-` (`lnet_core::debug::parse`); a refused text leaves the mask
+/// as it was.
+///
+/// # Safety
+///
+/// Called only by the kernel's parameter code, with its own arguments.
+#[no_mangle]
+unsafe extern "C" fn lnet_debug_param_set(val: *const c_char, kp: *const kernel_param) -> c_int {
+    // SAFETY: the kernel passes a registered parameter and a NUL-terminated
+    // value (or null), valid for this call.
+    let req = unsafe { param::set_request(val, kp) };
+    let Some(text) = req.value else {
+        pr_err!("libcfs_debug needs a value\n");
+        return -(rules::EINVAL);
+    };
+    // Setters are serialised by the module's `kernel_param_lock`: the load
+    // and the store are one update.
+    let mask = crate::kapi::debug::cell();
+    match crate::lnet_core::debug::parse(text, mask.load(Relaxed)) {
+        Ok(m) => {
+            mask.store(m, Relaxed);
+            0
+        }
+        Err(e @ crate::lnet_core::debug::MaskError::Unknown(..)) => {
+            pr_warn!(
+                "unknown mask '{:?}'. mask usage: [+|-]<all|type> ...\n",
+                BStr(e.token(text))
+            );
+            -(rules::EINVAL)
+        }
+        Err(crate::lnet_core::debug::MaskError::TrailingOperator) => {
+            pr_warn!("libcfs_debug: '+' or '-' with no class after it\n");
+            -(rules::EINVAL)
+        }
+    }
+}
+
+/// `kernel_param_ops.get` of `libcfs_debug`: the mask as an `int`, as
+/// Lustre's parameter shows it (`all` reads -1).
+///
+/// # Safety
+///
+/// Called only by the kernel's parameter code, with a page-sized buffer.
+#[no_mangle]
+unsafe extern "C" fn lnet_debug_param_get(buf: *mut c_char, _kp: *const kernel_param) -> c_int {
+    // SAFETY: `.get` is handed a PAGE_SIZE buffer owned by the caller.
+    let mut out = unsafe { PageWriter::new(buf) };
+    let mask = crate::kapi::debug::cell().load(Relaxed);
+    if writeln!(out, "{}", mask as i32).is_err() {
+        return -(rules::EINVAL);
+    }
+    c_int::try_from(out.len()).unwrap_or(0)
+}
+
 /// `kernel_param_ops.get` for every numeric lnet parameter.
 ///
 /// # Safety

@@ -13,7 +13,7 @@ use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{self as core_md, EventKind};
 use crate::lnet_core::msg_stats;
 use crate::lnet_core::nid::Nid;
-use crate::msg::{detach_tracker, finalize, log_allowed, Msg};
+use crate::msg::{detach_tracker, finalize, Msg};
 use crate::ni::Ni;
 use crate::portal::{match_request, md_view, request_of, Delayed, MdView, Miss};
 use crate::send::{commit_deadline, send};
@@ -111,15 +111,13 @@ pub(crate) fn drop_incoming(
     why: &str,
     hdr: &Hdr,
 ) {
-    if log_allowed(lnet) {
-        pr_warn!(
-            "Dropping {} from {} on {}: {}\n",
-            hdr.msg.type_name(),
-            hdr.src_nid,
-            ni.nid,
-            why
-        );
-    }
+    crate::cneterr!(
+        "Dropping {} from {} on {}: {}\n",
+        hdr.msg.type_name(),
+        hdr.src_nid,
+        ni.nid,
+        why
+    );
     discard_incoming(lnet, ni, private, rlen, hdr);
 }
 
@@ -148,14 +146,14 @@ pub(crate) fn parse(
         HDR_NID4_LEN => Hdr::decode_nid4(bytes),
         HDR_NID16_LEN => Hdr::decode_nid16(bytes),
         n => {
-            pr_err!("Bad header length {} from {}\n", n, from);
+            crate::cerror!("Bad header length {} from {}\n", n, from);
             return EPROTO().to_errno();
         }
     };
     let hdr = match decoded.and_then(|h| h.check().map(|()| h)) {
         Ok(h) => h,
         Err(e) => {
-            pr_err!("Bad header from {}: {}\n", from, e);
+            crate::cerror!("Bad header from {}: {}\n", from, e);
             return EPROTO().to_errno();
         }
     };

@@ -411,7 +411,7 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
     let n = (w.mlength.load(Ordering::Relaxed) as usize).min(buf.len());
     let max = params::snapshot().interfaces_max.max(16) as u32;
     let info = PingInfo::parse(buf.get(..n).unwrap_or(&[]), max).map_err(|e| {
-        pr_warn!("Bad ping reply from {}: {}\n", target, e);
+        crate::cneterr!("Bad ping reply from {}: {}\n", target, e);
         errno::EPROTO()
     })?;
     // The loopback entry first, as the ioctl ABI lists it.

@@ -73,14 +73,14 @@ fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
             p.received = p.received.wrapping_add(1);
             drop(p);
             if rlength as usize > data.len() {
-                pr_warn!(
+                crate::cneterr!(
                     "Push from {} truncated to {} of {} bytes\n",
                     from,
                     data.len(),
                     rlength
                 );
             }
-            pr_debug!(
+            crate::cnet!(
                 "Push from {}: primary {}, features {:#x}, sequence {}\n",
                 from,
                 info.primary().unwrap_or(from),
@@ -92,7 +92,7 @@ fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
         Err(e) => {
             p.refused = p.refused.wrapping_add(1);
             drop(p);
-            pr_warn!("Bad push from {}: {}\n", from, e);
+            crate::cneterr!("Bad push from {}: {}\n", from, e);
             crate::discovery::push_received(lnet, from, data, None);
         }
     }
@@ -147,8 +147,8 @@ unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
 /// from now on take the whole of it (`ln_push_target_nbytes`). Those
 /// already posted keep their size until a push uses them (unlike Lustre,
 /// which posts a larger push target at once), so a node that grew may need
-/// a few pushes and pings before its pushes fit. A leaf lock: taken with
-/// `peers` held.
+/// a few pushes and pings before its pushes fit. Called with `peers`
+/// held (`pushes` comes after it in the lock order, state.rs).
 pub(crate) fn grow(lnet: &TheLnet, needed: usize) {
     let mut p = lnet.pushes.lock();
     p.nbytes = crate::lnet_core::discovery::push_target_bytes(p.nbytes, needed, largest_buffer());

@@ -11,7 +11,7 @@ use crate::lnet_core::health::Status;
 use crate::lnet_core::md::{self as core_md, EventKind};
 use crate::lnet_core::msg_stats;
 use crate::lnet_core::nid::Nid;
-use crate::msg::{finalize, log_allowed, set_payload, Msg};
+use crate::msg::{finalize, set_payload, Msg};
 use crate::ni::Ni;
 use crate::selection::select_path;
 use crate::state::TheLnet;
@@ -52,9 +52,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
         m.recovery,
         md_node,
     ) else {
-        if log_allowed(lnet) {
-            pr_warn!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
-        }
+        crate::cneterr!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
         // A remote error, as Lustre's `lnet_send`. Only a REPLY is still
         // committed (for receive, as the GET it answers): its health check
         // charges the peer NI the GET came from, on the NI it came in on.
@@ -97,7 +95,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
     match encoded {
         Ok(n) => d.hdr_len = n as u32,
         Err(e) => {
-            pr_err!("Cannot encode header to {}: {}\n", hdr.dest_nid, e);
+            crate::cerror!("Cannot encode header to {}: {}\n", hdr.dest_nid, e);
             finalize(lnet, m, EPROTO().to_errno(), Status::LocalError);
             return false;
         }
@@ -109,14 +107,13 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
     match crate::fault::on_send(lnet, &hdr) {
         crate::fault::Verdict::Pass => crate::credits::post(lnet, m),
         crate::fault::Verdict::Drop(hstatus) => {
-            if log_allowed(lnet) {
-                pr_info!(
-                    "Dropping {} to {} to simulate {}\n",
-                    hdr.msg.type_name(),
-                    hdr.dest_nid,
-                    hstatus.name()
-                );
-            }
+            crate::cdebug_limit!(
+                crate::lnet_core::debug::D_NET,
+                "Dropping {} to {} to simulate {}\n",
+                hdr.msg.type_name(),
+                hdr.dest_nid,
+                hstatus.name()
+            );
             // As an LND that failed to post it: the health machinery
             // takes it from here.
             finalize(lnet, m, EINVAL.to_errno(), hstatus);

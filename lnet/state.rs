@@ -2,12 +2,40 @@
 
 //! `the_lnet`: the node's LNet state and its locks.
 //!
-//! * `res` (a spinlock) holds the resources callers create: MDs, MEs and
-//!   the portal match lists, and the response trackers on MDs. Event
-//!   handlers never run under it.
-//! * `nis` (a spinlock) holds the registered LNDs and the running NIs.
-//! * `api` (a mutex) serializes LNetNIInit/LNetNIFini and owns the monitor
-//!   thread.
+//! # Lock order
+//!
+//! The one order of lnet.ko's locks, outermost first: a lock is only ever
+//! taken while holding locks above it. Mutexes come first; no spinlock is
+//! held across a sleep, `lnet_finalize`, a send, an MD unlink or a call
+//! into an LND, and LNDs call into LNet with none of their own locks held
+//! (but kapi's link watcher mutex, under which they call
+//! `lnet_set_link_fatal_state`, which takes no lock).
+//!
+//! 1. `api` (mutex): LNetNIInit/LNetNIFini, /dev/lnet configuration, the
+//!    monitor and discovery threads. LND startup and shutdown run under
+//!    it, and so do the handlers of MDs that shutdown or `net del` unlink
+//!    (as in Lustre, a handler must not call LNetNIFini then). The
+//!    module's `kernel_param_lock` sits at the same level, never nested
+//!    with it. /dev/lnet's per-file `ping` mutex (dev.rs) is also
+//!    outermost: a ping sends under it.
+//! 2. `pings` (mutex): the posted ping buffers.
+//! 3. `nid_updates` (mutex): NID update callbacks; takes nothing.
+//! 4. `nis`: the LNDs and the running NIs.
+//! 5. `peers`: peers and peer NIs.
+//! 6. `discovery`: peers queued for discovery.
+//! 7. `udsp`: the UDSP rules.
+//! 8. `tx`: send credits and the messages waiting for them; NI credits
+//!    are written only under it.
+//! 9. `pushes`: the push target's buffers.
+//! 10. `res`: MDs, MEs, portals and response trackers (with `handled`,
+//!     the condvar an unlink waits on). Event handlers never run under it.
+//! 11. `faults`: fault injection rules.
+//! 12. `resends`: messages the monitor sends again.
+//! 13. `ping_words`: the posted ping buffer's status words, rewritten in
+//!     place from any context.
+//! 14. A ping's own wait lock (ping.rs).
+//!
+//! The crypto speed lock (crypto.rs) is never held with another.
 
 use crate::counters::Counters;
 use crate::kapi::kthread::Thread;
@@ -94,7 +122,7 @@ pub(crate) struct TheLnet {
     pub(crate) nis: SpinLock<Nis>,
     #[pin]
     pub(crate) api: Mutex<Api>,
-    /// Taken after `api` when both are held.
+    /// Lock order 2 (see the module doc).
     #[pin]
     pub(crate) pings: Mutex<Pings>,
     /// NID update callbacks and the order of their deliveries
@@ -162,9 +190,6 @@ pub(crate) struct TheLnet {
     pub(crate) next_deadline: AtomicI64,
     /// An NI's fatal state changed: the monitor posts a new ping buffer.
     pub(crate) ping_update: AtomicBool,
-    /// Console rate limit: the current second and messages in it.
-    pub(crate) log_second: AtomicI64,
-    pub(crate) log_count: AtomicU32,
 }
 
 static THE_LNET: AtomicPtr<TheLnet> = AtomicPtr::new(core::ptr::null_mut());
@@ -235,8 +260,6 @@ impl TheLnet {
                 event_seq: AtomicU64::new(0),
                 next_deadline: AtomicI64::new(i64::MAX),
                 ping_update: AtomicBool::new(false),
-                log_second: AtomicI64::new(0),
-                log_count: AtomicU32::new(0),
             }),
             GFP_KERNEL,
         )

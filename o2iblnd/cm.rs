@@ -16,7 +16,6 @@ use crate::ni::{IbNi, Listening, RESOLVE_TIMEOUT_MS};
 use crate::params;
 use core::ffi::c_int;
 use core::sync::atomic::Ordering;
-use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow};
 
 /// The listener's events: connection requests, and its device going away.
@@ -51,7 +50,7 @@ pub(crate) unsafe extern "C" fn listen_handler(id: RawCmId, ev: RawCmEvent) -> c
             0
         }
         e => {
-            pr_info!("{}: CM event {:?} for the listener\n", ni.nid, e);
+            crate::cnet!("{}: CM event {:?} for the listener\n", ni.nid, e);
             0
         }
     }
@@ -76,7 +75,7 @@ pub(crate) unsafe extern "C" fn cm_handler(id: RawCmId, ev: RawCmEvent) -> c_int
     match ev.event() {
         CmEventType::AddrResolved => addr_resolved(&conn, &id, &ev),
         CmEventType::AddrError | CmEventType::RouteError => {
-            pr_warn!(
+            crate::cneterr!(
                 "{}: can't reach {}: {}\n",
                 conn.ni.nid,
                 conn.peer,
@@ -94,21 +93,21 @@ pub(crate) unsafe extern "C" fn cm_handler(id: RawCmId, ev: RawCmEvent) -> c_int
             conn.close(if connecting { -errno::ECONNRESET } else { 0 });
         }
         CmEventType::DeviceRemoval => {
-            pr_err!(
+            crate::cerror!(
                 "{}: RDMA device going away under {}\n",
                 conn.ni.nid,
                 conn.peer
             );
             conn.close(-errno::ENETDOWN);
         }
-        e => pr_info!("{}: CM event {:?} for {}\n", conn.ni.nid, e, conn.peer),
+        e => crate::cnet!("{}: CM event {:?} for {}\n", conn.ni.nid, e, conn.peer),
     }
     0
 }
 
 fn connect_failed(conn: &Arc<Conn>, err: i32, what: &str) {
     if conn.inner.lock().state == State::Connecting {
-        pr_warn!("{}: {} connecting to {}\n", conn.ni.nid, what, conn.peer);
+        crate::cneterr!("{}: {} connecting to {}\n", conn.ni.nid, what, conn.peer);
         conn.close(err);
     }
 }
@@ -136,7 +135,7 @@ fn route_resolved(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
     }
     let mut cp = conn.inner.lock().cp;
     if let Err(e) = conn.setup_qp(id, &mut cp) {
-        pr_err!(
+        crate::cerror!(
             "{}: can't set up a QP for {}: {:?}\n",
             conn.ni.nid,
             conn.peer,
@@ -165,7 +164,7 @@ fn route_resolved(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         rnr_retry_count: params::get(IbParam::RnrRetryCount) as u8,
     };
     if let Err(e) = id.connect(&buf[..n], p) {
-        pr_err!("{}: can't connect to {}: {:?}\n", conn.ni.nid, conn.peer, e);
+        crate::cneterr!("{}: can't connect to {}: {:?}\n", conn.ni.nid, conn.peer, e);
         conn.close(e.to_errno());
     }
 }
@@ -192,13 +191,13 @@ fn established(conn: &Arc<Conn>, ev: &CmEvent<'_>) {
                 );
             }
             Ok((_, _, src)) => {
-                pr_err!("{}: CONNACK from {}, not {}\n", conn.ni.nid, src, conn.peer);
+                crate::cneterr!("{}: CONNACK from {}, not {}\n", conn.ni.nid, src, conn.peer);
                 crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
                 conn.close(-errno::EPROTO);
                 return;
             }
             Err(e) => {
-                pr_err!("{}: bad CONNACK from {}: {}\n", conn.ni.nid, conn.peer, e);
+                crate::cneterr!("{}: bad CONNACK from {}: {}\n", conn.ni.nid, conn.peer, e);
                 crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
                 conn.close(-errno::EPROTO);
                 return;
@@ -215,7 +214,7 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         // The peer gave up on a connection it never saw established
         // (its CM rejects what it destroys before the RTU): the CM has
         // already put the QP in error.
-        pr_warn!(
+        crate::cneterr!(
             "{}: {} rejected an established connection (CM status {})\n",
             conn.ni.nid,
             conn.peer,
@@ -234,7 +233,7 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         (g.cp, g.peer_stamp)
     };
     let what = after_reject(ev.status(), rej.as_ref(), &sent, stamp);
-    pr_warn!(
+    crate::cneterr!(
         "{}: {} rejected the connection (CM status {}, {:?}): {:?}\n",
         conn.ni.nid,
         conn.peer,
@@ -269,13 +268,13 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
     let req = match wire::Msg::decode(data) {
         Ok(m) => m,
         Err(e) => {
-            pr_err!("{}: bad connection request: {}\n", ni.nid, e);
+            crate::cneterr!("{}: bad connection request: {}\n", ni.nid, e);
             let version = wire::MsgHead::parse(data).map_or(wire::VERSION, |h| h.version);
             return refuse(ni, id, version, RejectReason::Fatal);
         }
     };
     let MsgBody::ConnReq(mut cp) = req.body else {
-        pr_err!(
+        crate::cneterr!(
             "{}: {} instead of a connection request\n",
             ni.nid,
             req.msg_type().name()
@@ -283,7 +282,7 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         return refuse(ni, id, req.version, RejectReason::Fatal);
     };
     if req.dst_nid != ni.nid {
-        pr_err!(
+        crate::cneterr!(
             "{}: connection request from {} for {}\n",
             ni.nid,
             req.src_nid,
@@ -301,7 +300,7 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
     // Lustre's pool set (`ibn_fmr_ps`): a peer asking fewer fragments is
     // accepted, and its `max_frags` bounds what we offer and write.
     if let Err(e) = cp.check_connreq(ni.tun.peer_credits, true) {
-        pr_err!(
+        crate::cneterr!(
             "{}: connection request from {}: {}\n",
             ni.nid,
             req.src_nid,
@@ -313,7 +312,7 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         match id.peer() {
             Ok((_, port)) if port < 1024 => {}
             _ => {
-                pr_err!(
+                crate::cerror!(
                     "{}: {} connects from an unprivileged port\n",
                     ni.nid,
                     req.src_nid
@@ -338,7 +337,7 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
     let q = conn.qp_lock.lock();
     if let Err(e) = conn.setup_qp_held(&q, id, &mut cp) {
         drop(q);
-        pr_err!(
+        crate::cerror!(
             "{}: can't set up a QP for {}: {:?}\n",
             ni.nid,
             req.src_nid,
@@ -373,7 +372,7 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
     };
     drop(q);
     if let Err(e) = accepted {
-        pr_err!("{}: can't accept {}: {:?}\n", ni.nid, req.src_nid, e);
+        crate::cneterr!("{}: can't accept {}: {:?}\n", ni.nid, req.src_nid, e);
         let _ = id.reject(&rej(ni, req.version, RejectReason::Fatal));
         conn.close(e.to_errno());
     }

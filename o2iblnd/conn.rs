@@ -466,7 +466,7 @@ impl Conn {
                             let _ = g.active.push(tx, GFP_ATOMIC);
                         }
                         Err(e) if tx.posts_chain() => {
-                            pr_err!("{}: can't post a send: {:?}\n", self.peer, e);
+                            crate::cerror!("{}: can't post a send: {:?}\n", self.peer, e);
                             // The device may hold the first of its work
                             // requests, naming its MR (a registration keeps
                             // the `ib_mr` itself): it ends as a posted tx
@@ -481,7 +481,7 @@ impl Conn {
                             return;
                         }
                         Err(e) => {
-                            pr_err!("{}: can't post a send: {:?}\n", self.peer, e);
+                            crate::cerror!("{}: can't post a send: {:?}\n", self.peer, e);
                             g.credits.unpost(t, credits);
                             let _ = failed.push((tx, e.to_errno()), GFP_ATOMIC);
                             return;
@@ -503,7 +503,13 @@ impl Conn {
                 return;
             }
             if err != 0 || g.state == State::Established {
-                pr_info!(
+                let class = if err == 0 {
+                    crate::lnet_core::debug::D_NET
+                } else {
+                    crate::lnet_core::debug::D_NETERROR
+                };
+                crate::cdebug_limit!(
+                    class,
                     "closing connection to {} ({}): {} ({} sent, {} received)\n",
                     self.peer,
                     self.ni.nid,
@@ -595,7 +601,7 @@ impl Conn {
             let g = self.inner.lock();
             if g.state == State::Connecting {
                 if let Some(Err(e)) = g.cmid.as_ref().map(|id| id.notify_established()) {
-                    pr_warn!(
+                    crate::cwarn!(
                         "{}: can't tell the CM that {} is connected: {:?}\n",
                         self.ni.nid,
                         self.peer,
@@ -619,12 +625,12 @@ impl Conn {
                 g.rx_posted = g.rx_posted.saturating_sub(1);
                 if !w.ok() {
                     if w.status != Wc::FLUSH_ERR {
-                        pr_err!("{}: receive failed: {}\n", self.peer, w.status);
+                        crate::cneterr!("{}: receive failed: {}\n", self.peer, w.status);
                     } else if g.state == State::Established {
                         // Nothing of ours failed first: the CM, or an
                         // error the QP met as a responder, which gives
                         // no completion.
-                        pr_warn!(
+                        crate::cneterr!(
                             "{}: connection to {} flushed while up\n",
                             self.ni.nid,
                             self.peer
@@ -653,7 +659,7 @@ impl Conn {
                     // return, until the peer's txs time out.
                     if !self.active && g.early.len() == 1 {
                         if let Some(Err(e)) = g.cmid.as_ref().map(|id| id.notify_established()) {
-                            pr_warn!(
+                            crate::cwarn!(
                                 "{}: can't tell the CM that {} is connected: {:?}\n",
                                 self.ni.nid,
                                 self.peer,
@@ -681,7 +687,7 @@ impl Conn {
                 // request that failed still broke the QP.
                 drop(g);
                 if !w.ok() && w.status != Wc::FLUSH_ERR {
-                    pr_err!(
+                    crate::cneterr!(
                         "{}: send to {} failed after its tx: status {} opcode {} vendor 0x{:x}\n",
                         self.ni.nid,
                         self.peer,
@@ -724,7 +730,7 @@ impl Conn {
                 }
             } else {
                 if w.status != Wc::FLUSH_ERR {
-                    pr_err!(
+                    crate::cneterr!(
                         "{}: send failed: status {} opcode {} vendor 0x{:x}\n",
                         self.peer,
                         w.status,
@@ -753,7 +759,7 @@ impl Conn {
         let m = match wire::Msg::decode(bytes) {
             Ok(m) => m,
             Err(e) => {
-                pr_err!("{}: bad message from {}: {}\n", self.ni.nid, self.peer, e);
+                crate::cneterr!("{}: bad message from {}: {}\n", self.ni.nid, self.peer, e);
                 crate::PROTOCOL_ERRORS.fetch_add(1, Ordering::Relaxed);
                 self.close(-errno::EPROTO);
                 return;
@@ -765,7 +771,7 @@ impl Conn {
             || m.src_stamp != peer_stamp
             || m.dst_stamp != self.ni.incarnation
         {
-            pr_err!(
+            crate::cneterr!(
                 "{}: stale {} from {} (for {})\n",
                 self.ni.nid,
                 m.msg_type().name(),
@@ -779,7 +785,7 @@ impl Conn {
         if m.credits > 0 {
             let r = self.inner.lock().credits.returned(m.credits);
             if let Err(o) = r {
-                pr_err!(
+                crate::cneterr!(
                     "{}: {} returned {} credits with {} of {}\n",
                     self.ni.nid,
                     self.peer,
@@ -848,7 +854,7 @@ impl Conn {
                 }
             }
             MsgBody::ConnReq(_) | MsgBody::ConnAck(_) => {
-                pr_err!(
+                crate::cneterr!(
                     "{}: unexpected {} from {}\n",
                     self.ni.nid,
                     t.name(),
@@ -884,7 +890,7 @@ impl Conn {
         };
         let rdma_req = matches!(rx.kind, RxKind::GetReq { .. });
         if let Err((rc, rx)) = self.ni.ni.parse(&hdr, &self.peer, rx, rdma_req) {
-            pr_err!(
+            crate::cneterr!(
                 "{}: LNet refused a header from {}: {}\n",
                 self.ni.nid,
                 self.peer,
@@ -931,7 +937,7 @@ impl Conn {
                 if tx.set_reply_len(&self.ni, len) {
                     tx.done(0, Status::Ok);
                 } else {
-                    pr_err!(
+                    crate::cneterr!(
                         "{}: GET_DONE from {} claims {} bytes, more than asked\n",
                         self.ni.nid,
                         self.peer,
@@ -979,7 +985,7 @@ impl Conn {
     ) -> bool {
         match self.take_answered(t, cookie, a) {
             Taken::Nothing => {
-                pr_err!(
+                crate::cneterr!(
                     "{}: {} from {} for {} (cookie {:#x})\n",
                     self.ni.nid,
                     what,
@@ -1090,7 +1096,7 @@ impl Conn {
             }
             Err(e) => {
                 drop(g);
-                pr_err!("{}: can't post a receive: {:?}\n", self.peer, e);
+                crate::cerror!("{}: can't post a receive: {:?}\n", self.peer, e);
                 self.close(e.to_errno());
             }
         }
@@ -1111,7 +1117,7 @@ impl Conn {
     pub(crate) fn log_timed_out(&self) {
         let g = self.inner.lock();
         let c = &g.credits;
-        pr_err!(
+        crate::cerror!(
             "{}: timed out tx for {} ({}, up {} ms, {} received): {} queued, {} without credit, {} for a reserved credit, {} posted or waiting for the peer; credits {} of {}, owed {}, sends posted {}, receives posted {}\n",
             self.ni.nid,
             self.peer,
@@ -1359,7 +1365,7 @@ pub(crate) fn recv(
                     }
                     Err((msg, e)) => {
                         conn.repost(idx, buf, RxCredit::Peer);
-                        pr_err!(
+                        crate::cerror!(
                             "{}: can't register {} bytes for a PUT from {}: {:?}\n",
                             conn.ni.nid,
                             mlen,
@@ -1386,7 +1392,7 @@ pub(crate) fn recv(
                 match Tx::get_reply(&conn.ni, msg, conn.peer, src, &rd, cookie, max_frags) {
                     Ok(tx) => conn.queue(tx),
                     Err((msg, e)) => {
-                        pr_err!(
+                        crate::cerror!(
                             "{}: can't send {} bytes for a GET from {}: {:?}\n",
                             conn.ni.nid,
                             mlen,
@@ -1421,7 +1427,7 @@ fn copy_immediate(
         return 0;
     }
     if mlen as usize > len {
-        pr_err!(
+        crate::cneterr!(
             "{}: payload of {} bytes from {} is {} long\n",
             conn.ni.nid,
             mlen,
@@ -1470,7 +1476,7 @@ unsafe extern "C" fn cq_completion(_cq: crate::kapi::rdma::RawCq, ctx: *mut c_vo
 unsafe extern "C" fn cq_event(ev: crate::kapi::rdma::RawIbEvent, _ctx: *mut c_void) {
     // SAFETY: the running handler's event.
     let t = unsafe { crate::kapi::rdma::ib_event_type(ev) };
-    pr_err!("CQ event {}\n", t);
+    crate::cerror!("CQ event {}\n", t);
 }
 
 /// QP events (`kiblnd_qp_event`): COMM_EST tells the CM a message
@@ -1505,7 +1511,7 @@ unsafe extern "C" fn qp_event(ev: crate::kapi::rdma::RawIbEvent, ctx: *mut c_voi
         }
         return;
     }
-    pr_err!(
+    crate::cneterr!(
         "{}: QP event {} on connection to {}\n",
         conn.ni.nid,
         t,

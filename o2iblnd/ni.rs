@@ -600,7 +600,7 @@ impl IbNi {
             (stale, p.conns.len(), core::mem::take(&mut p.waiting))
         };
         let mtu = c.inner.lock().path_mtu;
-        pr_info!(
+        crate::cnet!(
             "{}: connected to {} ({}, path MTU {}, {} of the peer's)\n",
             self.nid,
             c.peer,
@@ -702,13 +702,13 @@ impl IbNi {
         }
         match verdict {
             Passive::Stale => {
-                pr_warn!("{}: stale connections of {} closed\n", self.nid, src);
+                crate::cwarn!("{}: stale connections of {} closed\n", self.nid, src);
                 Err(RejectReason::ConnStale)
             }
             Passive::Race => Err(RejectReason::ConnRace),
             Passive::Accept { past_races } => {
                 if past_races {
-                    pr_warn!(
+                    crate::cneterr!(
                         "{}: connection race with {} unresolved after {} tries, letting it win\n",
                         self.nid,
                         src,
@@ -769,7 +769,7 @@ impl IbNi {
             let state = c.inner.lock().state;
             match state {
                 State::Connecting if now > c.started_ms + connreq => {
-                    pr_warn!("{}: connecting to {} timed out\n", self.nid, c.peer);
+                    crate::cneterr!("{}: connecting to {} timed out\n", self.nid, c.peer);
                     c.close(-errno::ENETDOWN);
                 }
                 State::Established if c.timed_out(now) => {
@@ -1025,7 +1025,7 @@ fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
         }
     };
     if let Err(e) = r {
-        pr_err!("{}: can't connect to {}: {:?}\n", ni.nid, peer, e);
+        crate::cneterr!("{}: can't connect to {}: {:?}\n", ni.nid, peer, e);
         c.close(e.to_errno());
     }
     true
@@ -1045,7 +1045,7 @@ fn bind_source(ni: &IbNi, id: &CmId) -> Result {
             Err(e) => return Err(e),
         }
     }
-    pr_err!("{}: no privileged port left to connect from\n", ni.nid);
+    crate::cerror!("{}: no privileged port left to connect from\n", ni.nid);
     Err(crate::kapi::errno::EADDRINUSE())
 }
 
@@ -1097,13 +1097,14 @@ unsafe extern "C" fn kapi_link_event(ni: *mut c_void, down: c_int) {
         return;
     }
     if down {
-        pr_warn!(
+        crate::cwarn!(
             "{}: {} is down or lost the NI's address: NI marked fatal\n",
             ni.nid,
             ni.ni.iface()
         );
     } else {
-        pr_info!(
+        crate::cdebug_limit!(
+            crate::lnet_core::debug::D_HA,
             "{}: {} is up with the NI's address\n",
             ni.nid,
             ni.ni.iface()
@@ -1124,19 +1125,24 @@ unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
     let ni = unsafe { &*ctx.cast::<IbNi>() };
     match event {
         rdma::IB_EVENT_PORT_ERR if port == ni.port => {
-            pr_warn!("{}: port {} down: NI marked fatal\n", ni.nid, port);
+            crate::cwarn!("{}: port {} down: NI marked fatal\n", ni.nid, port);
             ni.port_down.store(true, Ordering::Release);
             ni.set_fatal(FATAL_PORT, true);
         }
         rdma::IB_EVENT_PORT_ACTIVE if port == ni.port => {
-            pr_info!("{}: port {} active again\n", ni.nid, port);
+            crate::cdebug_limit!(
+                crate::lnet_core::debug::D_HA,
+                "{}: port {} active again\n",
+                ni.nid,
+                port
+            );
             ni.port_down.store(false, Ordering::Release);
             ni.set_fatal(FATAL_PORT, false);
             // What connd held back while the port was down.
             ni.wake_connd();
         }
         rdma::IB_EVENT_DEVICE_FATAL => {
-            pr_err!("{}: RDMA device failed: NI marked fatal\n", ni.nid);
+            crate::cerror!("{}: RDMA device failed: NI marked fatal\n", ni.nid);
             ni.port_down.store(true, Ordering::Release);
             ni.set_fatal(FATAL_PORT, true);
         }

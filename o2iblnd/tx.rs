@@ -66,7 +66,7 @@ impl Kiov {
         if r == Err(crate::kapi::errno::EPROTONOSUPPORT()) {
             // Lustre refuses these too (unless its device maps gappy
             // registrations, which rxe cannot).
-            pr_err!(
+            crate::cerror!(
                 "{}: {} bytes in {} fragments have gaps (a fragment starts or ends mid-page inside them): fast registration can't map them\n",
                 ni.nid,
                 self.len,
@@ -592,7 +592,7 @@ fn get_req(
             }))
         }
         Err(e) => {
-            pr_err!(
+            crate::cerror!(
                 "{}: can't register {} bytes for a GET: {:?}\n",
                 ni.nid,
                 sink.len,
@@ -619,7 +619,7 @@ fn rdma_body(
     let plan = match rd.writes(nob, max) {
         Ok(p) if nob <= src.len => p,
         Ok(_) => {
-            pr_err!(
+            crate::cneterr!(
                 "{}: sink of {} bytes for a source of {}\n",
                 target,
                 nob,
@@ -628,7 +628,7 @@ fn rdma_body(
             return Err(crate::kapi::errno::EMSGSIZE());
         }
         Err(e) => {
-            pr_err!("{}: can't RDMA into its buffer: {}\n", target, e);
+            crate::cneterr!("{}: can't RDMA into its buffer: {}\n", target, e);
             return Err(crate::kapi::errno::EMSGSIZE());
         }
     };

@@ -28,7 +28,7 @@ pub(crate) fn accept(sni: &SockNi, sock: Socket) {
     let [a, b, c, d] = ip.to_be_bytes();
     // Lustre's default accept="secure": only privileged source ports.
     if port >= PRIVILEGED {
-        pr_warn!(
+        crate::cerror!(
             "refusing connection from {}.{}.{}.{}: insecure port {}\n",
             a,
             b,
@@ -46,7 +46,7 @@ pub(crate) fn accept(sni: &SockNi, sock: Socket) {
                 sni.count_protocol_error();
             }
             sni.count_refused();
-            pr_warn!(
+            crate::cerror!(
                 "refusing connection from {}.{}.{}.{} to {}: {}\n",
                 a,
                 b,
@@ -116,7 +116,7 @@ fn decide(sni: &SockNi, sock: Socket, hello: &Hello, peer: Peer, ip: [u8; 4]) {
         sni.count_refused();
         // NONE tells the peer to retry later rather than fail.
         let _ = handshake::reply(sni, &sock, hello, false);
-        pr_info!(
+        crate::cnet!(
             "{}: not creating {} connection from {} ({}.{}.{}.{}): {}\n",
             sni.nid,
             crate::conn::type_name(peer.ctype),
@@ -150,14 +150,14 @@ fn decide(sni: &SockNi, sock: Socket, hello: &Hello, peer: Peer, ip: [u8; 4]) {
         }
     };
     if let Err(e) = r {
-        pr_warn!("no connection for {}.{}.{}.{}: {:?}\n", a, b, c, d, e);
+        crate::cneterr!("no connection for {}.{}.{}.{}: {:?}\n", a, b, c, d, e);
         crate::peer::fail_all(orphans, e.to_errno(), socklnd::txlist_status(e.to_errno()));
     }
 }
 
 fn refuse(sni: &SockNi, ip: &[u8; 4], nid: crate::lnet_core::nid::Nid, e: Error) {
     sni.count_refused();
-    pr_warn!(
+    crate::cerror!(
         "refusing connection from {}.{}.{}.{} ({}): {:?}\n",
         ip[0],
         ip[1],

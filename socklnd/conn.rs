@@ -216,7 +216,7 @@ impl Conn {
             conn.close(e.to_errno());
             return Err(e);
         }
-        pr_info!(
+        crate::cnet!(
             "{} {} {} connection {} {}\n",
             sni.nid,
             if active { "opened" } else { "accepted" },
@@ -346,7 +346,23 @@ impl Conn {
     pub(crate) fn close(&self, err: i32) {
         if !self.dead.swap(true, Ordering::AcqRel) {
             self.sock.shutdown();
-            pr_info!(
+            // One line per connection: a clean close is traffic (the
+            // peer's EOF, its reboot, our NI stopping: Lustre closes those
+            // with 0), a failed one a network error; rate-limited, as a
+            // peer can cause either.
+            let clean = [
+                0,
+                kernel::error::code::EPIPE.to_errno(),
+                crate::kapi::errno::ESTALE().to_errno(),
+                crate::kapi::errno::ENETDOWN().to_errno(),
+            ];
+            let class = if clean.contains(&err) {
+                crate::lnet_core::debug::D_NET
+            } else {
+                crate::lnet_core::debug::D_NETERROR
+            };
+            crate::cdebug_limit!(
+                class,
                 "{} closed {} connection with {}: {}\n",
                 self.sni().nid,
                 type_name(self.ctype),
@@ -375,7 +391,7 @@ impl Conn {
         let req = self.rx.lock().take();
         if let Some(req) = req {
             if !req.msg.0.is_null() {
-                pr_info!(
+                crate::cneterr!(
                     "{} fails the receive from {} with its connection\n",
                     self.sni().nid,
                     self.peer
@@ -552,7 +568,7 @@ unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
                 RxError::Io(e) => conn.close_with_siblings(e.to_errno()),
                 RxError::Proto(why) => {
                     conn.sni().count_protocol_error();
-                    pr_warn!(
+                    crate::cneterr!(
                         "protocol error from {} on {}: {}\n",
                         conn.peer,
                         conn.sni().nid,
@@ -674,7 +690,7 @@ fn ack_zc(conn: &Conn, cookie: u64) {
     };
     match target {
         Some(c) => c.wake_tx(),
-        None => pr_warn!(
+        None => crate::cneterr!(
             "{}: no connection to acknowledge {}'s zero-copy send\n",
             sni.nid,
             conn.peer

@@ -60,7 +60,7 @@ impl Connector {
     /// has set. If none can start, the flag is cleared again.
     pub(crate) fn start(sni: &SockNi, peer: Nid) {
         if let Err(e) = Self::try_start(sni, peer) {
-            pr_warn!("{}: can't start connecting to {}: {:?}\n", sni.nid, peer, e);
+            crate::cerror!("{}: can't start connecting to {}: {:?}\n", sni.nid, peer, e);
             peer::connect_done(sni, &peer, Some(e.to_errno()), false);
         }
     }
@@ -198,7 +198,23 @@ impl Connector {
                         if matches!(e, SetupError::Proto(_)) {
                             sni.count_protocol_error();
                         }
-                        pr_warn!(
+                        // A peer that refuses, is unreachable or is slow
+                        // is a network error; anything else an error,
+                        // as Lustre's `lnet_connect_console_error`.
+                        let class = if [
+                            errno::ECONNREFUSED().to_errno(),
+                            errno::EHOSTUNREACH().to_errno(),
+                            errno::ENETUNREACH().to_errno(),
+                            errno::ETIMEDOUT().to_errno(),
+                        ]
+                        .contains(&err)
+                        {
+                            crate::lnet_core::debug::D_NETERROR
+                        } else {
+                            crate::lnet_core::debug::D_ERROR
+                        };
+                        crate::cdebug_limit!(
+                            class,
                             "can't open {} connection from {} to {}: {}\n",
                             conn::type_name(ctype),
                             sni.nid,

@@ -255,7 +255,7 @@ unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
             Ok(sock) => crate::acceptor::accept(sni, sock),
             Err(_) if sni.is_stopping() => break,
             Err(e) => {
-                pr_warn!("accept on {}: {:?}\n", sni.nid, e);
+                crate::cerror!("accept on {}: {:?}\n", sni.nid, e);
                 kthread::sleep_ms(100);
             }
         }

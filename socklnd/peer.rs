@@ -441,7 +441,7 @@ pub(crate) fn tick(sni: &SockNi) {
         }
     }
     for c in stalled {
-        pr_warn!(
+        crate::cneterr!(
             "{}: no progress sending to {} for {} s: closing its connections\n",
             sni.nid,
             c.peer,
@@ -452,7 +452,7 @@ pub(crate) fn tick(sni: &SockNi) {
     for (nid, n, late) in stale_zc {
         // The peer never acknowledged them: its connections are closed,
         // which fails them (`ksocknal_check_peer_timeouts`).
-        pr_err!(
+        crate::cerror!(
             "{}: {} stale ZC_REQs for peer {} detected; the oldest timed out {} s ago\n",
             sni.nid,
             n,

@@ -2,8 +2,8 @@
 //! either a decoder panicked (never allowed) or a round trip broke.
 
 use lnet_core::{
-    cpt, expr_list, hdr, ip2nets, networks, nid, nidlist, o2iblnd, o2iblnd_credits, o2iblnd_reject,
-    params, ping, socklnd,
+    cpt, debug, expr_list, hdr, ip2nets, networks, nid, nidlist, o2iblnd, o2iblnd_credits,
+    o2iblnd_reject, params, ping, socklnd,
 };
 
 /// NIDs and nets: parsing never panics; what parses prints back to itself;
@@ -85,7 +85,21 @@ pub fn params(data: &[u8]) {
             t.lnd_timeout,
             params::lnd_timeout(t.transaction_timeout, t.retry_count)
         );
+        debug_mask(text);
     }
+}
+
+/// The debug mask's text: parsing never panics, and a mask's names parse
+/// back to it (with the classes no mask silences).
+fn debug_mask(text: &[u8]) {
+    let Ok(m) = debug::parse(text, debug::DEFAULT) else {
+        return;
+    };
+    let mut names = String::new();
+    debug::write_names(&mut names, m).expect("names of a mask");
+    let back = debug::parse(names.as_bytes(), 0);
+    let want = if m == 0 { 0 } else { m | debug::CANTMASK };
+    assert_eq!(back, Ok(want), "{text:?} -> {names:?}");
 }
 
 /// socklnd: acceptor requests, hellos and ksock_msg headers.

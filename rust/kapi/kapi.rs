@@ -15,6 +15,7 @@ pub mod cpumask;
 // Only lnet.ko links the crypto helpers (its Kbuild sets the cfg).
 #[cfg(kapi_crypto)]
 pub mod crypto;
+pub mod debug;
 pub mod debugfs;
 pub mod errno;
 pub mod kiov;

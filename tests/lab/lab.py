@@ -144,6 +144,11 @@ def base_root(root):
             link.symlink_to("/bin/busybox")
     (root / "etc/passwd").write_text("root:x:0:0:root:/root:/bin/sh\nlnetuser:x:1000:1000::/tmp:/bin/sh\n")
     (root / "etc/group").write_text("root:x:0:\nlnetuser:x:1000:\n")
+    # Scenarios read connection and message events from the console: the
+    # lab adds D_NET to the default debug mask (a scenario that checks the
+    # default passes libcfs_debug itself, which comes after this).
+    (root / "etc/modprobe.d").mkdir(parents=True, exist_ok=True)
+    (root / "etc/modprobe.d/lnet-lab.conf").write_text("options lnet libcfs_debug=+net\n")
 
 
 def install_modules(root, release, kos, kd=None):

@@ -69,7 +69,11 @@ for name in networks ip2nets routes; do
 done
 # Lustre's lnet.ko's 17, and libcfs.ko's two CPU partition parameters,
 # which lnet-rs's lnet.ko carries itself (lnet/lnet_params.c says why).
-lab_expect_eq "$(ls $P | wc -l)" 19 "number of parameters"
+# libcfs.ko's debug mask (lnet_params.c says why it is lnet.ko's).
+lab_expect_eq "$(ls $P | wc -l)" 20 "number of parameters"
+lab_expect_eq "$(stat -c %a "$P/libcfs_debug")" 644 "mode of libcfs_debug"
+# The lab's modprobe.d adds net to Lustre's default mask.
+expect libcfs_debug 319686528
 expect_lnd 49
 
 # Health sensitivity: 0..1000.
@@ -124,14 +128,27 @@ refused lnet_recovery_limit 4294967296 "Numerical result out of range"
 set_ok lnet_recovery_interval 7 1
 dmesg | grep -q "lnet_recovery_interval' has been deprecated" || lab_fail "no deprecation warning"
 
+# The debug mask: Lustre's class names, relative with + and -, absolute
+# (keeping the classes no mask silences) without; a number as it is.
+set_ok libcfs_debug "-ha" 319162240
+set_ok libcfs_debug "net" 33949184
+set_ok libcfs_debug "+neterror" 33949440
+set_ok libcfs_debug 0 0
+set_ok libcfs_debug default 319686016
+refused libcfs_debug netz "Invalid argument"
+refused libcfs_debug "+net +" "Invalid argument"
+dmesg | grep -q "unknown mask 'netz'" || lab_fail "no message for an unknown class"
+
 # Load-time-only parameters cannot be written at runtime, even by root.
 for name in lnet_numa_range lock_prim_nid rnet_htable_size use_tcp_bonding networks; do
 	refused "$name" 1 "Permission denied"
 done
 
 lab_rmmod lnet
-# A second load starts from the defaults again.
-modprobe lnet
+# A second load starts from the defaults again; the command line's mask
+# comes after modprobe.d's.
+modprobe lnet libcfs_debug=default
+expect libcfs_debug 319686016
 expect lnet_transaction_timeout 150
 expect lnet_response_tracking 3
 lab_rmmod lnet

@@ -8,7 +8,10 @@
 # ksocklnd copies fragment by fragment. VM 1 never connects back. Both sides
 # then unload with no leak and no splat.
 dmesg -c >/dev/null
-modprobe lnet networks="tcp(eth0)" || lab_fail "lnet did not load"
+# VM 0 runs at Lustre's default debug mask, VM 1 with the lab's D_NET.
+mask=
+[ "$LAB_VM" = 0 ] && mask=libcfs_debug=default
+modprobe lnet networks="tcp(eth0)" $mask || lab_fail "lnet did not load"
 modprobe ksocklnd || lab_fail "ksocklnd did not load"
 if [ "$LAB_VM" = 1 ]; then
 	modprobe lnet_ulp mode=server || lab_fail "server did not start"
@@ -30,6 +33,13 @@ dmesg | grep -E 'lnet_ulp|ksocklnd' | sed 's/^/  /'
 # still opening, which a Lustre peer would refuse as a race).
 if [ "$LAB_VM" = 1 ] && dmesg | grep -q 'opened [a-z-]* connection to'; then
 	lab_fail "connected back to a peer that connected to us"
+fi
+# Connections are D_NET events: on the console with it, never without.
+if [ "$LAB_VM" = 0 ] && dmesg | grep -E '(opened|accepted|closed) [a-z-]* connection'; then
+	lab_fail "connection lines at the default debug mask"
+fi
+if [ "$LAB_VM" = 1 ] && ! dmesg | grep -q 'accepted [a-z-]* connection from'; then
+	lab_fail "no connection line with D_NET in the mask"
 fi
 zc=/sys/kernel/debug/ksocklnd
 lab_log "zero-copy requests $(cat $zc/zc_requests), acknowledged $(cat $zc/zc_acked), aborted $(cat $zc/zc_aborted)"

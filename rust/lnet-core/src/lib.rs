@@ -11,6 +11,7 @@ pub mod adler32;
 pub mod cpt;
 pub mod credits;
 pub mod crypto_hash;
+pub mod debug;
 pub mod discovery;
 pub mod expr_list;
 pub mod fault;
