@@ -49,6 +49,8 @@ extern "C" {
 }
 
 struct Ko2iblnd {
+    /// LNet's table entry; gone before the notifiers (see `drop`).
+    lnd: Option<kapi::lnd::Registration<lnd::O2iblnd>>,
     _debugfs: Option<kapi::debugfs::Dir>,
 }
 
@@ -58,11 +60,14 @@ impl kernel::Module for Ko2iblnd {
         // `kapi_link_event`).
         // SAFETY: registers static notifier blocks, unregistered in drop.
         kernel::error::to_result(unsafe { kapi_link_notifiers_register() })?;
-        if let Err(e) = lnd::register(module) {
-            // SAFETY: registered above.
-            unsafe { kapi_link_notifiers_unregister() };
-            return Err(e);
-        }
+        let reg = match kapi::lnd::Registration::new(module) {
+            Ok(r) => r,
+            Err(e) => {
+                // SAFETY: registered above.
+                unsafe { kapi_link_notifiers_unregister() };
+                return Err(e);
+            }
+        };
         // For administrators and the hostile-peer test; the LND works
         // without them.
         let debugfs = kapi::debugfs::Dir::new(kernel::c_str!("ko2iblnd"))
@@ -74,13 +79,16 @@ impl kernel::Module for Ko2iblnd {
                 d.add_u32(kernel::c_str!("aborted_final"), 0o444, &ABORTED_FINAL);
             })
             .ok();
-        Ok(Ko2iblnd { _debugfs: debugfs })
+        Ok(Ko2iblnd {
+            lnd: Some(reg),
+            _debugfs: debugfs,
+        })
     }
 }
 
 impl Drop for Ko2iblnd {
     fn drop(&mut self) {
-        lnd::unregister();
+        drop(self.lnd.take());
         // SAFETY: registered by init; no NI is watched any more (each held
         // a reference on this module, and `stop` unwatches it).
         unsafe { kapi_link_notifiers_unregister() };

@@ -14,7 +14,7 @@ use crate::peer::Table;
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Mutex, SpinLock};
+use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
 extern "C" {
@@ -62,8 +62,8 @@ pub(crate) struct SockNi {
 
 impl SockNi {
     /// Starts the NI: listens on its address and starts its threads.
-    /// Returns the pointer LNet keeps as the NI's data.
-    pub(crate) fn start(ni: LnetNi) -> Result<*mut SockNi> {
+    /// Returns the reference LNet keeps as the NI's data.
+    pub(crate) fn start(ni: LnetNi) -> Result<Arc<SockNi>> {
         let nid = ni.nid()?;
         let Some(addr) = nid.addr4().filter(|a| *a != 0) else {
             pr_err!("{} has no IPv4 address\n", nid);
@@ -85,7 +85,7 @@ impl SockNi {
         let mut inc = [0u8; 8];
         // SAFETY: fills the buffer it is given.
         unsafe { kernel::bindings::get_random_bytes(inc.as_mut_ptr().cast(), 8) };
-        let sni = KBox::pin_init(
+        let sni = Arc::pin_init(
             pin_init!(SockNi {
                 threads <- new_mutex!(KVec::new(), "socklnd_ni_threads"),
                 ni,
@@ -101,15 +101,16 @@ impl SockNi {
             }),
             GFP_KERNEL,
         )?;
-        // SAFETY: the box is never moved out of; `stop` rebuilds it.
-        let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(sni) });
+        // The threads and the link watch borrow the NI: `stop` ends them
+        // before LNet's reference, the last, goes.
+        let p = (&*sni as *const SockNi).cast_mut();
         // SAFETY: `p` is valid until `stop`, which stops these threads
-        // before freeing it.
+        // before LNet drops its reference.
         let r = unsafe {
             let data = p.cast::<c_void>();
             Thread::spawn(c_str!("socknal_accept"), acceptor_main, data).and_then(|a| {
                 let r = Thread::spawn(c_str!("socknal_reaper"), reaper_main, data)?;
-                let mut t = (*p).threads.lock();
+                let mut t = sni.threads.lock();
                 t.push(a, GFP_KERNEL)?;
                 t.push(r, GFP_KERNEL)?;
                 Ok(())
@@ -122,8 +123,7 @@ impl SockNi {
             kernel::error::to_result(rc)
         });
         if let Err(e) = r {
-            // SAFETY: from into_raw above; threads (if any) stop on drop.
-            unsafe { Self::stop(p) };
+            sni.stop();
             return Err(e);
         }
         pr_info!(
@@ -132,22 +132,18 @@ impl SockNi {
             ni.iface(),
             ACCEPTOR_PORT
         );
-        Ok(p)
+        Ok(sni)
     }
 
     /// Stops the NI: no more connections, every queued message finalized
-    /// with an error, every thread stopped, then frees it.
-    ///
-    /// # Safety
-    ///
-    /// `p` came from [`SockNi::start`] and is not used after this.
-    pub(crate) unsafe fn stop(p: *mut SockNi) {
+    /// with an error, every thread stopped and its link unwatched, so that
+    /// nothing borrows it once its last reference goes.
+    pub(crate) fn stop(&self) {
         // No link event refers to the NI once this returns.
-        // SAFETY: `p` is valid; unwatching an unwatched NI does nothing.
-        unsafe { kapi_link_unwatch(p.cast()) };
-        // SAFETY: `p` came from SockNi::start and is not used after this
-        // (# Safety): a live SockNi until it is freed below.
-        let sni = unsafe { &*p };
+        // SAFETY: the address `start` watched, if it did; unwatching an
+        // unwatched NI does nothing.
+        unsafe { kapi_link_unwatch((self as *const SockNi).cast_mut().cast()) };
+        let sni = self;
         sni.stopping.store(true, Ordering::Release);
         // Nothing joins the table from now on.
         sni.table.lock().closed = true;
@@ -201,9 +197,6 @@ impl SockNi {
             sni.protocol_errors.load(Ordering::Relaxed),
             sni.refused.load(Ordering::Relaxed)
         );
-        // SAFETY: `p` came from KBox::into_raw in SockNi::start (# Safety) and nothing refers to it
-        // now: its link watch, threads and connections were stopped above.
-        drop(unsafe { KBox::from_raw(p) });
     }
 
     /// Takes items out of the table one at a time with `take` and hands

@@ -37,6 +37,8 @@ extern "C" {
 }
 
 struct Ksocklnd {
+    /// LNet's table entry; gone before the notifiers (see `drop`).
+    lnd: Option<kapi::lnd::Registration<lnd::Socklnd>>,
     _debugfs: Option<kapi::debugfs::Dir>,
 }
 
@@ -44,11 +46,14 @@ impl kernel::Module for Ksocklnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
         // SAFETY: registers static notifier blocks, unregistered in drop.
         kernel::error::to_result(unsafe { kapi_link_notifiers_register() })?;
-        if let Err(e) = lnd::register(module) {
-            // SAFETY: registered above.
-            unsafe { kapi_link_notifiers_unregister() };
-            return Err(e);
-        }
+        let reg = match kapi::lnd::Registration::new(module) {
+            Ok(r) => r,
+            Err(e) => {
+                // SAFETY: registered above.
+                unsafe { kapi_link_notifiers_unregister() };
+                return Err(e);
+            }
+        };
         // The reject counters, for administrators and the hostile-peer
         // test; the LND works without them.
         let debugfs = kapi::debugfs::Dir::new(kernel::c_str!("ksocklnd"))
@@ -64,13 +69,16 @@ impl kernel::Module for Ksocklnd {
                 d.add_u32(kernel::c_str!("zc_aborted"), 0o444, &ni::ZC_ABORTED);
             })
             .ok();
-        Ok(Ksocklnd { _debugfs: debugfs })
+        Ok(Ksocklnd {
+            lnd: Some(reg),
+            _debugfs: debugfs,
+        })
     }
 }
 
 impl Drop for Ksocklnd {
     fn drop(&mut self) {
-        lnd::unregister();
+        drop(self.lnd.take());
         // SAFETY: registered by init; no NI is watched any more (each held
         // a reference on this module).
         unsafe { kapi_link_notifiers_unregister() };

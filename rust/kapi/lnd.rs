@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! lnet.ko's LND interface (include/linux/lnet/lnd.h) as an LND module
-//! calls it: registration, its NIs, handing received headers to LNet and
-//! ending messages. Built into the LNDs only (cfg `kapi_lnd`): lnet.ko
+//! sees it: the [`Lnd`] trait each LND implements and the [`Registration`]
+//! that puts it in LNet's table, its NIs, handing received headers to LNet
+//! and ending messages. Built into the LNDs only (cfg `kapi_lnd`): lnet.ko
 //! defines these functions.
 
-use super::bindings::{bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid};
+use super::bindings::{
+    bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid, lnet_tx_desc,
+};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use core::ffi::{c_char, c_int, c_uint, c_void};
+use core::marker::PhantomData;
 use kernel::prelude::*;
+use kernel::sync::{Arc, ArcBorrow};
 use kernel::types::ForeignOwnable;
 
 extern "C" {
@@ -58,16 +63,204 @@ pub struct ReplySink {
     pub len: u32,
 }
 
-/// Registers a static LND table.
-pub fn register(lnd: &'static lnet_lnd) -> Result {
-    // SAFETY: a static table, unregistered before the module goes.
-    kernel::error::to_result(unsafe { lnet_register_lnd(lnd) })
+/// An LND, as LNet drives it through its operations table
+/// (`struct lnet_lnd`). Each LND module implements it once and holds a
+/// [`Registration`] while it is loaded; the C calls are made here, so an
+/// LND deals in its own types.
+pub trait Lnd: Sized + 'static {
+    /// The type LNet knows the LND by (`SOCKLND`, `O2IBLND`).
+    const TYPE: u32;
+    /// What the LND keeps for a started NI. LNet holds one reference as
+    /// the NI's data, from `startup` until `shutdown` takes it back.
+    type Ni: Send + Sync;
+    /// The receive context the LND hands LNet with a header
+    /// ([`LnetNi::parse`]) and gets back, once, in `recv`.
+    type Rx: ForeignOwnable;
+
+    /// The module's references on itself, one per running NI.
+    fn refs() -> &'static ModuleRefs;
+    /// Starts an NI (`lnd_startup`).
+    fn startup(ni: LnetNi) -> Result<Arc<Self::Ni>>;
+    /// Stops it (`lnd_shutdown`): LNet sends nothing more on it, and every
+    /// message the LND holds is finalized before this returns.
+    fn shutdown(ni: Arc<Self::Ni>);
+    /// Sends a message (`lnd_send`). On error LNet finalizes it, with the
+    /// health status the LND may have set ([`Msg::set_hstatus`]).
+    fn send(ni: ArcBorrow<'_, Self::Ni>, msg: Msg, desc: &lnet_tx_desc) -> Result;
+    /// Receives what followed a header the LND parsed (`lnd_recv`); the
+    /// LND finalizes the message once it is done. On error LNet does.
+    fn recv(rx: Self::Rx, recv: Recv) -> Result;
+    /// The LND's timeout in seconds, 0 for LNet's (`lnd_get_timeout`).
+    fn timeout() -> u32;
 }
 
-/// Unregisters a table `register` registered.
-pub fn unregister(lnd: &'static lnet_lnd) {
-    // SAFETY: registered by `register`.
-    unsafe { lnet_unregister_lnd(lnd) };
+/// What `lnd_recv` is given: the message, and where its payload goes.
+pub struct Recv {
+    /// The message the payload is for.
+    pub msg: Msg,
+    /// Its fragments, valid until the message is finalized.
+    pub kiov: *mut bio_vec,
+    /// How many.
+    pub niov: u32,
+    /// Where in them the payload starts.
+    pub offset: u32,
+    /// Payload bytes to deliver.
+    pub mlen: u32,
+    /// Payload bytes that came (the rest is discarded).
+    pub rlen: u32,
+}
+
+/// `T`'s operations table and the C entry points it names.
+struct Adapter<T>(PhantomData<T>);
+
+impl<T: Lnd> Adapter<T> {
+    const TABLE: lnet_lnd = lnet_lnd {
+        lnd_type: T::TYPE,
+        lnd_startup: Some(Self::startup),
+        lnd_shutdown: Some(Self::shutdown),
+        lnd_send: Some(Self::send),
+        lnd_recv: Some(Self::recv),
+        lnd_get_timeout: Some(Self::get_timeout),
+    };
+
+    /// The NI's data: the reference `startup` gave LNet, null before it
+    /// and after `shutdown`.
+    fn data(ni: *mut lnet_ni) -> *const T::Ni {
+        LnetNi(ni).data().cast::<T::Ni>().cast_const()
+    }
+
+    /// # Safety
+    ///
+    /// Called by LNet only, for an NI being started.
+    unsafe extern "C" fn startup(ni: *mut lnet_ni) -> c_int {
+        if !T::refs().get() {
+            return ENODEV.to_errno();
+        }
+        match T::startup(LnetNi(ni)) {
+            Ok(n) => {
+                // SAFETY: the reference is LNet's until `shutdown` takes
+                // it back; `send` borrows it meanwhile.
+                unsafe { LnetNi(ni).set_data(Arc::into_raw(n).cast_mut().cast()) };
+                0
+            }
+            Err(e) => {
+                // SAFETY: taken just above.
+                unsafe { T::refs().put() };
+                e.to_errno()
+            }
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by LNet only, once per started NI, when it sends nothing
+    /// more on it.
+    unsafe extern "C" fn shutdown(ni: *mut lnet_ni) {
+        let p = Self::data(ni);
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: clearing it, so that the reference is taken back once.
+        unsafe { LnetNi(ni).set_data(core::ptr::null_mut()) };
+        // SAFETY: `p` is the reference `startup` gave LNet (`into_raw`),
+        // taken back once: the data is cleared above.
+        T::shutdown(unsafe { Arc::from_raw(p) });
+        // SAFETY: the module reference `startup` took for this NI.
+        unsafe { T::refs().put() };
+    }
+
+    /// # Safety
+    ///
+    /// Called by LNet only, for a started NI, with a message and its
+    /// descriptor, valid until the message is finalized.
+    unsafe extern "C" fn send(
+        ni: *mut lnet_ni,
+        msg: *mut lnet_msg,
+        tx: *const lnet_tx_desc,
+    ) -> c_int {
+        let p = Self::data(ni);
+        if p.is_null() || tx.is_null() {
+            return super::errno::ENETDOWN().to_errno();
+        }
+        // SAFETY: `p` is the reference `startup` gave LNet, which keeps it
+        // until `shutdown`, and LNet sends nothing once that has begun.
+        let n = unsafe { ArcBorrow::from_raw(p) };
+        // SAFETY: LNet's descriptor, non-null, valid for this call.
+        let desc = unsafe { &*tx };
+        match T::send(n, Msg(msg), desc) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// # Safety
+    ///
+    /// Called by LNet only, once for each header the LND parsed, with the
+    /// context it gave with it and fragments valid until the message is
+    /// finalized.
+    #[allow(clippy::too_many_arguments)]
+    unsafe extern "C" fn recv(
+        _ni: *mut lnet_ni,
+        private: *mut c_void,
+        msg: *mut lnet_msg,
+        _delayed: c_int,
+        niov: c_uint,
+        kiov: *mut bio_vec,
+        offset: c_uint,
+        mlen: c_uint,
+        rlen: c_uint,
+    ) -> c_int {
+        // SAFETY: `private` came from `into_foreign` in `LnetNi::parse`,
+        // and LNet calls this exactly once per parsed header
+        // (include/linux/lnet/lnd.h): it is taken back once, here.
+        let rx = unsafe { T::Rx::from_foreign(private.cast_const()) };
+        let r = Recv {
+            msg: Msg(msg),
+            kiov,
+            niov,
+            offset,
+            mlen,
+            rlen,
+        };
+        match T::recv(rx, r) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    extern "C" fn get_timeout() -> c_uint {
+        T::timeout()
+    }
+}
+
+/// `T` registered with LNet (`lnet_register_lnd`) while this lives.
+pub struct Registration<T: Lnd> {
+    /// The table LNet keeps the address of, in a box that never moves it.
+    table: KBox<lnet_lnd>,
+    _lnd: PhantomData<T>,
+}
+
+impl<T: Lnd> Registration<T> {
+    /// Registers `T`, whose running NIs hold references on `module`.
+    pub fn new(module: &'static ThisModule) -> Result<Self> {
+        T::refs().set(module);
+        let table = KBox::new(Adapter::<T>::TABLE, GFP_KERNEL)?;
+        // SAFETY: the table stays at this address until `drop`
+        // unregisters it.
+        kernel::error::to_result(unsafe { lnet_register_lnd(&*table) })?;
+        Ok(Registration {
+            table,
+            _lnd: PhantomData,
+        })
+    }
+}
+
+impl<T: Lnd> Drop for Registration<T> {
+    fn drop(&mut self) {
+        // SAFETY: registered by `new`; no NI of this LND runs (each holds a
+        // reference on the module being unloaded).
+        unsafe { lnet_unregister_lnd(&*self.table) };
+    }
 }
 
 /// An NI as LNet knows it.
