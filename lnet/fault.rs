@@ -55,6 +55,12 @@ struct Held {
 }
 
 /// Rules (oldest first; newest are tried first) and held messages.
+///
+/// # Invariants
+///
+/// The `private` of each held receive is the context its NI's LND gave
+/// `lnet_parse` with that message, not yet handed back: it goes back
+/// through one `lnd_recv` when the message is released.
 pub(crate) struct Faults {
     drops: KVec<(u64, Rule)>,
     delays: KVec<(u64, Rule)>,
@@ -62,12 +68,14 @@ pub(crate) struct Faults {
     next_id: u64,
 }
 
-// SAFETY: the LND's `private` of a held receive is only handed back to
-// that LND, from whichever thread releases it, as LNet's API allows.
+// SAFETY: the LND's `private` of a held receive (the type invariant) is only
+// handed back to that LND, from whichever thread releases it, as LNet's API
+// allows.
 unsafe impl Send for Faults {}
 
 impl Faults {
     pub(crate) const fn new() -> Faults {
+        // INVARIANT: nothing is held.
         Faults {
             drops: KVec::new(),
             delays: KVec::new(),
@@ -182,6 +190,8 @@ fn hold(lnet: &TheLnet, at: i64, rule: u64, msg: HeldMsg) -> core::result::Resul
         return Err(msg.into_msg());
     }
     // Cannot fail: the room is reserved.
+    // INVARIANT: a receive's `private` comes from `lnet_parse` by way of
+    // `hold_recv`, with its message; neither has gone back to the LND.
     let _ = f.held.push(Held { at, rule, msg }, GFP_ATOMIC);
     Ok(())
 }

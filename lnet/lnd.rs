@@ -26,28 +26,49 @@ pub(crate) use crate::kapi::bindings::{lnet_msg, lnet_ni};
 /// A registered LND's operations table. It lives in the LND's module, which
 /// unregisters it before unloading, and LNet stops every NI of an LND
 /// before the LND can be unregistered.
+///
+/// # Invariants
+///
+/// `self.0` is non-null and points to an LND's `struct lnet_lnd` (or to
+/// the loopback LND's static `LOLND`), which nothing writes while it is
+/// registered and which stays valid while LNet may call it: the LND
+/// unregisters it only as its module unloads, and its module holds a
+/// reference on itself for each NI it runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct LndRef(*const lnet_lnd);
 
-// SAFETY: the table is immutable while registered and its operations may be
-// called from any thread (an LND requirement, as in Lustre).
+// SAFETY: by the type invariant the table is not written while registered,
+// and its operations may be called from any thread (an LND requirement, as
+// in Lustre).
 unsafe impl Send for LndRef {}
-// SAFETY: `&LndRef` only reads the pointer and calls the registered table's
-// operations, which LNDs must allow from any thread at once; nothing writes the
-// table while it is registered.
+// SAFETY: `&LndRef` only reads the pointer and calls the table's operations,
+// which LNDs must allow from any thread at once; by the type invariant
+// nothing writes the table meanwhile.
 unsafe impl Sync for LndRef {}
 
 impl LndRef {
-    pub(crate) fn new(lnd: *const lnet_lnd) -> Option<LndRef> {
+    /// The table at `lnd`, or None for null.
+    ///
+    /// # Safety
+    ///
+    /// `lnd` is null or a table its LND keeps, unwritten, from its
+    /// registration until it is unregistered (the static loopback table
+    /// included).
+    pub(crate) unsafe fn new(lnd: *const lnet_lnd) -> Option<LndRef> {
         if lnd.is_null() {
             None
         } else {
+            // INVARIANT: non-null (checked above); the callers pass the
+            // table an LND registers or unregisters, which its module
+            // keeps while loaded (`lnet_register_lnd`'s # Safety), or the
+            // static loopback table.
             Some(LndRef(lnd))
         }
     }
 
     fn ops(&self) -> &lnet_lnd {
-        // SAFETY: non-null and valid while registered (see the type).
+        // SAFETY: non-null, and valid and unwritten while LNet may call it
+        // (the type invariant); only a shared reference is made.
         unsafe { &*self.0 }
     }
 
@@ -129,7 +150,9 @@ impl LndRef {
 /// `lnet_unregister_lnd`.
 #[no_mangle]
 unsafe extern "C" fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int {
-    let (Ok(lnet), Some(r)) = (lnet(), LndRef::new(lnd)) else {
+    // SAFETY: the table stays registered, unwritten, until
+    // `lnet_unregister_lnd` (# Safety).
+    let (Ok(lnet), Some(r)) = (lnet(), unsafe { LndRef::new(lnd) }) else {
         return EINVAL.to_errno();
     };
     errno(startup::register_lnd(lnet, r))
@@ -140,7 +163,9 @@ unsafe extern "C" fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int {
 /// As [`lnet_register_lnd`].
 #[no_mangle]
 unsafe extern "C" fn lnet_unregister_lnd(lnd: *const lnet_lnd) {
-    if let (Ok(lnet), Some(r)) = (lnet(), LndRef::new(lnd)) {
+    // SAFETY: a table `lnet_register_lnd` registered (# Safety), still
+    // valid: only compared here.
+    if let (Ok(lnet), Some(r)) = (lnet(), unsafe { LndRef::new(lnd) }) {
         startup::unregister_lnd(lnet, r);
     }
 }

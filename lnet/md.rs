@@ -30,6 +30,15 @@ pub(crate) mod flags {
     pub(crate) const DISCARD: u32 = 1 << 4;
 }
 
+/// An MD as LNet holds it (`struct lnet_libmd`), in [`crate::state::Res`].
+///
+/// # Invariants
+///
+/// Each fragment of `kiov` names `bv_len` bytes at `bv_offset` of the
+/// non-null page `bv_page`, within that page: the caller's memory, which
+/// it keeps valid until the MD is unlinked. `kiov` is not changed after
+/// [`LibMd::build`], so its buffer stays where messages holding a
+/// reference on the MD point.
 pub(crate) struct LibMd {
     pub(crate) state: MdState,
     pub(crate) kiov: KVec<BioVec>,
@@ -47,9 +56,10 @@ pub(crate) struct LibMd {
     pub(crate) rspt: Option<(i64, Nid)>,
 }
 
-// SAFETY: the raw pointers inside (pages, the caller's pointers echoed back)
-// are not tied to a thread; they are only used under LNet's locks or while
-// a message holds a reference on the MD.
+// SAFETY: the raw pointers inside (the pages of `kiov`, valid until the MD
+// is unlinked by the type invariant) are not tied to a thread; they are only
+// used under LNet's locks or while a message holds a reference on the MD.
+// `start` and `user_ptr` are plain addresses, echoed back and never read.
 unsafe impl Send for LibMd {}
 
 impl LibMd {
@@ -114,6 +124,9 @@ impl LibMd {
             crate::cerror!("Invalid MD: {:?}\n", e);
             EINVAL
         })?;
+        // INVARIANT: each KIOV fragment was checked non-null and within its
+        // page above; push_kvaddr_range splits kernel memory by page; the
+        // caller keeps either valid until the MD is unlinked (# Safety).
         Ok(LibMd {
             state,
             kiov: v,

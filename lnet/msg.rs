@@ -23,6 +23,13 @@ use kernel::prelude::*;
 use kernel::sync::Arc;
 
 /// A message in flight (`struct lnet_msg`).
+///
+/// # Invariants
+///
+/// `desc.kiov` is null, or points to the `desc.niov` fragments of the MD
+/// named by `md`, which this message holds a reference on: they stay
+/// valid while it does. `ev.md_start` and `ev.md_user_ptr` are the MD
+/// owner's values, echoed to its handler and never read by LNet.
 pub(crate) struct Msg {
     pub(crate) hdr: Hdr,
     /// What the LND sends; also the payload source the loopback LND reads.
@@ -73,12 +80,14 @@ pub(crate) struct Msg {
     pub(crate) no_rx_peer: bool,
 }
 
-// SAFETY: the raw pointers inside (fragment vectors of referenced MDs, the
-// caller's pointers echoed in events) are not tied to a thread.
+// SAFETY: the raw pointers inside (by the type invariant, the fragments of
+// an MD this message holds, and the caller's pointers echoed in events) are
+// not tied to a thread.
 unsafe impl Send for Msg {}
 
 impl Msg {
     pub(crate) fn new(lnet: &TheLnet, hdr: Hdr) -> Result<KBox<Msg>> {
+        // INVARIANT: no payload yet (`desc.kiov` null) and no event.
         let m = KBox::new(
             Msg {
                 hdr,
@@ -203,6 +212,8 @@ impl Msg {
 /// Sets the payload of an outgoing message to `len` bytes of `kiov` from
 /// `offset`.
 pub(crate) fn set_payload(m: &mut Msg, kiov: &KVec<BioVec>, offset: u32, len: u32) {
+    // INVARIANT: the caller passes the `kiov` of the MD it attaches `m` to
+    // (`m.md`), under the resource lock, having counted `m`'s reference.
     m.desc.kiov = kiov.as_ptr().cast_mut().cast();
     m.desc.niov = kiov.len() as u32;
     m.desc.offset = offset;
@@ -244,6 +255,7 @@ pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: S
             m.rx_committed = false;
             m.ni = None;
             m.retry_count = 0;
+            // INVARIANT: the ACK has no payload; the PUT's MD was detached.
             m.desc = lnet_tx_desc::default();
             send(lnet, m);
             return;

@@ -23,13 +23,21 @@ const NIDSTR_SIZE: usize = 64;
 const NIDSTR_COUNT: usize = 1024;
 
 /// The ring of string buffers (64 KiB, in the module's data).
+///
+/// # Invariants
+///
+/// The array is reached only through `next_slot`, as a raw pointer to one
+/// buffer: no reference to the whole ring is made. Each call takes the
+/// next buffer by an atomic counter, so a buffer is handed out again only
+/// after `NIDSTR_COUNT` newer ones.
 struct Ring(UnsafeCell<[[u8; NIDSTR_SIZE]; NIDSTR_COUNT]>);
 
-// SAFETY: the ring is only reached through `next_slot`, which hands each
-// caller a different buffer until it wraps; a caller keeping a string past
-// NIDSTR_COUNT newer ones sees it overwritten, Lustre's documented limit.
+// SAFETY: by the type invariant, callers at the same time get different
+// buffers until the ring wraps; a caller keeping a string past NIDSTR_COUNT
+// newer ones sees it overwritten, Lustre's documented limit.
 unsafe impl Sync for Ring {}
 
+// INVARIANT: nothing but `next_slot` names `RING`.
 static RING: Ring = Ring(UnsafeCell::new([[0; NIDSTR_SIZE]; NIDSTR_COUNT]));
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 

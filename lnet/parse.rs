@@ -270,6 +270,8 @@ fn parse_request(
             if !lnet.is_running() || going {
                 "shutting down"
             } else if res.delayed.reserve(1, GFP_ATOMIC).is_ok() {
+                // INVARIANT: the message is given up to `d`, and with it the
+                // LND's `private`, which nothing here has handed back.
                 let d = Delayed {
                     msg: Msg::into_c(m),
                     ni: ni.clone(),
@@ -353,6 +355,8 @@ pub(crate) fn receive_request(
             let _ = ni
                 .lnd
                 .recv(ni, private, null, delayed, null.cast(), 0, 0, 0, 0);
+            // INVARIANT: `view` is the MD `m.md` names, which `commit`
+            // counted `m`'s reference on.
             m.desc.kiov = view.kiov.cast();
             m.desc.niov = view.niov;
             m.desc.offset = offset;

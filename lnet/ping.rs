@@ -122,6 +122,9 @@ pub(crate) fn install(
 ) -> Option<PingTarget> {
     {
         let mut w = lnet.ping_words.lock();
+        // INVARIANT: `t` becomes `pings.current` below, under the `pings`
+        // lock the caller holds, and moving it does not move its heap
+        // buffer; `buf` stops naming the buffer it replaces first.
         w.buf = t.buf.as_mut_ptr();
         w.len = t.buf.len();
     }
@@ -149,6 +152,7 @@ pub(crate) fn current_buffer(lnet: &TheLnet) -> Result<KVec<u8>> {
 /// Stops status rewrites into the current buffer, before buffers go.
 pub(crate) fn uninstall(lnet: &TheLnet) {
     let mut w = lnet.ping_words.lock();
+    // INVARIANT: null: the buffers may go once this lock is released.
     w.buf = core::ptr::null_mut();
     w.len = 0;
 }

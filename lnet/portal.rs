@@ -114,6 +114,13 @@ fn commit(res: &mut Res, cookie: u64, offset: u32, mlength: u32) {
 /// exactly one `lnd_recv`, when an MD takes the message
 /// ([`attach_delayed`]) or it is dropped ([`drop_delayed`],
 /// [`drop_delayed_on`]); never by just freeing this.
+///
+/// # Invariants
+///
+/// `msg` is a [`Msg::into_c`] that this owns, taken back once with
+/// [`Msg::from_c`] when this leaves `Res::delayed`. `private` is the
+/// context `ni`'s LND gave `lnet_parse` with that message, not yet handed
+/// back by `lnd_recv`.
 pub(crate) struct Delayed {
     pub(crate) msg: *mut lnet_msg,
     pub(crate) ni: Arc<Ni>,
@@ -122,18 +129,21 @@ pub(crate) struct Delayed {
     pub(crate) portal: u32,
 }
 
-// SAFETY: the message and the LND's private pointer are not tied to a
-// thread; the LND expects lnd_recv from any thread.
+// SAFETY: the message this owns and the LND's private pointer (the type
+// invariant) are not tied to a thread; the LND expects lnd_recv from any
+// thread.
 unsafe impl Send for Delayed {}
 
 impl Delayed {
     fn hdr(&self) -> &Hdr {
-        // SAFETY: a delayed message is alive until it is received or dropped.
+        // SAFETY: by the type invariant the message is ours and alive until it
+        // is taken back; only a shared reference is made.
         unsafe { &(*self.msg.cast::<Msg>()).hdr }
     }
 
     fn initiator(&self) -> Nid {
-        // SAFETY: a delayed message is alive until it is received or dropped.
+        // SAFETY: by the type invariant the message is ours and alive until it
+        // is taken back.
         unsafe { (*self.msg.cast::<Msg>()).initiator }
     }
 }
@@ -195,7 +205,8 @@ pub(crate) fn attach_delayed(lnet: &TheLnet, portal: u32, me_cookie: u64, md_coo
         let Some(d) = vec::remove(&mut res.delayed, i) else {
             return;
         };
-        // SAFETY: a delayed message is ours until received or dropped.
+        // SAFETY: `d` has just left `res.delayed`: by the type invariant its
+        // message came from Msg::into_c and is taken back here, once.
         let m = unsafe { Msg::from_c(d.msg) };
         match action {
             Some((offset, mlength)) => {
@@ -246,7 +257,8 @@ fn drop_delayed_where(lnet: &TheLnet, why: &str, which: impl Fn(&Delayed) -> boo
             return;
         };
         drop(res);
-        // SAFETY: a delayed message is ours until received or dropped.
+        // SAFETY: `d` has just left `res.delayed`: by the type invariant its
+        // message came from Msg::into_c and is taken back here, once.
         let m = unsafe { Msg::from_c(d.msg) };
         let hdr = m.hdr;
         Msg::free(lnet, m);

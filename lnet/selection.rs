@@ -7,7 +7,9 @@
 use crate::lnet_core::hdr::MsgBody;
 use crate::lnet_core::msg_stats;
 use crate::lnet_core::nid::{Net, Nid};
-use crate::lnet_core::select::{self, NetCandidate, NiCandidate, PeerNiCandidate};
+use crate::lnet_core::select::{
+    self, LocalNiView, NetCandidate, NiCandidate, PeerNiCandidate, PeerNiView,
+};
 use crate::ni::Ni;
 use crate::params;
 use crate::state::TheLnet;
@@ -141,69 +143,30 @@ pub(crate) fn select_path(
     } else if peer.multi_rail && !recovery {
         // A net first (each of the peer's nets that is also ours), then
         // the NI and the peer NI on it.
-        let first_of_net =
-            |i: usize, net: Net| peer.nis.iter().position(|q| q.nid.net() == net) == Some(i);
-        // A net whose local NIs are all marked fatal is left out while
-        // another net has a usable NI: Lustre compares peer-net health
-        // first and would keep sending over a dead link until the peer NI
-        // lost health (a decision: a rail cut moves traffic at once).
-        let usable = |net: Net, with_fatal: bool| {
-            nis.nis
-                .iter()
-                .any(|x| x.is_active() && x.nid.net() == net && (with_fatal || !x.is_fatal()))
+        let locals = || {
+            nis.nis.iter().map(|x| LocalNiView {
+                net: x.nid.net(),
+                active: x.is_active(),
+                fatal: x.is_fatal(),
+                health: x.health.load(Ordering::Relaxed),
+                seq: x.seq.load(Ordering::Relaxed),
+                net_priority: x.net_priority.load(Ordering::Relaxed),
+            })
         };
-        let with_fatal = !peer.nis.iter().any(|p| usable(p.nid.net(), false));
-        // Peer NIs their node reports down are left out while another is
-        // up (a decision: Lustre only charges health for the report and
-        // may pick them until it runs low; discovery.rs).
-        let reported_up = |net: Option<Net>| {
-            peer.nis
-                .iter()
-                .any(|q| !q.reported_down() && net.map_or(true, |n| q.nid.net() == n))
+        let peer_nis = || {
+            peer.nis.iter().map(|q| PeerNiView {
+                net: q.nid.net(),
+                health: q.health,
+                net_priority: q.net_priority,
+                reported_down: q.reported_down(),
+            })
         };
-        let with_down = !reported_up(None);
-        let nets = peer
-            .nis
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| first_of_net(*i, p.nid.net()))
-            .filter(|(_, p)| usable(p.nid.net(), with_fatal))
-            .filter(|(_, p)| with_down || reported_up(Some(p.nid.net())))
-            .filter_map(|(_, p)| {
-                let net = p.nid.net();
-                let local = nis
-                    .nis
-                    .iter()
-                    .filter(|x| x.is_active() && x.nid.net() == net);
-                let (mut health, mut seq, mut any) = (0, 0, false);
-                let mut local_prio = u32::MAX;
-                for x in local {
-                    any = true;
-                    // Fatal NIs do not count towards the net's health.
-                    if !x.is_fatal() {
-                        health = health.max(x.health.load(Ordering::Relaxed));
-                    }
-                    seq = seq.max(x.seq.load(Ordering::Relaxed));
-                    local_prio = local_prio.min(x.net_priority.load(Ordering::Relaxed));
-                }
-                let on_net = || peer.nis.iter().filter(|q| q.nid.net() == net);
-                let peer_health = on_net().map(|q| q.health).max().unwrap_or(0);
-                let peer_prio = on_net().map(|q| q.net_priority).min().unwrap_or(u32::MAX);
-                let c = NetCandidate {
-                    peer_net_health: peer_health,
-                    peer_net_priority: peer_prio,
-                    local_net_health: health,
-                    local_net_priority: local_prio,
-                    peer_net_seq: peer.net_seq(net),
-                    local_net_seq: seq,
-                };
-                any.then_some((net, c))
-            });
+        let nets = select::net_candidates(locals, peer_nis, |net| peer.net_seq(net));
         let net = best_of(nets, (Net::ANY, NET_UNRANKED), select::best_net)?;
         let ni = pick_ni(net)?;
         let fresh = ni.tunables.peer_credits.load(Ordering::Relaxed);
         let tx = lnet.tx.lock();
-        let with_down = !reported_up(Some(net));
+        let with_down = !select::reported_up(peer_nis(), Some(net));
         let lpnis = peer
             .nis
             .iter()

@@ -37,7 +37,13 @@ pub(crate) fn register_lnd(lnet: &TheLnet, lnd: LndRef) -> Result {
     Ok(())
 }
 
+/// Takes an LND out of the table as its module unloads. Under `api`, so
+/// that it waits for a configuration that found the LND and may be
+/// starting an NI on it (as Lustre's `ln_lnd_mutex`): the LND's code and
+/// table stay until that returns, and its startup, seeing its module
+/// going, refuses the NI.
 pub(crate) fn unregister_lnd(lnet: &TheLnet, lnd: LndRef) {
+    let _api = lnet.api.lock();
     let mut nis = lnet.nis.lock();
     if nis.nis.iter().any(|ni| ni.lnd == lnd) {
         // The LND's module cannot unload while LNet runs its NIs.
@@ -144,7 +150,8 @@ fn ni_init_locked(
 /// Starts `0@lo` and the NIs of `networks=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     crate::numa::init();
-    let lo = LndRef::new(&LOLND).ok_or(EINVAL)?;
+    // SAFETY: the loopback table is a static nothing writes.
+    let lo = unsafe { LndRef::new(&LOLND) }.ok_or(EINVAL)?;
     start_ni(lnet, Nid::LO, None, lo, &NetTunables::UNSET)?;
     if !load_networks {
         return Ok(());

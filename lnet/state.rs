@@ -13,8 +13,9 @@
 //!
 //! 1. `api` (mutex): LNetNIInit/LNetNIFini, /dev/lnet configuration, the
 //!    monitor and discovery threads. LND startup and shutdown run under
-//!    it, and so do the handlers of MDs that shutdown or `net del` unlink
-//!    (as in Lustre, a handler must not call LNetNIFini then). The
+//!    it, an LND's unregistration waits for it, and so do the handlers of
+//!    MDs that shutdown or `net del` unlink (as in Lustre, a handler must
+//!    not call LNetNIFini then). The
 //!    module's `kernel_param_lock` sits at the same level, never nested
 //!    with it. /dev/lnet's per-file `ping` mutex (dev.rs) is also
 //!    outermost: a ping sends under it.
@@ -102,13 +103,20 @@ pub(crate) struct Pings {
 /// Where the posted ping buffer's bytes are, so that an NI's status word
 /// can be rewritten in place from any context (health.md §1). Null while
 /// no buffer is posted.
+///
+/// # Invariants
+///
+/// `buf` is null, or points to the `len` bytes of the posted ping buffer
+/// (the one `ping::install` makes `Pings::current`), which is freed only
+/// after `ping::uninstall` has set `buf` to null under this lock. Those
+/// bytes are written only under this lock.
 pub(crate) struct PingWords {
     pub(crate) buf: *mut u8,
     pub(crate) len: usize,
 }
 
-// SAFETY: only an address; the buffer it names is written under the lock
-// holding this, and freed only after this was cleared.
+// SAFETY: only an address; by the type invariant the buffer it names is
+// written under the lock holding this, and freed only after this was cleared.
 unsafe impl Send for PingWords {}
 
 #[pin_data]
@@ -236,6 +244,7 @@ impl TheLnet {
                     },
                     "lnet_pings"
                 ),
+                // INVARIANT: null: no ping buffer is posted yet.
                 ping_words <- new_spinlock!(
                     PingWords {
                         buf: core::ptr::null_mut(),

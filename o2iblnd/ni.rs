@@ -1121,7 +1121,9 @@ unsafe extern "C" fn kapi_link_event(ni: *mut c_void, down: c_int) {
 ///
 /// `ctx` is the NI, alive until its handler is unregistered.
 unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
-    // SAFETY: by this function's contract.
+    // SAFETY: `ctx` is the `IbNi` registered with the handler (# Safety);
+    // `stop` unregisters it before the NI is freed, and only shared
+    // references are made to an `IbNi`.
     let ni = unsafe { &*ctx.cast::<IbNi>() };
     match event {
         rdma::IB_EVENT_PORT_ERR if port == ni.port => {
@@ -1157,7 +1159,9 @@ unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
 ///
 /// `data` is the NI, alive until this thread is stopped.
 unsafe extern "C" fn sched_main(data: *mut c_void) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: `data` is the `IbNi` that spawned this thread (# Safety);
+    // `stop` stops its threads before the NI is freed, and only shared
+    // references are made to an `IbNi`.
     let ni = unsafe { &*data.cast::<IbNi>() };
     while !kthread::should_stop() {
         ni.sched_wq.wait_timeout(1000, || {
@@ -1177,7 +1181,8 @@ unsafe extern "C" fn sched_main(data: *mut c_void) -> c_int {
 ///
 /// `data` is the NI, alive until this thread is stopped.
 unsafe extern "C" fn connd_main(data: *mut c_void) -> c_int {
-    // SAFETY: by this function's contract.
+    // SAFETY: as in `sched_main`: `data` is the `IbNi` that spawned this
+    // thread, which `stop` stops before the NI is freed.
     let ni = unsafe { &*data.cast::<IbNi>() };
     while !kthread::should_stop() {
         ni.connd_wq.wait_timeout(1000, || {

@@ -27,6 +27,13 @@ use kernel::prelude::*;
 pub(crate) const MAX_WRITES: usize = 16;
 
 /// LNet's fragments of a message: valid until the message is finalized.
+///
+/// # Invariants
+///
+/// `ptr` is null or points to `niov` fragments LNet gave with a message (an
+/// MD's, which the message holds), valid until that message is finalized.
+/// A `Kiov` and its copies are used only while the tx or receive that holds
+/// the message has not finalized it.
 #[derive(Clone, Copy)]
 pub(crate) struct Kiov {
     ptr: *const BioVec,
@@ -35,7 +42,8 @@ pub(crate) struct Kiov {
     pub(crate) len: u32,
 }
 
-// SAFETY: LNet's pages may be used from any thread until the message ends.
+// SAFETY: by the type invariant the fragments are LNet's, whose pages may be
+// used from any thread until the message ends.
 unsafe impl Send for Kiov {}
 
 impl Kiov {
@@ -43,6 +51,7 @@ impl Kiov {
     ///
     /// `ptr` names `niov` fragments valid until the message is finalized.
     pub(crate) unsafe fn new(ptr: *const BioVec, niov: u32, offset: u32, len: u32) -> Kiov {
+        // INVARIANT: the caller's promise (# Safety).
         Kiov {
             ptr,
             niov,
@@ -52,7 +61,8 @@ impl Kiov {
     }
 
     fn slice(&self) -> &[BioVec] {
-        // SAFETY: valid while the tx holds its message (type contract).
+        // SAFETY: null or `niov` fragments, valid while the tx holds its
+        // message (the type invariant).
         unsafe { kiov::slice(self.ptr, self.niov) }
     }
 
@@ -639,6 +649,8 @@ fn rdma_body(
     let map = if nob == 0 {
         None
     } else {
+        // INVARIANT: `src`'s fragments, whose message the caller's tx
+        // still holds.
         let part = Kiov { len: nob, ..src };
         Some(part.register(ni, false)?)
     };

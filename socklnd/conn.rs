@@ -31,6 +31,12 @@ use kernel::sync::{Arc, ArcBorrow, CondVar, Mutex, SpinLock};
 use kernel::{c_str, new_condvar, new_mutex, new_spinlock};
 
 /// Something to send on a connection.
+///
+/// # Invariants
+///
+/// In `Tx::Lnet`, `desc` points to the descriptor LNet gave with `msg` in
+/// `lnd_send` (inside LNet's message), valid until `msg` is finalized,
+/// which takes `msg` out of the `Tx`; `len` is its `len`.
 pub(crate) enum Tx {
     /// An LNet message; its descriptor lives in the message.
     Lnet {
@@ -43,11 +49,14 @@ pub(crate) enum Tx {
     Noop([u64; 2]),
 }
 
-// SAFETY: the descriptor lives in LNet's message until it is finalized.
+// SAFETY: by the type invariant the descriptor lives in LNet's message, which
+// may be used from any thread, until the message is finalized.
 unsafe impl Send for Tx {}
 
 impl Tx {
     pub(crate) fn lnet(msg: Msg, desc: *const lnet_tx_desc, len: u32) -> Tx {
+        // INVARIANT: the caller (`peer::send`) passes the message and
+        // descriptor of one `lnd_send`, and the descriptor's `len`.
         Tx::Lnet { msg, desc, len }
     }
 
@@ -76,6 +85,12 @@ impl Tx {
 }
 
 /// What LNet asked for a received header (its `lnd_recv` call).
+///
+/// # Invariants
+///
+/// `kiov` is null or points to the `niov` fragments LNet gave with `msg` in
+/// `lnd_recv` (those of an MD the message holds), valid until `msg` is
+/// finalized.
 pub(crate) struct RxReq {
     pub(crate) msg: Msg,
     pub(crate) kiov: *mut BioVec,
@@ -85,7 +100,8 @@ pub(crate) struct RxReq {
     pub(crate) rlen: u32,
 }
 
-// SAFETY: the fragments belong to an MD the message holds.
+// SAFETY: by the type invariant the fragments belong to an MD the message
+// holds, and LNet's pages may be used from any thread until it is finalized.
 unsafe impl Send for RxReq {}
 
 /// Signs of life in each direction.
@@ -463,7 +479,8 @@ impl Conn {
         let Tx::Lnet { desc, .. } = tx else {
             return self.sock.send(b.get(..KSOCK_MSG_LEN).ok_or(EINVAL)?, false);
         };
-        // SAFETY: LNet's descriptor, valid until the message is finalized.
+        // SAFETY: LNet's descriptor, valid until the message is finalized
+        // (the type invariant), which `tx` still holds.
         let desc = unsafe { &**desc };
         let hdr = desc.hdr.get(..HDR_NID4_LEN).ok_or(EINVAL)?;
         b.get_mut(KSOCK_MSG_LEN..)
@@ -650,7 +667,8 @@ fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
         }
         return Ok(());
     }
-    // SAFETY: the fragments belong to the MD LNet attached to the message.
+    // SAFETY: by the type invariant the fragments belong to the MD LNet
+    // attached to the message, which `req` holds, not yet finalized.
     let r = unsafe {
         let v = kiov::slice(req.kiov, req.niov);
         conn.sock.recv_kiov(v, req.offset, req.mlen)

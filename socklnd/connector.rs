@@ -33,6 +33,17 @@ const RESERVED_PORTS: core::ops::RangeInclusive<u16> = 512..=1023;
 /// Answers of NONE taken for one type before giving up on it.
 const RACE_RETRIES: u32 = 3;
 
+/// The thread opening the connections one peer lacks, in the NI's table
+/// while it runs.
+///
+/// # Invariants
+///
+/// `sni` points to the NI that started this connector, which outlives it:
+/// the NI's table holds the connector's `Arc` until its thread has ended
+/// or been stopped, and the NI drops every connector of its table before
+/// it goes. `current` is `None` or points to the socket `attempt` is
+/// connecting with, on the connector thread's stack; it is cleared, under
+/// its lock, before that socket moves or is dropped.
 #[pin_data]
 pub(crate) struct Connector {
     /// First, so the thread stops before the rest goes.
@@ -47,12 +58,13 @@ pub(crate) struct Connector {
     done: AtomicBool,
 }
 
-// SAFETY: `sni` outlives the connector (the NI stops it first); `current`
-// is only dereferenced under its lock while the socket is registered.
+// SAFETY: by the type invariant `sni` outlives the connector and `current`
+// names a live socket while set; it is only dereferenced under its lock.
 unsafe impl Send for Connector {}
 // SAFETY: shared use goes through `thread` and `current` (mutexes) and `done`
-// (an atomic); `sni` outlives the connector and is only read, as a `&SockNi`;
-// `current` is dereferenced only under its lock while its socket is registered.
+// (an atomic); `sni` outlives the connector (the type invariant) and is only
+// read, as a `&SockNi`; `current` is dereferenced only under its lock, while
+// it names a live socket.
 unsafe impl Sync for Connector {}
 
 impl Connector {
@@ -66,6 +78,8 @@ impl Connector {
     }
 
     fn try_start(sni: &SockNi, peer: Nid) -> Result {
+        // INVARIANT: `sni` is the caller's NI, and the connector enters its
+        // table below (or is dropped at once); no socket yet.
         let c = Arc::pin_init(
             pin_init!(Connector {
                 thread <- new_mutex!(None, "socklnd_connector_thread"),
@@ -100,7 +114,8 @@ impl Connector {
     }
 
     fn sni(&self) -> &SockNi {
-        // SAFETY: the NI outlives its connectors (see the type).
+        // SAFETY: the NI outlives its connectors (the type invariant); only
+        // shared references are made to a `SockNi`.
         unsafe { &*self.sni }
     }
 
@@ -114,8 +129,8 @@ impl Connector {
     pub(crate) fn abort(&self) {
         let cur = self.current.lock();
         if let Some(s) = *cur {
-            // SAFETY: registered sockets stay alive until cleared under
-            // this lock, which we hold.
+            // SAFETY: by the type invariant the socket stays alive until
+            // cleared under this lock, which we hold.
             unsafe { (*s).shutdown() };
         }
     }
@@ -146,6 +161,8 @@ impl Connector {
                 r => r?,
             }
             sock.set_timeouts(ms, ms);
+            // INVARIANT: `sock` stays on this stack until cleared below, on
+            // every path out of this iteration.
             *self.current.lock() = Some(&sock as *const Socket);
             let r = if self.stopping() {
                 Err(errno::ESHUTDOWN())
@@ -154,6 +171,7 @@ impl Connector {
             };
             let r = match r {
                 Err(e) if in_use(&e) => {
+                    // INVARIANT: cleared before `sock` is dropped.
                     *self.current.lock() = None;
                     continue;
                 }
@@ -161,6 +179,7 @@ impl Connector {
                     .map_err(SetupError::from)
                     .and_then(|()| handshake::active(sni, &sock, self.peer, ctype)),
             };
+            // INVARIANT: cleared before `sock` moves or is dropped.
             *self.current.lock() = None;
             let peer = r?;
             return Conn::start(sni, sock, peer, true).map_err(SetupError::Io);

@@ -7,6 +7,7 @@
 //! best only with a strictly better one, so ties keep the earlier candidate
 //! (routes differ at their last criterion; see `best_route`).
 
+use super::nid::Net;
 use core::cmp::{Ordering, Reverse};
 
 /// A local NI as `lnet_get_best_ni` compares it.
@@ -202,6 +203,99 @@ impl Sequencer {
         self.next = self.next.wrapping_add(1);
         self.next
     }
+}
+
+/// A local NI as the choice of a Multi-Rail peer's net sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalNiView {
+    /// Its net.
+    pub net: Net,
+    /// It carries traffic (started, not being removed).
+    pub active: bool,
+    /// Its link is down (`lnet_set_link_fatal_state`).
+    pub fatal: bool,
+    /// Its health value.
+    pub health: u32,
+    /// Its round-robin sequence.
+    pub seq: u64,
+    /// UDSP priority of its net.
+    pub net_priority: u32,
+}
+
+/// A peer NI as the choice of a Multi-Rail peer's net sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerNiView {
+    /// Its net.
+    pub net: Net,
+    /// Its health value.
+    pub health: u32,
+    /// UDSP priority of its peer net.
+    pub net_priority: u32,
+    /// Its node reports it down in its ping buffer.
+    pub reported_down: bool,
+}
+
+/// Whether one of the peer NIs (on `net`, or on any net) is not reported
+/// down by its node.
+pub fn reported_up<I: Iterator<Item = PeerNiView>>(peer_nis: I, net: Option<Net>) -> bool {
+    peer_nis
+        .filter(|q| net.map_or(true, |n| q.net == n))
+        .any(|q| !q.reported_down)
+}
+
+/// The nets a Multi-Rail peer can be sent over, each with its ranking
+/// candidate for [`best_net`], in the order of the peer's NIs (one per
+/// net). A net needs an active local NI. Two decisions leave nets out
+/// while another remains: a net whose local NIs are all fatal (Lustre
+/// compares peer-net health first and keeps sending over a dead link
+/// until the peer NI loses health; here a rail cut moves traffic at
+/// once), and a net whose peer NIs the peer's node all reports down
+/// (Lustre only charges health for the report). A net's local health is
+/// its best non-fatal NI's.
+pub fn net_candidates<LI, PI>(
+    locals: impl Fn() -> LI + Copy,
+    peer_nis: impl Fn() -> PI + Copy,
+    peer_net_seq: impl Fn(Net) -> u64,
+) -> impl Iterator<Item = (Net, NetCandidate)>
+where
+    LI: Iterator<Item = LocalNiView>,
+    PI: Iterator<Item = PeerNiView>,
+{
+    let usable = move |net: Net, with_fatal: bool| {
+        locals().any(|x| x.active && x.net == net && (with_fatal || !x.fatal))
+    };
+    let with_fatal = !peer_nis().any(|p| usable(p.net, false));
+    let with_down = !reported_up(peer_nis(), None);
+    let first_of_net = move |i: usize, net: Net| peer_nis().position(|q| q.net == net) == Some(i);
+    peer_nis()
+        .enumerate()
+        .filter(move |(i, p)| first_of_net(*i, p.net))
+        .filter(move |(_, p)| usable(p.net, with_fatal))
+        .filter(move |(_, p)| with_down || reported_up(peer_nis(), Some(p.net)))
+        .filter_map(move |(_, p)| {
+            let net = p.net;
+            let (mut health, mut seq, mut any) = (0, 0, false);
+            let mut local_prio = u32::MAX;
+            for x in locals().filter(|x| x.active && x.net == net) {
+                any = true;
+                // Fatal NIs do not count towards the net's health.
+                if !x.fatal {
+                    health = health.max(x.health);
+                }
+                seq = seq.max(x.seq);
+                local_prio = local_prio.min(x.net_priority);
+            }
+            let on_net = || peer_nis().filter(move |q| q.net == net);
+            let c = NetCandidate {
+                peer_net_health: on_net().map(|q| q.health).max().unwrap_or(0),
+                peer_net_priority: on_net().map(|q| q.net_priority).min().unwrap_or(u32::MAX),
+                local_net_health: health,
+                local_net_priority: local_prio,
+                peer_net_seq: peer_net_seq(net),
+                local_net_seq: seq,
+            };
+            any.then_some((net, c))
+        })
 }
 
 #[cfg(test)]
@@ -555,5 +649,89 @@ mod tests {
         assert_eq!(best_route(&[r, RouteCandidate { seq: 4, ..r }]), Some(1));
         assert_eq!(best_route(&[r, r, r]), Some(2));
         assert_eq!(best_route(&[]), None);
+    }
+
+    fn net(s: &str) -> Net {
+        Net::parse(s).unwrap()
+    }
+
+    fn local(n: &str, fatal: bool, health: u32, seq: u64) -> LocalNiView {
+        LocalNiView {
+            net: net(n),
+            active: true,
+            fatal,
+            health,
+            seq,
+            net_priority: u32::MAX,
+        }
+    }
+
+    fn lpni(n: &str, health: u32, down: bool) -> PeerNiView {
+        PeerNiView {
+            net: net(n),
+            health,
+            net_priority: u32::MAX,
+            reported_down: down,
+        }
+    }
+
+    fn nets_of(locals: &[LocalNiView], peers: &[PeerNiView]) -> std::vec::Vec<(Net, NetCandidate)> {
+        net_candidates(|| locals.iter().copied(), || peers.iter().copied(), |_| 7).collect()
+    }
+
+    #[test]
+    fn one_candidate_per_shared_net_in_peer_ni_order() {
+        let locals = [
+            local("tcp", false, 900, 3),
+            local("tcp", true, 1000, 5),
+            local("tcp1", false, 1000, 1),
+        ];
+        let peers = [
+            lpni("tcp1", 1000, false),
+            lpni("tcp", 500, false),
+            lpni("tcp1", 800, false),
+            lpni("o2ib", 1000, false),
+        ];
+        let c = nets_of(&locals, &peers);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].0, net("tcp1"));
+        assert_eq!(c[1].0, net("tcp"));
+        // A fatal NI's health does not count; its sequence does.
+        assert_eq!(c[1].1.local_net_health, 900);
+        assert_eq!(c[1].1.local_net_seq, 5);
+        assert_eq!(c[0].1.peer_net_health, 1000);
+        assert_eq!(c[1].1.peer_net_seq, 7);
+    }
+
+    #[test]
+    fn nets_with_only_fatal_nis_wait_for_the_others() {
+        let peers = [lpni("tcp", 1000, false), lpni("tcp1", 1000, false)];
+        let one_fatal = [local("tcp", true, 1000, 0), local("tcp1", false, 1000, 0)];
+        let c = nets_of(&one_fatal, &peers);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].0, net("tcp1"));
+        let all_fatal = [local("tcp", true, 1000, 0), local("tcp1", true, 1000, 0)];
+        assert_eq!(nets_of(&all_fatal, &peers).len(), 2);
+    }
+
+    #[test]
+    fn nets_reported_down_wait_for_the_others() {
+        let locals = [local("tcp", false, 1000, 0), local("tcp1", false, 1000, 0)];
+        let one_down = [lpni("tcp", 1000, true), lpni("tcp1", 1000, false)];
+        let c = nets_of(&locals, &one_down);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].0, net("tcp1"));
+        let all_down = [lpni("tcp", 1000, true), lpni("tcp1", 1000, true)];
+        assert_eq!(nets_of(&locals, &all_down).len(), 2);
+        assert!(!reported_up(all_down.iter().copied(), None));
+        assert!(reported_up(one_down.iter().copied(), Some(net("tcp1"))));
+    }
+
+    #[test]
+    fn inactive_nis_and_nets_we_lack_give_no_candidate() {
+        let mut idle = local("tcp", false, 1000, 0);
+        idle.active = false;
+        let peers = [lpni("tcp", 1000, false), lpni("o2ib", 1000, false)];
+        assert!(nets_of(&[idle], &peers).is_empty());
     }
 }
