@@ -146,8 +146,8 @@ impl LndRef {
 
 /// # Safety
 ///
-/// `lnd` is a static operations table that stays registered until
-/// `lnet_unregister_lnd`.
+/// `lnd` is an operations table its LND keeps at one address, unwritten,
+/// until `lnet_unregister_lnd`.
 #[no_mangle]
 unsafe extern "C" fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int {
     // SAFETY: the table stays registered, unwritten, until

@@ -10,7 +10,7 @@ use crate::lnet_core::msg_stats::AtomicMsgCounts;
 use crate::lnet_core::nid::Nid;
 use core::ffi::c_void;
 use core::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering::Relaxed,
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering, Ordering::Relaxed,
 };
 
 /// The tunables an NI runs with (`struct lnet_ni_tunables`): set when it
@@ -52,11 +52,56 @@ pub(crate) enum NiState {
     Deleting = 2,
 }
 
+/// The way into an NI's LND for senders (`lnd_send`, `lnd_get_timeout`),
+/// closed before its shutdown: a sender that picked the NI while it was
+/// active may reach `lnd_send` after `net del` began; shutdown closes the
+/// gate and waits for those inside, so the LND never sees a send once its
+/// shutdown has begun (Lustre holds a reference on the NI, `ni_refs`).
+#[derive(Default)]
+pub(crate) struct LndGate {
+    users: AtomicU32,
+    closed: AtomicBool,
+}
+
+/// A sender inside an [`LndGate`].
+pub(crate) struct LndPass<'a>(&'a LndGate);
+
+impl LndGate {
+    /// Enters, unless the gate is closed.
+    pub(crate) fn enter(&self) -> Option<LndPass<'_>> {
+        // With `close`, SeqCst orders the two counts: either the sender
+        // sees the gate closed, or `close` sees the sender inside.
+        self.users.fetch_add(1, Ordering::SeqCst);
+        if self.closed.load(Ordering::SeqCst) {
+            self.users.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(LndPass(self))
+    }
+
+    /// Closes it and waits for the senders inside to leave. May sleep; a
+    /// sender is inside for one `lnd_send` call.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        while self.users.load(Ordering::SeqCst) != 0 {
+            crate::kapi::kthread::sleep_ms(1);
+        }
+    }
+}
+
+impl Drop for LndPass<'_> {
+    fn drop(&mut self) {
+        self.0.users.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 pub(crate) struct Ni {
     pub(crate) nid: Nid,
     /// The interface name from `networks=`, if one was given.
     pub(crate) iface: [u8; 16],
     pub(crate) lnd: LndRef,
+    /// Senders' way into `lnd`, closed before its shutdown.
+    pub(crate) lnd_gate: LndGate,
     /// The LND's own data (`lnet_ni_set_data`).
     pub(crate) data: AtomicPtr<c_void>,
     pub(crate) state: AtomicU32,
@@ -108,6 +153,7 @@ impl Ni {
             nid,
             iface: name,
             lnd,
+            lnd_gate: LndGate::default(),
             data: AtomicPtr::new(core::ptr::null_mut()),
             state: AtomicU32::new(NiState::Init as u32),
             fatal: AtomicBool::new(false),

@@ -134,11 +134,19 @@ pub(crate) fn lnd_send(lnet: &TheLnet, m: KBox<Msg>) {
         finalize(lnet, m, EHOSTUNREACH().to_errno(), Status::LocalError);
         return;
     };
+    // An NI whose shutdown has begun takes no more sends: the message may
+    // go another way (`lnet_ni_send` on an NI being deleted).
+    let Some(pass) = ni.lnd_gate.enter() else {
+        finalize(lnet, m, ESHUTDOWN().to_errno(), Status::LocalDropped);
+        return;
+    };
     let p = Msg::into_c(m);
     // SAFETY: `p` is a live message until finalized; the descriptor is
     // inside it.
     let desc = unsafe { core::ptr::addr_of!((*p.cast::<Msg>()).desc) };
-    if let Err(e) = ni.lnd.send(&ni, p, desc) {
+    let sent = ni.lnd.send(&ni, p, desc);
+    drop(pass);
+    if let Err(e) = sent {
         // SAFETY: the LND refused the message, so it is still ours.
         let m = unsafe { Msg::from_c(p) };
         // The health status is the one the LND set, if any; with none (OK
@@ -157,9 +165,11 @@ pub(crate) fn lnd_send(lnet: &TheLnet, m: KBox<Msg>) {
 pub(crate) fn commit_deadline(ni: &Ni) -> i64 {
     let t = params::snapshot();
     // Asked at each commit: the administrator may change the LND's timeout.
+    // An NI being shut down has none (LNet's is used).
     let lnd_timeout = ni
-        .lnd
-        .timeout()
+        .lnd_gate
+        .enter()
+        .and_then(|_pass| ni.lnd.timeout())
         .map_or(-1, |s| i32::try_from(s).unwrap_or(i32::MAX));
     let secs = crate::lnet_core::health::msg_deadline_secs(
         lnd_timeout,

@@ -323,6 +323,7 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
         // context must go back to the LND before it stops.
         crate::portal::drop_delayed_on(lnet, ni);
         crate::credits::drop_waiting(lnet, ni);
+        ni.lnd_gate.close();
         if was_active {
             ni.lnd.shutdown(ni);
         }
@@ -409,6 +410,7 @@ fn stop_nis(lnet: &TheLnet) {
             let was_active = ni.is_active();
             ni.set_state(NiState::Deleting);
             crate::credits::drop_waiting(lnet, &ni);
+            ni.lnd_gate.close();
             if was_active {
                 ni.lnd.shutdown(&ni);
                 pr_info!("Removed LNI {}\n", ni.nid);

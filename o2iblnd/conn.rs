@@ -889,7 +889,11 @@ impl Conn {
             return;
         };
         let rdma_req = matches!(rx.kind, RxKind::GetReq { .. });
-        if let Err((rc, rx)) = self.ni.ni.parse(&hdr, &self.peer, rx, rdma_req) {
+        let parsed = self
+            .ni
+            .ni
+            .parse::<crate::lnd::O2iblnd>(&hdr, &self.peer, rx, rdma_req);
+        if let Err((rc, rx)) = parsed {
             crate::cneterr!(
                 "{}: LNet refused a header from {}: {}\n",
                 self.ni.nid,

@@ -794,7 +794,11 @@ impl IbNi {
                     continue;
                 }
                 p.reconnect_at_ms = 0;
-                let n = core::mem::take(&mut p.reconnect_pending);
+                // One per connection the peer may have at most: each
+                // pending one stands for an attempt the peer refused, and
+                // no more than `conns_per_peer` are made at once.
+                let n =
+                    core::mem::take(&mut p.reconnect_pending).min(self.tun.conns_per_peer.max(1));
                 if !p.waiting.is_empty() && p.conns.is_empty() {
                     p.reconnects += 1;
                     let _ = due.push((p.nid, n), GFP_ATOMIC);

@@ -642,7 +642,11 @@ fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
     // portal or under a delay rule keeps the connection alive until its
     // lnd_recv, however long after the connection died.
     let mine: Arc<Conn> = conn.into();
-    if conn.sni().ni.parse(rest, &conn.peer, mine, false).is_err() {
+    let parsed = conn
+        .sni()
+        .ni
+        .parse::<crate::lnd::Socklnd>(rest, &conn.peer, mine, false);
+    if parsed.is_err() {
         return Err(RxError::Proto("LNet refused the header"));
     }
     // LNet answers with lnd_recv, usually before lnet_parse returns; on a

@@ -323,17 +323,17 @@ impl LnetNi {
     /// Hands a received header from `from` to LNet with `private` as its
     /// receive context. On success LNet owns `private` and gives it back
     /// through exactly one `lnd_recv` (include/linux/lnet/lnd.h), where
-    /// the LND takes it back with `P::from_foreign`; on error LNet never
-    /// took it and it is returned with the errno. `rdma_req`: the LND
-    /// writes a GET's REPLY data itself, so a matched GET comes back to
-    /// `lnd_recv` as its REPLY.
-    pub fn parse<P: ForeignOwnable>(
+    /// the adapter takes it back as `L::Rx` (so the types match by
+    /// construction); on error LNet never took it and it is returned with
+    /// the errno. `rdma_req`: the LND writes a GET's REPLY data itself, so
+    /// a matched GET comes back to `lnd_recv` as its REPLY.
+    pub fn parse<L: Lnd>(
         &self,
         hdr: &[u8],
         from: &Nid,
-        private: P,
+        private: L::Rx,
         rdma_req: bool,
-    ) -> core::result::Result<(), (c_int, P)> {
+    ) -> core::result::Result<(), (c_int, L::Rx)> {
         let from = super::lnet_abi::nid_to_c(from);
         let p = private.into_foreign();
         // SAFETY: a started NI; the header and NID outlive the call.
@@ -350,7 +350,7 @@ impl LnetNi {
         if rc < 0 {
             // SAFETY: from `into_foreign` above, and LNet refused the
             // header without calling `lnd_recv`: it is ours again.
-            return Err((rc, unsafe { P::from_foreign(p) }));
+            return Err((rc, unsafe { L::Rx::from_foreign(p) }));
         }
         Ok(())
     }

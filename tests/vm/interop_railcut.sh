@@ -108,8 +108,11 @@ if [ "${LAB_RAILCUT_NODE:-$LAB_LUSTRE}" = 1 ]; then
 	ask 7084
 	t=$(lab_wait_health "$p1" eq 1000 120)
 	lab_log "$side: $p1 at health $h while silent, back at 1000 ${t}s after the loss ended"
-	used "after our silence" 60
+	# Its own timeout back first: with 10 s, a PUT queued behind its TCP
+	# stream's backed-off retransmission timer on tcp1 fails before the
+	# stream moves, however long `used` gives it.
 	lnetctl set transaction_timeout "${tt:-150}"
+	used "after our silence" 60
 	lab_tell "$other" 7081
 
 	# Our eth1 flaps under our own PUTs: our push says that NI is down.
