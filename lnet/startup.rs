@@ -420,7 +420,12 @@ fn stop_nis(lnet: &TheLnet) {
 }
 
 fn forget_nis(lnet: &TheLnet) {
-    while let Some(ni) = vec::pop(&mut lnet.nis.lock().nis) {
+    // Each taken out before it is dropped, never under the lock.
+    loop {
+        let ni = vec::pop(&mut lnet.nis.lock().nis);
+        let Some(ni) = ni else {
+            break;
+        };
         drop(ni);
     }
 }

@@ -1125,9 +1125,8 @@ unsafe extern "C" fn kapi_link_event(ni: *mut c_void, down: c_int) {
 ///
 /// `ctx` is the NI, alive until its handler is unregistered.
 unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
-    // SAFETY: `ctx` is the `IbNi` registered with the handler (# Safety);
-    // `stop` unregisters it before the NI is freed, and only shared
-    // references are made to an `IbNi`.
+    // SAFETY: `ctx` is the `IbNi` registered with the handler (# Safety), unregistered by
+    // `stop` before the NI is freed; only shared references are made to an `IbNi`.
     let ni = unsafe { &*ctx.cast::<IbNi>() };
     match event {
         rdma::IB_EVENT_PORT_ERR if port == ni.port => {
@@ -1163,9 +1162,8 @@ unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
 ///
 /// `data` is the NI, alive until this thread is stopped.
 unsafe extern "C" fn sched_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the `IbNi` that spawned this thread (# Safety);
-    // `stop` stops its threads before the NI is freed, and only shared
-    // references are made to an `IbNi`.
+    // SAFETY: `data` is the `IbNi` that spawned this thread (# Safety), stopped by `stop`
+    // before the NI is freed; only shared references are made to an `IbNi`.
     let ni = unsafe { &*data.cast::<IbNi>() };
     while !kthread::should_stop() {
         ni.sched_wq.wait_timeout(1000, || {

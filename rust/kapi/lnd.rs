@@ -210,9 +210,8 @@ impl<T: Lnd> Adapter<T> {
         mlen: c_uint,
         rlen: c_uint,
     ) -> c_int {
-        // SAFETY: `private` came from `into_foreign` in `LnetNi::parse`,
-        // and LNet calls this exactly once per parsed header
-        // (include/linux/lnet/lnd.h): it is taken back once, here.
+        // SAFETY: `private` came from `into_foreign` in `LnetNi::parse`, and LNet calls this
+        // once per parsed header (include/linux/lnet/lnd.h): it is taken back once, here.
         let rx = unsafe { T::Rx::from_foreign(private.cast_const()) };
         let r = Recv {
             msg: Msg(msg),
