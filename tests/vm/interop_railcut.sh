@@ -23,6 +23,10 @@
 # LAB_RAILCUT_NODE (by default the Lustre node: 1 there, else 0) picks who
 # plays the Lustre node's part, so that two lnet-rs nodes can run the same
 # choreography (railcut_mixed).
+# Recovery pings back off to 4 s at most on both nodes (Lustre's default
+# is 900), so that a rail back from a silence is found healthy within
+# seconds, however long the silence backed its pings off.
+LAB_LNET_ARGS=lnet_max_recovery_ping_interval=4
 # shellcheck disable=SC2086 # the two nets, or none for tcp1 and tcp
 lab_interop_setup ${LAB_RAIL_NETS:-}
 other=$(lab_addr "$peer" 0)

@@ -587,7 +587,7 @@ lab_tell() {
 # up as its administrator would: net $2 (tcp unless given) on eth0, and on
 # eth1 the net $1 (tcp1 unless given), defaults. o2ib nets run on
 # Soft-RoCE (rxe0 on eth0, rxe1 on eth1) with ko2iblnd, loaded with
-# $LAB_LND_ARGS (as is ksocklnd). Sets side, peer,
+# $LAB_LND_ARGS (as is ksocklnd), lnet.ko with $LAB_LNET_ARGS. Sets side, peer,
 # lnd, me0/me1 (this node's NIDs) and p0/p1 (the other node's).
 lab_interop_setup() {
 	[ "${LAB_CLNET_NODE:-0}" = 1 ] && lab_clnet_use
@@ -620,6 +620,11 @@ lab_interop_setup() {
 	for nic in $rxes; do
 		rdma link add "rxe$nic" type rxe netdev "eth$nic" || lab_fail "$side: rxe$nic"
 	done
+	# LAB_LNET_ARGS: lnet.ko's parameters, split, on either LNet.
+	if [ "${LAB_CLNET:-0}" != 1 ] && [ -n "${LAB_LNET_ARGS:-}" ]; then
+		# shellcheck disable=SC2086 # a list of parameters
+		modprobe lnet $LAB_LNET_ARGS || lab_fail "$side: lnet did not load"
+	fi
 	for l in $lnds; do
 		# LAB_LND_ARGS: parameters of the first LND, split.
 		args=
@@ -697,7 +702,8 @@ lab_clnet_use() {
 	# sunrpc_addr may stay from a scenario before: it is the same module.
 	grep -q "^sunrpc_addr " /proc/modules || insmod /opt/clnet/sunrpc_addr.ko ||
 		lab_fail "$side: sunrpc_addr did not load"
-	insmod /opt/clnet/lnet.ko || lab_fail "$side: lnet did not load"
+	# shellcheck disable=SC2086 # a list of parameters
+	insmod /opt/clnet/lnet.ko ${LAB_LNET_ARGS:-} || lab_fail "$side: lnet did not load"
 	LAB_CLNET=1
 	PATH=/opt/clnet:$PATH
 	export LAB_CLNET PATH

@@ -166,11 +166,11 @@ lab_client_rails "$p0" 16
 hstatuses >/tmp/hs0
 final0=$(cat /sys/kernel/debug/ko2iblnd/aborted_final)
 start1=$(lab_ni_sends "$me1")
-# 8 at a time: all 24 at once queue up to 24 MiB behind one rail once the
-# other is silent, which rxe under TCG (0.6 MiB/s) may not move within a
-# message's deadline (28 s: LND timeout 9 s, 2 retries), and a message
-# past it fails, as in Lustre.
-lab_flood 24 60 8
+# 512 KiB PUTs, 8 at a time: all 24 at once queue up to 12 MiB behind one
+# rail once the other is silent, which rxe under TCG (0.6 MiB/s) may not
+# move within a message's deadline (28 s: LND timeout 9 s, 2 retries), and
+# a message past it fails, as in Lustre.
+LAB_FLOOD_BYTES=524288 lab_flood 24 60 8
 until [ "$(lab_ni_sends "$me1")" -gt $((start1 + 2)) ]; do
 	kill -0 $flooding 2>/dev/null || lab_fail "the flood ended before o2ib1 carried it"
 	sleep 0.1

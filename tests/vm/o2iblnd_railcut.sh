@@ -26,8 +26,9 @@ me1=$(lab_addr "$LAB_VM" 1)@o2ib1
 p0=$paddr@o2ib
 p1=$(lab_addr "$peer" 1)@o2ib1
 # Each PUT still moves by RDMA over many fragments; rxe under TCG moves
-# about 0.6 MiB/s, and the floods last long enough for their cuts.
-LAB_FLOOD_BYTES=524288
+# about 0.6 MiB/s, and the floods (about 10 s) last long enough for their
+# cuts.
+LAB_FLOOD_BYTES=262144
 dmesg -c >/dev/null
 # Recovery pings back off to 4 s at most, so a rail that comes back is
 # found healthy again within seconds.
