@@ -76,26 +76,43 @@ pub(crate) unsafe extern "C" fn LNetMEAttach(
     unlink: c_uint,
     pos: c_uint,
 ) -> *mut lnet_me {
-    // SAFETY: me_attach needs what our # Safety promises, and the arguments go
-    // on as given: `match_id` is null or points to a `struct lnet_processid`.
-    match unsafe { me_attach(portal, match_id, match_bits, ignore_bits, unlink, pos) } {
+    // SAFETY: `match_id` is null or points to a readable `struct lnet_processid` (# Safety).
+    let id = unsafe { match_id.as_ref() };
+    let attached = lnet().and_then(|lnet| {
+        let Some(id) = id else {
+            // Lustre's callers always pass one (LNET_ANY_NID and
+            // LNET_PID_ANY for anyone); its LNetMEAttach would oops on NULL.
+            crate::cerror!("LNetMEAttach: NULL match id\n");
+            return Err(EINVAL);
+        };
+        let id = (nid_from_c(&id.nid)?, id.pid);
+        me_attach(
+            lnet,
+            portal,
+            id,
+            match_bits,
+            ignore_bits,
+            unlink == LNET_UNLINK,
+            pos == LNET_INS_BEFORE,
+        )
+    });
+    match attached {
         Ok(cookie) => cookie as usize as *mut lnet_me,
         Err(e) => err_ptr(e),
     }
 }
 
-/// # Safety
-///
-/// As [`LNetMEAttach`].
-unsafe fn me_attach(
+/// Creates a match entry for `(nid, pid)` on `portal`, first or last
+/// (`before`); `unlink`: it goes with its MD. Its cookie.
+pub(crate) fn me_attach(
+    lnet: &TheLnet,
     portal: c_uint,
-    match_id: *mut lnet_processid,
+    (nid, pid): (Nid, u32),
     match_bits: u64,
     ignore_bits: u64,
-    unlink: c_uint,
-    pos: c_uint,
+    unlink: bool,
+    before: bool,
 ) -> Result<u64> {
-    let lnet = lnet()?;
     if portal >= MAX_PORTALS {
         crate::cerror!(
             "LNetMEAttach: portal {} out of range (max {})\n",
@@ -104,17 +121,8 @@ unsafe fn me_attach(
         );
         return Err(EINVAL);
     }
-    // SAFETY: `match_id` is null or points to a readable `struct lnet_processid` (# Safety, as
-    // LNetMEAttach's); null is refused here.
-    let Some(id) = (unsafe { match_id.as_ref() }) else {
-        // Lustre's callers always pass one (LNET_ANY_NID and LNET_PID_ANY
-        // for anyone); its LNetMEAttach would oops on NULL.
-        crate::cerror!("LNetMEAttach: NULL match id\n");
-        return Err(EINVAL);
-    };
-    let (nid, pid) = (nid_from_c(&id.nid)?, id.pid);
     let cookie = lnet.cookie();
-    let position = lnet.me_pos(pos == LNET_INS_BEFORE);
+    let position = lnet.me_pos(before);
     let me = Me {
         portal,
         pos: position,
@@ -124,7 +132,7 @@ unsafe fn me_attach(
             match_bits,
             ignore_bits,
         },
-        unlink: unlink == LNET_UNLINK,
+        unlink,
         md: None,
     };
     let me_node = RBTreeNode::new(cookie, me, GFP_KERNEL)?;
@@ -155,23 +163,44 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
     let me_cookie = me as usize as u64;
     // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid
     // until the MD is unlinked (# Safety): build_md's contract.
-    let built = unsafe { build_md(umd, unlink, true) };
-    let node = built.and_then(|(cookie, mut md)| {
-        md.me = Some(me_cookie);
-        Ok((cookie, RBTreeNode::new(cookie, md, GFP_KERNEL)?))
-    });
-    let mut res = lnet.res.lock();
-    let (cookie, node) = match node {
-        Ok(x) => x,
+    let attached = match unsafe { build_md(umd, unlink, true) } {
+        Ok(md) => md_attach(lnet, me_cookie, md),
         Err(e) => {
             // The ME goes with a failed attach, as in Lustre.
+            lnet.res.lock().me_remove(me_cookie);
+            Err(e)
+        }
+    };
+    match attached {
+        Ok(cookie) => {
+            // SAFETY: `handle` points to writable memory (# Safety; null is skipped) for one
+            // `struct lnet_handle_md`, a lone u64, so any bytes there are a valid value.
+            if let Some(h) = unsafe { handle.as_mut() } {
+                h.cookie = cookie;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Attaches `md` to the match entry `me_cookie` (`LNetMDAttach`); its
+/// cookie. A failed attach takes the ME away, as in Lustre.
+pub(crate) fn md_attach(lnet: &TheLnet, me_cookie: u64, mut md: LibMd) -> Result<u64> {
+    let cookie = lnet.cookie();
+    md.me = Some(me_cookie);
+    let node = RBTreeNode::new(cookie, md, GFP_KERNEL);
+    let mut res = lnet.res.lock();
+    let node = match node {
+        Ok(n) => n,
+        Err(e) => {
             res.me_remove(me_cookie);
-            return e.to_errno();
+            return Err(e);
         }
     };
     if !lnet.is_running() {
         res.me_remove(me_cookie);
-        return ESHUTDOWN().to_errno();
+        return Err(ESHUTDOWN());
     }
     let portal = match res.mes.get_mut(&me_cookie) {
         Some(m) if m.md.is_none() => {
@@ -180,18 +209,13 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
         }
         _ => {
             crate::cerror!("LNetMDAttach: no such ME, or it already has an MD\n");
-            return EINVAL.to_errno();
+            return Err(EINVAL);
         }
     };
     res.mds.insert(node);
     drop(res);
-    // SAFETY: `handle` points to writable memory (# Safety; null is skipped) for one `struct
-    // lnet_handle_md`, a lone u64, so any bytes there are a valid value.
-    if let Some(h) = unsafe { handle.as_mut() } {
-        h.cookie = cookie;
-    }
     crate::portal::attach_delayed(lnet, portal, me_cookie, cookie);
-    0
+    Ok(cookie)
 }
 
 /// # Safety
@@ -208,42 +232,44 @@ pub(crate) unsafe extern "C" fn LNetMDBind(
     };
     // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid until the MD is
     // unlinked (# Safety, as LNetMDAttach's): build_md's contract.
-    let built = unsafe { build_md(umd, unlink, false) };
-    let (cookie, md) = match built {
-        Ok(x) => x,
-        Err(e) => return e.to_errno(),
-    };
+    match unsafe { build_md(umd, unlink, false) }.and_then(|md| md_bind(lnet, md)) {
+        Ok(cookie) => {
+            // SAFETY: `handle` points to writable memory (# Safety, as LNetMDAttach's; null is
+            // skipped) for one `struct lnet_handle_md`, a lone u64: any bytes are a valid value.
+            if let Some(h) = unsafe { handle.as_mut() } {
+                h.cookie = cookie;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Makes `md` a free-standing MD for a GET or PUT (`LNetMDBind`); its
+/// cookie.
+pub(crate) fn md_bind(lnet: &TheLnet, md: LibMd) -> Result<u64> {
     if md.state.length > crate::lnet_core::hdr::LNET_MTU {
         crate::cerror!(
             "Invalid length: too big transfer size {}, {} max\n",
             md.state.length,
             crate::lnet_core::hdr::LNET_MTU
         );
-        return EINVAL.to_errno();
+        return Err(EINVAL);
     }
-    let node = match RBTreeNode::new(cookie, md, GFP_KERNEL) {
-        Ok(n) => n,
-        Err(e) => return e.to_errno(),
-    };
+    let cookie = lnet.cookie();
+    let node = RBTreeNode::new(cookie, md, GFP_KERNEL)?;
     let mut res = lnet.res.lock();
     if !lnet.is_running() {
-        return ESHUTDOWN().to_errno();
+        return Err(ESHUTDOWN());
     }
     res.mds.insert(node);
-    drop(res);
-    // SAFETY: `handle` points to writable memory (# Safety, as LNetMDAttach's; null is skipped) for
-    // one `struct lnet_handle_md`, a lone u64, so any bytes there are a valid value.
-    if let Some(h) = unsafe { handle.as_mut() } {
-        h.cookie = cookie;
-    }
-    0
+    Ok(cookie)
 }
 
 /// # Safety
 ///
 /// As [`LNetMDAttach`].
-unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<(u64, LibMd)> {
-    let lnet = lnet()?;
+unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<LibMd> {
     // SAFETY: `umd` points to a valid `struct lnet_md` (# Safety, as
     // LNetMDAttach's); a null one is refused here.
     let umd = unsafe { umd.as_ref() }.ok_or(EINVAL)?;
@@ -258,8 +284,7 @@ unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<
     }
     // SAFETY: `umd`'s start and length describe memory that stays valid until the MD is unlinked (#
     // Safety, as LNetMDAttach's): LibMd::build's contract.
-    let md = unsafe { LibMd::build(umd, unlink == LNET_UNLINK)? };
-    Ok((lnet.cookie(), md))
+    unsafe { LibMd::build(umd, unlink == LNET_UNLINK) }
 }
 
 /// Unlinks an MD (`__LNetMDUnlink`); see include/linux/lnet/api.h.
@@ -320,7 +345,7 @@ pub(crate) fn md_unlink(lnet: &TheLnet, cookie: u64, discard: bool, status: i32)
         if discard {
             md.flags |= flags::DISCARD;
         }
-        if let (Some(h), 0) = (md.handler, md.refcount) {
+        if let (Some(sink), 0) = (md.sink(), md.refcount) {
             let mut ev = lnet_event {
                 type_: EventKind::Unlink as _,
                 unlinked: 1,
@@ -328,19 +353,19 @@ pub(crate) fn md_unlink(lnet: &TheLnet, cookie: u64, discard: bool, status: i32)
                 ..Default::default()
             };
             md.to_event(cookie, &mut ev);
-            event = Some((h, ev));
+            event = Some((sink, ev));
         }
     }
     msg::detach_tracker(lnet, &mut res, cookie);
     res.md_unlink(cookie);
     drop(res);
-    if let Some((h, mut ev)) = event {
+    if let Some((sink, mut ev)) = event {
         ev.sequence = lnet
             .event_seq
             .fetch_add(1, core::sync::atomic::Ordering::Relaxed) as _;
-        // SAFETY: the caller's handler, called with no LNet spinlock held
-        // (shutdown and `net del` hold the `api` mutex: see state.rs).
-        unsafe { h(&mut ev) };
+        // No LNet spinlock held (shutdown and `net del` hold the `api`
+        // mutex: see state.rs).
+        sink.deliver(lnet, &mut ev);
     }
     Ok(())
 }

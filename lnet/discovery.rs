@@ -14,16 +14,17 @@
 //! Locks: `peers`, then `discovery`. Event handlers take them in that
 //! order too; nothing is sent or finalized under either.
 
-use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md};
+use crate::kapi::bindings::lnet_event;
 use crate::kapi::errno::{EALREADY, EHOSTUNREACH, ENETRESET, EPROTO, ESHUTDOWN, ETIMEDOUT};
 use crate::kapi::kthread::{self, Thread};
 use crate::lnet_core::discovery::{self as dc, state, Conflict, PushOutcome, Step, View};
-use crate::lnet_core::hdr::{MsgBody, PING_MATCHBITS, RESERVED_PORTAL};
+use crate::lnet_core::hdr::MsgBody;
 use crate::lnet_core::health::{self, Status};
 use crate::lnet_core::md::{options, EventKind};
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::ping::{self, NiStatus, PingInfo};
 use crate::msg::Msg;
+use crate::own_md::{self, MdMemory, MdOwner};
 use crate::params;
 use crate::peer::{Peer, Peers};
 use crate::state::TheLnet;
@@ -31,6 +32,7 @@ use core::ffi::{c_int, c_void};
 use core::sync::atomic::Ordering::Relaxed;
 use kernel::c_str;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// A peer's discovery state (the `lp_state` bits that are not kept as
 /// [`Peer`] fields, and what discovery keeps beside them).
@@ -216,14 +218,14 @@ fn interfaces_max() -> u32 {
     u32::try_from(params::snapshot().interfaces_max.max(16)).unwrap_or(16)
 }
 
-/// What a ping or push MD is for; freed at its final event.
+/// What a ping or push MD is for; its MD holds it until its final event.
 struct DcMd {
     primary: Nid,
     push: bool,
     gen: u64,
     /// The push's sequence number.
     seq: u32,
-    buf: KVec<u8>,
+    mem: MdMemory,
 }
 
 /// The peer a discovery MD's events are for, if it still exists and the
@@ -233,38 +235,30 @@ fn peer_of<'a>(peers: &'a mut Peers, d: &DcMd) -> Option<&'a mut Peer> {
     peers.list.get_mut(pi).filter(|p| p.disc.gen == d.gen)
 }
 
-/// # Safety
-///
-/// LNet calls this with events of a discovery MD, whose user_ptr is the
-/// `DcMd` boxed by `send_md`, alive until the MD's final event.
-unsafe extern "C" fn dc_handler(ev: *mut lnet_event) {
-    // SAFETY: LNet passes a valid event.
-    let ev = unsafe { &*ev };
-    let d = ev.md_user_ptr.cast::<DcMd>();
-    if let Some(lnet) = TheLnet::get() {
-        // SAFETY: alive until its final event, below.
-        let dm = unsafe { &*d };
-        let mut peers = lnet.peers.lock();
-        if let Some(p) = peer_of(&mut peers, dm) {
-            let kind = ev.type_;
-            let before = p.disc.state;
-            if dm.push {
-                push_event(p, dm, kind, ev.status, ev.unlinked != 0);
-            } else {
-                ping_event(lnet, p, dm, ev);
-            }
-            if p.disc.state != before {
-                let mut q = lnet.discovery.lock();
-                let _ = queue(p, &mut q);
-                drop(q);
-                drop(peers);
-                wake(lnet);
-            }
-        }
+impl MdOwner for DcMd {
+    fn memory(&self) -> &MdMemory {
+        &self.mem
     }
-    if ev.unlinked != 0 {
-        // SAFETY: the MD's final event: LNet uses the buffer no more.
-        drop(unsafe { KBox::from_raw(d) });
+
+    fn event(&self, lnet: &TheLnet, ev: &lnet_event) {
+        let mut peers = lnet.peers.lock();
+        let Some(p) = peer_of(&mut peers, self) else {
+            return;
+        };
+        let kind = ev.type_;
+        let before = p.disc.state;
+        if self.push {
+            push_event(p, self, kind, ev.status, ev.unlinked != 0);
+        } else {
+            ping_event(lnet, p, self, ev);
+        }
+        if p.disc.state != before {
+            let mut q = lnet.discovery.lock();
+            let _ = queue(p, &mut q);
+            drop(q);
+            drop(peers);
+            wake(lnet);
+        }
     }
 }
 
@@ -308,8 +302,9 @@ fn ping_event(lnet: &TheLnet, p: &mut Peer, d: &DcMd, ev: &lnet_event) {
         return;
     }
     let t = params::snapshot();
-    let n = (ev.mlength as usize).min(d.buf.len());
-    let data = d.buf.get(..n).unwrap_or(&[]);
+    // SAFETY: the REPLY event: its receive has ended, and no other comes
+    // (a GET's MD takes one REPLY).
+    let data = unsafe { d.mem.bytes(ev.mlength as usize) };
     let info = match PingInfo::parse(data, interfaces_max()) {
         Ok(info) => info,
         Err(e) => {
@@ -426,53 +421,17 @@ pub(crate) fn push_received(lnet: &TheLnet, from: Nid, data: &[u8], info: Option
     wake(lnet);
 }
 
-/// Binds an MD over `d.buf` and sends the ping (GET) or push (PUT with
-/// ACK) to `d.primary`; the MD's cookie.
+/// Binds an MD over `d`'s memory and sends the ping (GET) or push (PUT
+/// with ACK) to `d.primary`; the MD's cookie.
 fn send_md(lnet: &TheLnet, d: DcMd) -> Result<u64> {
     let (push, target) = (d.push, d.primary);
-    let d = KBox::into_raw(KBox::new(d, GFP_KERNEL)?);
-    let md = lnet_md {
-        // SAFETY: `d` is valid until the final event frees it.
-        umd_start: unsafe { (*d).buf.as_mut_ptr().cast() },
-        // SAFETY: `d` came from KBox::into_raw just above and LNet has not seen
-        // it yet: a live DcMd only we use.
-        umd_length: unsafe { (*d).buf.len() } as u32,
-        // The request's SEND and the REPLY or ACK.
-        umd_threshold: 2,
-        umd_max_size: 0,
-        umd_options: options::TRUNCATE | options::TRACK_RESPONSE,
-        umd_user_ptr: d.cast(),
-        umd_handler: Some(dc_handler),
-        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
-    };
-    let mut h = lnet_handle_md::default();
-    // SAFETY: the MD describes the box's buffer, alive until its final
-    // event.
-    if unsafe { crate::api::LNetMDBind(&md, 1, &mut h) } != 0 {
-        // SAFETY: not handed to LNet.
-        drop(unsafe { KBox::from_raw(d) });
-        return Err(ENOMEM);
-    }
-    let r = crate::send::Request {
-        md: h.cookie,
-        target,
-        target_pid: crate::ping::PID_LUSTRE,
-        src: Nid::ANY,
-        portal: RESERVED_PORTAL,
-        match_bits: PING_MATCHBITS,
-        offset: 0,
-        put: push.then_some(0),
-        ack: push,
-        timeout: 0,
-        recovery: false,
-    };
-    if let Err(e) = crate::send::start(lnet, r) {
-        // Nothing in flight: the unlink's final event, with the error,
-        // frees the box and fails the ping or push.
-        let _ = crate::api::md_unlink(lnet, h.cookie, false, e.to_errno());
-        return Err(e);
-    }
-    Ok(h.cookie)
+    let d = Arc::new(d, GFP_KERNEL)?;
+    // The request's SEND and the REPLY or ACK.
+    let md = own_md::bind(lnet, d, 2, options::TRUNCATE | options::TRACK_RESPONSE)?;
+    // Should it not go, the unlink's final event, with the error, fails
+    // the ping or push.
+    own_md::send_or_unlink(lnet, own_md::reserved_request(md, target, push), true)?;
+    Ok(md)
 }
 
 /// Ends a peer's discovery (`lnet_peer_discovery_complete`); the waiting
@@ -583,7 +542,7 @@ fn step(lnet: &TheLnet, nid: Nid) {
                         push,
                         gen,
                         seq,
-                        buf,
+                        mem: MdMemory::new(buf),
                     },
                 )
             });

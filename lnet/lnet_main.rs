@@ -42,6 +42,7 @@ mod nid_update;
 mod nidlist;
 mod nidstr;
 mod numa;
+mod own_md;
 mod params;
 mod parse;
 mod peer;

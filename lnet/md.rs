@@ -9,7 +9,10 @@ use crate::kapi::bindings::{lnet_event, lnet_md};
 use crate::kapi::kiov::{self, BioVec};
 use crate::lnet_core::md::{options, MdState, THRESH_INF};
 use crate::lnet_core::nid::Nid;
+use crate::own_md::MdOwner;
+use crate::state::TheLnet;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// Handler type of `struct lnet_md` (`lnet_handler_t`).
 pub(crate) type Handler = unsafe extern "C" fn(*mut lnet_event);
@@ -36,9 +39,9 @@ pub(crate) mod flags {
 ///
 /// Each fragment of `kiov` names `bv_len` bytes at `bv_offset` of the
 /// non-null page `bv_page`, within that page: the caller's memory, which
-/// it keeps valid until the MD is unlinked. `kiov` is not changed after
-/// [`LibMd::build`], so its buffer stays where messages holding a
-/// reference on the MD point.
+/// it keeps valid until the MD is unlinked, or `owner`'s, which lives as
+/// long as this holds it. `kiov` is not changed after it is built, so its
+/// buffer stays where messages holding a reference on the MD point.
 pub(crate) struct LibMd {
     pub(crate) state: MdState,
     pub(crate) kiov: KVec<BioVec>,
@@ -46,6 +49,8 @@ pub(crate) struct LibMd {
     pub(crate) start: usize,
     pub(crate) user_ptr: usize,
     pub(crate) handler: Option<Handler>,
+    /// An MD of LNet's own: who holds its memory and gets its events.
+    pub(crate) owner: Option<Arc<dyn MdOwner>>,
     pub(crate) flags: u32,
     /// Messages attached to this MD.
     pub(crate) refcount: u32,
@@ -133,11 +138,55 @@ impl LibMd {
             start: umd.umd_start as usize,
             user_ptr: umd.umd_user_ptr as usize,
             handler: umd.umd_handler,
+            owner: None,
             flags: if unlink { flags::AUTO_UNLINK } else { 0 },
             refcount: 0,
             me: None,
             rspt: None,
         })
+    }
+
+    /// An MD of LNet's own over `owner`'s memory (own_md.rs).
+    pub(crate) fn owned(
+        owner: Arc<dyn MdOwner>,
+        threshold: i32,
+        opts: u32,
+        unlink: bool,
+    ) -> Result<LibMd> {
+        let (start, len) = owner.memory().region();
+        let length = u32::try_from(len).map_err(|_| EINVAL)?;
+        let mut v = KVec::new();
+        // SAFETY: the MD holds `owner`, which holds the memory, `len` bytes
+        // at `start` for as long as it lives (MdMemory's invariant).
+        unsafe { kiov::push_kvaddr_range(&mut v, start as usize, len)? };
+        let state = MdState::new(opts | options::KIOV, length, 0, threshold).map_err(|e| {
+            crate::cerror!("Invalid MD: {:?}\n", e);
+            EINVAL
+        })?;
+        // INVARIANT: push_kvaddr_range splits the owner's memory by page;
+        // it lives as long as this MD holds `owner`.
+        Ok(LibMd {
+            state,
+            kiov: v,
+            start: start as usize,
+            user_ptr: 0,
+            handler: None,
+            owner: Some(owner),
+            flags: if unlink { flags::AUTO_UNLINK } else { 0 },
+            refcount: 0,
+            me: None,
+            rspt: None,
+        })
+    }
+
+    /// Where its events go, if anywhere: taken under `res`, delivered
+    /// after it is released.
+    pub(crate) fn sink(&self) -> Option<Sink> {
+        if let Some(h) = self.handler {
+            return Some(Sink::C(h));
+        }
+        let o = self.owner.as_ref().filter(|o| o.wants_events())?;
+        Some(Sink::Own(o.clone()))
     }
 
     pub(crate) fn is_zombie(&self) -> bool {
@@ -164,5 +213,25 @@ impl LibMd {
         ev.md_start = self.start as *mut _;
         ev.md_user_ptr = self.user_ptr as *mut _;
         ev.md_options = self.state.options;
+    }
+}
+
+/// Where an MD's events go: the handler its ULP gave, or LNet's own owner
+/// (a reference, so that it outlives the MD's freeing by the final event).
+pub(crate) enum Sink {
+    C(Handler),
+    Own(Arc<dyn MdOwner>),
+}
+
+impl Sink {
+    /// Delivers `ev`. No LNet spinlock may be held, and an MD's events go
+    /// one at a time (its HANDLING flag), as the API promises handlers.
+    pub(crate) fn deliver(&self, lnet: &TheLnet, ev: &mut lnet_event) {
+        match self {
+            // SAFETY: the handler the MD's owner gave for its events, called
+            // as the API promises: a valid event, no LNet lock held.
+            Sink::C(h) => unsafe { h(ev) },
+            Sink::Own(o) => o.event(lnet, ev),
+        }
     }
 }

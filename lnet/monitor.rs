@@ -50,7 +50,6 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
             if lnet.ping_update.swap(false, Ordering::Relaxed) {
                 crate::startup::refresh_ping(lnet);
             }
-            crate::startup::free_retired_pings(lnet);
             lnet.late.report(secs);
         }
         kthread::sleep_ms(100);

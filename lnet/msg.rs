@@ -284,8 +284,8 @@ fn detach_md(lnet: &TheLnet, m: &mut Msg, status: i32) {
     };
     md.refcount = md.refcount.saturating_sub(1);
     let unlink = md.unlinkable();
-    let handler = md.handler;
-    if handler.is_some() {
+    let sink = md.sink();
+    if sink.is_some() {
         m.ev.status = if md.flags & flags::ABORTED != 0 && status == 0 {
             ETIMEDOUT().to_errno()
         } else {
@@ -304,11 +304,9 @@ fn detach_md(lnet: &TheLnet, m: &mut Msg, status: i32) {
         res.md_unlink(cookie);
     }
     drop(res);
-    if let Some(h) = handler {
+    if let Some(sink) = sink {
         let mut ev = m.ev;
-        // SAFETY: the caller's handler, called as the API promises: no LNet
-        // lock held, one event at a time per MD.
-        unsafe { h(&mut ev) };
+        sink.deliver(lnet, &mut ev);
         if !unlink {
             let mut res = lnet.res.lock();
             if let Some(md) = res.mds.get_mut(&cookie) {

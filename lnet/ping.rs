@@ -5,13 +5,12 @@
 //! another node (`lnetctl ping`, recovery pings).
 
 use crate::api;
-use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md, lnet_processid};
+use crate::kapi::bindings::lnet_event;
 use crate::kapi::errno;
-use crate::kapi::lnet_abi::nid_to_c;
-use crate::lnet_core::hdr::{PING_MATCHBITS, RESERVED_PORTAL};
 use crate::lnet_core::md::{options, EventKind, THRESH_INF};
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::ping::{self, features, NiStatus, PingInfo};
+use crate::own_md::{self, MdMemory, MdOwner};
 use crate::params;
 use crate::state::TheLnet;
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
@@ -25,14 +24,36 @@ const MAX_JIFFY_WAIT: kernel::time::Jiffies = 1000;
 /// `LNET_PID_LUSTRE`.
 pub(crate) const PID_LUSTRE: u32 = 12345;
 
-/// The buffer the node answers pings with, and the MD exposing it.
+/// A ping buffer (`struct lnet_ping_buffer`): what the node answers pings
+/// with, held by its MD while a REPLY may send from it. Its NIs' status
+/// words and its feature word are rewritten in place (health.md §1).
+pub(crate) struct PingBuffer {
+    mem: MdMemory,
+    /// Where each NI's status word is.
+    status_at: KVec<(Nid, usize)>,
+    features_at: Option<usize>,
+}
+
+impl MdOwner for PingBuffer {
+    fn memory(&self) -> &MdMemory {
+        &self.mem
+    }
+
+    fn wants_events(&self) -> bool {
+        false
+    }
+
+    fn event(&self, _lnet: &TheLnet, _ev: &lnet_event) {}
+}
+
+/// The posted ping buffer and its MD.
 pub(crate) struct PingTarget {
-    buf: KVec<u8>,
+    buf: Arc<PingBuffer>,
     md: u64,
 }
 
 /// The ping buffer for the NIs now up (loopback excluded, as Lustre).
-fn build(lnet: &TheLnet) -> Result<KVec<u8>> {
+fn build(lnet: &TheLnet) -> Result<PingBuffer> {
     let mut nis = KVec::new();
     {
         let list = lnet.nis.lock();
@@ -70,47 +91,31 @@ fn build(lnet: &TheLnet) -> Result<KVec<u8>> {
         .fetch_add(1, Ordering::Relaxed)
         .wrapping_add(1);
     let n = ping::encode(buf.as_mut_slice(), feats, pid, sequence, &nis).ok_or(EINVAL)?;
-    // SAFETY: shrinking: the first `n` bytes are initialized.
-    unsafe { buf.set_len(n) };
-    Ok(buf)
-}
-
-/// An ME on the reserved portal for the ping match bits from anyone,
-/// after those already there and unlinked with its MD: where the ping
-/// target and the push target are posted.
-pub(crate) fn reserved_me() -> Result<*mut api::lnet_me> {
-    let mut anyone = lnet_processid {
-        nid: nid_to_c(&Nid::ANY),
-        pid: crate::lnet_core::md::PID_ANY,
-    };
-    // SAFETY: `&mut anyone` is a live local `struct lnet_processid`, the one pointer LNetMEAttach's
-    // # Safety asks about; it is read during the call only.
-    let me = unsafe { api::LNetMEAttach(RESERVED_PORTAL, &mut anyone, PING_MATCHBITS, 0, 1, 1) };
-    if (me as isize) < 0 && (me as isize) >= -4095 {
-        return Err(Error::from_errno(me as isize as i32));
+    crate::kapi::vec::truncate(&mut buf, n);
+    let mut status_at = KVec::with_capacity(nis.len(), GFP_KERNEL)?;
+    for e in nis.iter() {
+        if let Some(at) = ping::status_offset(&buf, e.nid) {
+            status_at.push((e.nid, at), GFP_KERNEL)?;
+        }
     }
-    Ok(me)
+    Ok(PingBuffer {
+        features_at: ping::features_offset(&buf),
+        status_at,
+        mem: MdMemory::new(buf),
+    })
 }
 
 /// Posts the ping buffer on the reserved portal.
 pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
-    let mut buf = build(lnet)?;
-    let me = reserved_me()?;
-    let md = lnet_md {
-        umd_start: buf.as_mut_ptr().cast(),
-        umd_length: buf.len() as u32,
-        umd_threshold: THRESH_INF,
-        umd_max_size: 0,
-        umd_options: options::OP_GET | options::TRUNCATE | options::MANAGE_REMOTE,
-        umd_user_ptr: core::ptr::null_mut(),
-        umd_handler: None,
-        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
-    };
-    let mut h = lnet_handle_md::default();
-    // SAFETY: the buffer outlives the MD: `target_stop` unlinks it first.
-    let rc = unsafe { api::LNetMDAttach(me, &md, 0, &mut h) };
-    kernel::error::to_result(rc)?;
-    Ok(PingTarget { buf, md: h.cookie })
+    let buf = Arc::new(build(lnet)?, GFP_KERNEL)?;
+    let md = own_md::post_reserved(
+        lnet,
+        buf.clone(),
+        THRESH_INF,
+        options::OP_GET | options::TRUNCATE | options::MANAGE_REMOTE,
+        false,
+    )?;
+    Ok(PingTarget { buf, md })
 }
 
 /// Makes `t` the current ping buffer, whose status words health changes
@@ -118,43 +123,30 @@ pub(crate) fn target_start(lnet: &TheLnet) -> Result<PingTarget> {
 pub(crate) fn install(
     lnet: &TheLnet,
     pings: &mut crate::state::Pings,
-    mut t: PingTarget,
+    t: PingTarget,
 ) -> Option<PingTarget> {
-    {
-        let mut w = lnet.ping_words.lock();
-        // INVARIANT: `t` becomes `pings.current` below, under the `pings`
-        // lock the caller holds, and moving it does not move its heap
-        // buffer; `buf` stops naming the buffer it replaces first.
-        w.buf = t.buf.as_mut_ptr();
-        w.len = t.buf.len();
-    }
+    lnet.ping_words.lock().current = Some(t.buf.clone());
     pings.current.replace(t)
 }
 
-/// A copy of the posted ping buffer, as a push sends it.
+/// A copy of the posted ping buffer, as a push sends it. Its status words
+/// are read one at a time, each as it was at some moment: as a REPLY sends
+/// them.
 pub(crate) fn current_buffer(lnet: &TheLnet) -> Result<KVec<u8>> {
-    // The buffer is replaced only under `pings`, and its status words are
-    // rewritten only under `ping_words`.
-    let pings = lnet.pings.lock();
-    let len = pings.current.as_ref().ok_or(errno::ENETDOWN())?.buf.len();
-    let mut copy = KVec::from_elem(0u8, len, GFP_KERNEL)?;
-    let w = lnet.ping_words.lock();
-    if w.buf.is_null() || w.len != len {
-        return Err(errno::ENETDOWN());
-    }
-    // SAFETY: the installed buffer of `len` bytes, live while `pings` is
-    // held; not written while `ping_words` is held.
-    let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
-    copy.copy_from_slice(b);
+    let b = lnet
+        .ping_words
+        .lock()
+        .current
+        .clone()
+        .ok_or(errno::ENETDOWN())?;
+    let mut copy = KVec::from_elem(0u8, b.mem.len(), GFP_KERNEL)?;
+    b.mem.copy_to(&mut copy);
     Ok(copy)
 }
 
 /// Stops status rewrites into the current buffer, before buffers go.
 pub(crate) fn uninstall(lnet: &TheLnet) {
-    let mut w = lnet.ping_words.lock();
-    // INVARIANT: null: the buffers may go once this lock is released.
-    w.buf = core::ptr::null_mut();
-    w.len = 0;
+    lnet.ping_words.lock().current = None;
 }
 
 /// Rewrites `nid`'s status word in the posted ping buffer: no new buffer,
@@ -162,18 +154,10 @@ pub(crate) fn uninstall(lnet: &TheLnet) {
 /// next ping. False when no posted buffer lists `nid`.
 pub(crate) fn set_ni_status(lnet: &TheLnet, nid: Nid, up: bool) -> bool {
     let w = lnet.ping_words.lock();
-    if w.buf.is_null() {
+    let Some(b) = w.current.as_ref() else {
         return false;
-    }
-    let at = {
-        // `install` published a buffer of this length; it is freed only
-        // after `uninstall`, which takes this lock, and status words are
-        // written only under this lock, never while this view lives.
-        // SAFETY: live, `w.len` bytes, not written meanwhile (above).
-        let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
-        ping::status_offset(b, nid)
     };
-    let Some(at) = at.filter(|a| a.checked_add(4).is_some_and(|e| e <= w.len)) else {
+    let Some(&(_, at)) = b.status_at.iter().find(|(n, _)| *n == nid) else {
         return false;
     };
     let word = if up {
@@ -181,13 +165,7 @@ pub(crate) fn set_ni_status(lnet: &TheLnet, nid: Nid, up: bool) -> bool {
     } else {
         ping::STATUS_DOWN
     };
-    // LNDs may be reading the word for a REPLY: one atomic store, as
-    // Lustre's plain store of it.
-    // SAFETY: in bounds (checked above); `at` is a multiple of 4 in a
-    // kmalloc'd buffer, so aligned; live while this lock is held.
-    let cell = unsafe { AtomicU32::from_ptr(w.buf.add(at).cast::<u32>()) };
-    cell.store(word.to_le(), Ordering::Relaxed);
-    true
+    b.mem.store_le32(at, word)
 }
 
 /// Sets or clears feature bits of the posted ping buffer in place, as
@@ -195,49 +173,25 @@ pub(crate) fn set_ni_status(lnet: &TheLnet, nid: Nid, up: bool) -> bool {
 /// buffer is posted.
 pub(crate) fn set_features(lnet: &TheLnet, bits: u32, on: bool) -> bool {
     let w = lnet.ping_words.lock();
-    if w.buf.is_null() {
-        return false;
-    }
-    let at = {
-        // SAFETY: `install` published `w.buf` with `w.len` bytes, freed only after `uninstall`,
-        // which takes the lock held here; its words change only under it.
-        let b = unsafe { core::slice::from_raw_parts(w.buf, w.len) };
-        ping::features_offset(b)
-    };
-    let Some(at) = at.filter(|a| a.checked_add(4).is_some_and(|e| e <= w.len)) else {
+    let Some((b, at)) = w.current.as_ref().and_then(|b| Some((b, b.features_at?))) else {
         return false;
     };
-    // SAFETY: in bounds and aligned (checked above; a multiple of 4 in a
-    // kmalloc'd buffer); live while this lock is held.
-    let cell = unsafe { AtomicU32::from_ptr(w.buf.add(at).cast::<u32>()) };
-    let old = u32::from_le(cell.load(Ordering::Relaxed));
+    let Some(old) = b.mem.load_le32(at) else {
+        return false;
+    };
     let new = if on { old | bits } else { old & !bits };
-    cell.store(new.to_le(), Ordering::Relaxed);
-    true
+    b.mem.store_le32(at, new)
 }
 
-/// Unlinks a ping buffer that a newer one replaces; the buffer itself stays
-/// until [`target_stop`], as a REPLY may still be sending from it.
-pub(crate) fn target_retire(lnet: &TheLnet, t: &PingTarget) {
-    let _ = api::md_unlink(lnet, t.md, false, 0);
-}
-
-/// Whether a retired buffer can go: its MD is freed, so no REPLY is still
-/// sending from it.
-pub(crate) fn is_released(lnet: &TheLnet, t: &PingTarget) -> bool {
-    lnet.res.lock().mds.get(&t.md).is_none()
-}
-
-/// Takes the ping buffer down. No message may still use it: called once
-/// LNet has drained.
+/// Unlinks a ping buffer, replaced or LNet stopping: its MD keeps it until
+/// no REPLY sends from it.
 pub(crate) fn target_stop(lnet: &TheLnet, t: PingTarget) {
     let _ = api::md_unlink(lnet, t.md, false, 0);
-    drop(t.buf);
 }
 
-/// A ping in flight: shared by the caller and the MD, which holds a
-/// reference (`Arc::into_raw` as the MD's user_ptr) until its final event,
-/// so a caller that gives up early (a signal) leaves nothing LNet uses.
+/// A ping in flight: shared by the caller and its MD, which holds a
+/// reference until its final event, so a caller that gives up early (a
+/// signal) leaves nothing LNet uses.
 #[pin_data]
 struct Wait {
     #[pin]
@@ -250,38 +204,31 @@ struct Wait {
     mlength: AtomicU32,
     send_status: AtomicI32,
     /// Where the REPLY lands; LNet writes it until the final event.
-    buf: KVec<u8>,
+    mem: MdMemory,
 }
 
-/// # Safety
-///
-/// LNet calls this with events of the ping MD, whose user_ptr is an
-/// `Arc<Wait>` reference from `Arc::into_raw`, released at the final event.
-unsafe extern "C" fn ping_handler(ev: *mut lnet_event) {
-    // SAFETY: LNet passes a valid event.
-    let ev = unsafe { &*ev };
-    let p = ev.md_user_ptr.cast_const().cast::<Wait>();
-    // SAFETY: the MD's reference keeps it alive until the final event.
-    let w = unsafe { &*p };
-    if ev.type_ == EventKind::Reply as _ {
-        w.reply_status.store(ev.status, Ordering::Relaxed);
-        w.mlength.store(ev.mlength, Ordering::Relaxed);
-        w.replied.store(true, Ordering::Release);
-    } else if ev.type_ == EventKind::Send as _ && ev.status != 0 {
-        // The send failed, so no REPLY will come: the waiter unlinks the
-        // MD at once rather than wait for its deadline.
-        let _g = w.lock.lock();
-        w.send_status.store(ev.status, Ordering::Relaxed);
-        w.cond.notify_all();
+impl MdOwner for Wait {
+    fn memory(&self) -> &MdMemory {
+        &self.mem
     }
-    if ev.unlinked != 0 {
-        {
-            let _g = w.lock.lock();
-            w.done.store(true, Ordering::Release);
-            w.cond.notify_all();
+
+    fn event(&self, _lnet: &TheLnet, ev: &lnet_event) {
+        if ev.type_ == EventKind::Reply as _ {
+            self.reply_status.store(ev.status, Ordering::Relaxed);
+            self.mlength.store(ev.mlength, Ordering::Relaxed);
+            self.replied.store(true, Ordering::Release);
+        } else if ev.type_ == EventKind::Send as _ && ev.status != 0 {
+            // The send failed, so no REPLY will come: the waiter unlinks
+            // the MD at once rather than wait for its deadline.
+            let _g = self.lock.lock();
+            self.send_status.store(ev.status, Ordering::Relaxed);
+            self.cond.notify_all();
         }
-        // SAFETY: the MD's reference, given back once, at its final event.
-        drop(unsafe { Arc::from_raw(p) });
+        if ev.unlinked != 0 {
+            let _g = self.lock.lock();
+            self.done.store(true, Ordering::Release);
+            self.cond.notify_all();
+        }
     }
 }
 
@@ -307,10 +254,7 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
         .saturating_mul(max)
         .saturating_add(ping::HDR_LEN)
         .min(ping::PING_BUFFER_MAX);
-    let mut buf = KVec::from_elem(0u8, size, GFP_KERNEL)?;
-    // The heap bytes stay where they are when `buf` moves into `Wait`.
-    let start = buf.as_mut_ptr();
-    let len = buf.len() as u32;
+    let mem = MdMemory::zeroed(size)?;
     let w = Arc::pin_init(
         pin_init!(Wait {
             lock <- new_spinlock!((), "lnet_ping_wait"),
@@ -320,60 +264,15 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
             replied: AtomicBool::new(false),
             mlength: AtomicU32::new(0),
             send_status: AtomicI32::new(0),
-            buf,
+            mem,
         }),
         GFP_KERNEL,
     )?;
-    let md_ref = Arc::into_raw(w.clone());
-    let md = lnet_md {
-        umd_start: start.cast(),
-        umd_length: len,
-        umd_threshold: 2,
-        umd_max_size: 0,
-        umd_options: options::TRUNCATE,
-        umd_user_ptr: md_ref.cast_mut().cast(),
-        umd_handler: Some(ping_handler),
-        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
-    };
-    let mut h = lnet_handle_md::default();
-    // SAFETY: the buffer lives in `Wait`, which the MD holds a reference
-    // on until its final event.
-    let rc = unsafe { api::LNetMDBind(&md, 1, &mut h) };
-    if rc != 0 {
-        // SAFETY: no MD was made: the reference is still ours.
-        drop(unsafe { Arc::from_raw(md_ref) });
-        return Err(Error::from_errno(rc));
-    }
-    let mut id = lnet_processid {
-        nid: nid_to_c(&target),
-        pid: PID_LUSTRE,
-    };
-    let mut src_c = nid_to_c(&src);
-    let self_ptr = if src.is_any() {
-        core::ptr::null_mut()
-    } else {
-        &mut src_c
-    };
-    let timeout = i32::try_from(timeout_s.max(1)).unwrap_or(i32::MAX);
-    // SAFETY: valid arguments; the MD was just bound.
-    let rc = unsafe {
-        api::LNetGetTimeout(
-            self_ptr,
-            h,
-            &mut id,
-            RESERVED_PORTAL,
-            PING_MATCHBITS,
-            0,
-            false,
-            timeout,
-        )
-    };
-    if rc != 0 {
-        // Nothing in flight: the unlink delivers the final event, which
-        // releases the MD's reference.
-        let _ = api::md_unlink(lnet, h.cookie, false, 0);
-        return Err(Error::from_errno(rc));
-    }
+    let md = own_md::bind(lnet, w.clone(), 2, options::TRUNCATE)?;
+    let mut r = own_md::reserved_request(md, target, false);
+    r.src = src;
+    r.timeout = timeout_s.max(1);
+    own_md::send_or_unlink(lnet, r, false)?;
     // The final event is due by the deadline (the tracker ends the MD). A
     // failed send ends the ping at once (`lnet_ping`): the MD is unlinked
     // and its final event follows. A signal ends the wait: the MD is
@@ -385,7 +284,7 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
             if w.send_status.load(Ordering::Relaxed) != 0 && !unlinked {
                 unlinked = true;
                 drop(g);
-                let _ = api::md_unlink(lnet, h.cookie, false, 0);
+                let _ = api::md_unlink(lnet, md, false, 0);
                 g = w.lock.lock();
                 continue;
             }
@@ -393,7 +292,7 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
                 w.cond.wait_interruptible_timeout(&mut g, MAX_JIFFY_WAIT)
             {
                 drop(g);
-                let _ = api::md_unlink(lnet, h.cookie, false, 0);
+                let _ = api::md_unlink(lnet, md, false, 0);
                 return Err(EINTR);
             }
         }
@@ -410,11 +309,10 @@ pub(crate) fn ping(lnet: &TheLnet, target: Nid, src: Nid, timeout_s: u32) -> Res
     if rs != 0 {
         return Err(Error::from_errno(rs));
     }
-    // The final event has run: LNet writes the buffer no more.
-    let buf = &w.buf;
-    let n = (w.mlength.load(Ordering::Relaxed) as usize).min(buf.len());
+    // SAFETY: the MD's final event has run: LNet writes the bytes no more.
+    let data = unsafe { w.mem.bytes(w.mlength.load(Ordering::Relaxed) as usize) };
     let max = params::snapshot().interfaces_max.max(16) as u32;
-    let info = PingInfo::parse(buf.get(..n).unwrap_or(&[]), max).map_err(|e| {
+    let info = PingInfo::parse(data, max).map_err(|e| {
         crate::cneterr!("Bad ping reply from {}: {}\n", target, e);
         errno::EPROTO()
     })?;

@@ -16,14 +16,16 @@
 //! goes to discovery (discovery.rs).
 
 use crate::api;
-use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md};
+use crate::kapi::bindings::lnet_event;
 use crate::kapi::lnet_abi::nid_from_c;
 use crate::lnet_core::md::{options, EventKind};
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::ping::{self, PingInfo};
+use crate::own_md::{self, MdMemory, MdOwner};
 use crate::params;
 use crate::state::TheLnet;
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// Push buffers posted at once: pushes arriving while all are in use are
 /// dropped until the monitor posts more (within 100 ms).
@@ -52,10 +54,10 @@ pub(crate) struct Pushes {
     nbytes: usize,
 }
 
-/// One push buffer; freed by the handler at its MD's final event.
+/// One push buffer, held by its MD until its final event.
 struct PushBuf {
     slot: usize,
-    buf: KVec<u8>,
+    mem: MdMemory,
 }
 
 /// Checks a pushed ping buffer (`lnet_peer_push_event`): what discovery
@@ -98,46 +100,33 @@ fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
     }
 }
 
-/// # Safety
-///
-/// LNet calls this with events of a push MD, whose user_ptr is the
-/// `PushBuf` boxed by `post_one`, alive until the MD's final event.
-unsafe extern "C" fn push_handler(ev: *mut lnet_event) {
-    // SAFETY: LNet passes a valid event.
-    let ev = unsafe { &*ev };
-    let pb = ev.md_user_ptr.cast::<PushBuf>();
-    if let Some(lnet) = TheLnet::get() {
+impl MdOwner for PushBuf {
+    fn memory(&self) -> &MdMemory {
+        &self.mem
+    }
+
+    fn event(&self, lnet: &TheLnet, ev: &lnet_event) {
         if ev.type_ == EventKind::Put as _ && ev.status == 0 {
-            // The PUT that filled it has ended: nothing writes into the
-            // buffer (threshold 1).
-            // SAFETY: the MD's final event has not run yet, so `pb` is alive.
-            let buf = unsafe { &(*pb).buf };
-            let n = (ev.mlength as usize).min(buf.len());
+            // SAFETY: the PUT that filled it has ended, and no other can
+            // come (threshold 1): nothing writes into the bytes.
+            let data = unsafe { self.mem.bytes(ev.mlength as usize) };
             // The NID it came from (`lnet_peer_push_event` looks up
             // `ev->source`).
             let from = nid_from_c(&ev.source.nid).unwrap_or(Nid::ANY);
-            check(lnet, from, buf.get(..n).unwrap_or(&[]), ev.rlength);
+            check(lnet, from, data, ev.rlength);
         }
         if ev.unlinked != 0 {
-            // SAFETY: alive until freed below.
-            let slot = unsafe { (*pb).slot };
             // Only this MD's own slot entry: a slot still `CLAIMED` is
             // settled by its poster.
             if let Some(c) = lnet
                 .pushes
                 .lock()
                 .posted
-                .get_mut(slot)
+                .get_mut(self.slot)
                 .filter(|c| **c == ev.md_handle.cookie)
             {
                 *c = 0;
             }
-        }
-    }
-    if ev.unlinked != 0 {
-        // SAFETY: the MD's final event: LNet uses the buffer no more.
-        drop(unsafe { KBox::from_raw(pb) });
-        if let Some(lnet) = TheLnet::get() {
             crate::discovery::wake(lnet);
         }
     }
@@ -160,37 +149,12 @@ fn largest_buffer() -> usize {
     ping::HDR_LEN + nis.saturating_add(1).saturating_mul(ENTRY_MAX)
 }
 
-/// Posts a push buffer of `size` bytes in `slot`; its MD's cookie.
-fn post_one(slot: usize, size: usize) -> Result<u64> {
-    let buf = KVec::from_elem(0u8, size, GFP_KERNEL)?;
-    let pb = KBox::new(PushBuf { slot, buf }, GFP_KERNEL)?;
-    // After the ping target's ME, which takes only GETs.
-    let me = crate::ping::reserved_me()?;
-    let pb = KBox::into_raw(pb);
-    let md = lnet_md {
-        // SAFETY: `pb` is valid until the final event frees it.
-        umd_start: unsafe { (*pb).buf.as_mut_ptr().cast() },
-        // SAFETY: `pb` came from KBox::into_raw just above and LNet has not
-        // seen it yet: a live PushBuf only we use.
-        umd_length: unsafe { (*pb).buf.len() } as u32,
-        umd_threshold: 1,
-        umd_max_size: 0,
-        umd_options: options::OP_PUT | options::TRUNCATE,
-        umd_user_ptr: pb.cast(),
-        umd_handler: Some(push_handler),
-        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
-    };
-    let mut h = lnet_handle_md::default();
-    // SAFETY: the buffer lives until the MD's final event, which frees it.
-    let rc = unsafe { api::LNetMDAttach(me, &md, 1, &mut h) };
-    if rc != 0 {
-        // The ME is unlinked with a failed attach, as LNetMDAttach's
-        // contract says, and no event was or will be delivered.
-        // SAFETY: not handed to LNet.
-        drop(unsafe { KBox::from_raw(pb) });
-        return Err(Error::from_errno(rc));
-    }
-    Ok(h.cookie)
+/// Posts a push buffer of `size` bytes in `slot`, after the ping target's
+/// ME, which takes only GETs; its MD's cookie.
+fn post_one(lnet: &TheLnet, slot: usize, size: usize) -> Result<u64> {
+    let mem = MdMemory::zeroed(size)?;
+    let pb = Arc::new(PushBuf { slot, mem }, GFP_KERNEL)?;
+    own_md::post_reserved(lnet, pb, 1, options::OP_PUT | options::TRUNCATE, true)
 }
 
 /// Posts push buffers into the free slots (at LNet start, and from the
@@ -215,7 +179,7 @@ pub(crate) fn top_up(lnet: &TheLnet) {
         let Some(size) = size else {
             continue;
         };
-        let posted = post_one(slot, size);
+        let posted = post_one(lnet, slot, size);
         let mut p = lnet.pushes.lock();
         let Some(c) = p.posted.get_mut(slot) else {
             continue;

@@ -16,18 +16,18 @@
 //! successful receive does (health.md §7.2).
 
 use crate::api;
-use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md, lnet_processid};
+use crate::kapi::bindings::lnet_event;
 use crate::kapi::kthread;
-use crate::kapi::lnet_abi::nid_to_c;
-use crate::lnet_core::hdr::{PING_MATCHBITS, RESERVED_PORTAL};
 use crate::lnet_core::health::{self, MAX_HEALTH};
 use crate::lnet_core::md::{options, EventKind};
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::ping::MIN_SIZE;
+use crate::own_md::{self, MdMemory, MdOwner};
 use crate::params;
 use crate::state::TheLnet;
 use core::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering::Relaxed};
 use kernel::prelude::*;
+use kernel::sync::Arc;
 
 /// Recovery state of one NI or peer NI.
 #[derive(Clone, Copy, Default)]
@@ -101,11 +101,11 @@ fn interval(ping_count: u32) -> u32 {
     )
 }
 
-/// What a recovery ping is for; freed at its final event.
+/// What a recovery ping is for; its MD holds it until its final event.
 struct Ping {
     local: bool,
     nid: Nid,
-    buf: [u8; MIN_SIZE],
+    mem: MdMemory,
 }
 
 /// Whether a peer NI heard from at `last_alive` may be recovered now.
@@ -114,20 +114,16 @@ pub(crate) fn peer_recoverable(last_alive: i64, now: i64) -> bool {
     last_alive != 0 && (limit == 0 || now <= last_alive.saturating_add(i64::from(limit)))
 }
 
-/// # Safety
-///
-/// LNet calls this with events of a recovery ping MD, whose user_ptr is
-/// the `Ping` boxed by `send_ping`.
-unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
-    // SAFETY: LNet passes a valid event.
-    let ev = unsafe { &*ev };
-    let p = ev.md_user_ptr.cast::<Ping>();
-    // SAFETY: alive until the final event below frees it.
-    let (local, nid) = unsafe { ((*p).local, (*p).nid) };
-    let ok = ev.status == 0;
-    let kind = ev.type_;
-    let done = ev.unlinked != 0 || kind == EventKind::Reply as _ || !ok;
-    if let Some(lnet) = TheLnet::get() {
+impl MdOwner for Ping {
+    fn memory(&self) -> &MdMemory {
+        &self.mem
+    }
+
+    fn event(&self, lnet: &TheLnet, ev: &lnet_event) {
+        let (local, nid) = (self.local, self.nid);
+        let ok = ev.status == 0;
+        let kind = ev.type_;
+        let done = ev.unlinked != 0 || kind == EventKind::Reply as _ || !ok;
         let s = params::snapshot().health_sensitivity;
         let up = ok && (kind == EventKind::Send as _ || kind == EventKind::Reply as _);
         if local {
@@ -161,69 +157,20 @@ unsafe extern "C" fn recovery_handler(ev: *mut lnet_event) {
             }
         }
     }
-    if ev.unlinked != 0 {
-        // SAFETY: the final event of the MD: nothing uses the ping now.
-        drop(unsafe { KBox::from_raw(p) });
-    }
 }
 
 /// Sends one recovery ping to `nid`; its MD's cookie, or None if it could
 /// not be sent.
 fn send_ping(lnet: &TheLnet, nid: Nid, local: bool) -> Option<u64> {
-    let Ok(p) = KBox::new(
-        Ping {
-            local,
-            nid,
-            buf: [0; MIN_SIZE],
-        },
-        GFP_KERNEL,
-    ) else {
-        return None;
-    };
-    let p = KBox::into_raw(p);
-    let md = lnet_md {
-        // SAFETY: `p` is valid until the final event frees it.
-        umd_start: unsafe { (*p).buf.as_mut_ptr().cast() },
-        umd_length: MIN_SIZE as u32,
-        umd_threshold: 2,
-        umd_max_size: 0,
-        umd_options: options::TRUNCATE | options::TRACK_RESPONSE,
-        umd_user_ptr: p.cast(),
-        umd_handler: Some(recovery_handler),
-        umd_bulk_handle: lnet_handle_md { cookie: u64::MAX },
-    };
-    let mut h = lnet_handle_md::default();
-    // SAFETY: the MD describes the ping's buffer.
-    if unsafe { api::LNetMDBind(&md, 1, &mut h) } != 0 {
-        // SAFETY: not handed to LNet.
-        drop(unsafe { KBox::from_raw(p) });
-        return None;
-    }
-    let mut id = lnet_processid {
-        nid: nid_to_c(&nid),
-        pid: crate::ping::PID_LUSTRE,
-    };
-    let timeout = i32::try_from(params::snapshot().transaction_timeout).unwrap_or(i32::MAX);
-    // SAFETY: valid arguments; `recovery` makes selection non-Multi-Rail.
-    let rc = unsafe {
-        api::LNetGetTimeout(
-            core::ptr::null_mut(),
-            h,
-            &mut id,
-            RESERVED_PORTAL,
-            PING_MATCHBITS,
-            0,
-            true,
-            timeout,
-        )
-    };
-    if rc != 0 {
-        // Nothing in flight: the unlink delivers the final event, which
-        // frees the ping.
-        let _ = api::md_unlink(lnet, h.cookie, false, 0);
-        return None;
-    }
-    Some(h.cookie)
+    let mem = MdMemory::zeroed(MIN_SIZE).ok()?;
+    let p = Arc::new(Ping { local, nid, mem }, GFP_KERNEL).ok()?;
+    let md = own_md::bind(lnet, p, 2, options::TRUNCATE | options::TRACK_RESPONSE).ok()?;
+    let mut r = own_md::reserved_request(md, nid, false);
+    r.timeout = params::snapshot().transaction_timeout;
+    // Never resent, and no Multi-Rail selection.
+    r.recovery = true;
+    own_md::send_or_unlink(lnet, r, false).ok()?;
+    Some(md)
 }
 
 /// MDs of earlier pings that one pass unlinks once its locks are dropped.

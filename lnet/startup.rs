@@ -332,36 +332,20 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
     pr_info!("Removed LNI {}\n", ni.nid);
 }
 
-/// Frees the replaced ping buffers no REPLY uses any more.
-pub(crate) fn free_retired_pings(lnet: &TheLnet) {
-    let mut pings = lnet.pings.lock();
-    if !pings.retired.is_empty() {
-        vec::retain(&mut pings.retired, |t| !crate::ping::is_released(lnet, t));
-    }
-}
-
 /// Posts a new ping buffer listing the NIs now up, after NIs were added or
 /// removed or one's fatal state changed, and pushes it to the Multi-Rail
-/// peers (`lnet_push_update_to_peers`). The old one may
-/// still be sending a REPLY, so it is kept until its MD is freed.
+/// peers (`lnet_push_update_to_peers`). The old one's MD keeps it while
+/// it still sends a REPLY.
 pub(crate) fn refresh_ping(lnet: &TheLnet) {
     let mut pings = lnet.pings.lock();
     if pings.current.is_none() {
         // LNet is down or coming up; startup posts the first buffer.
         return;
     }
-    // Room for the old buffer first: it must not be freed while in use.
-    let t = pings
-        .retired
-        .reserve(1, GFP_KERNEL)
-        .map_err(Error::from)
-        .and_then(|()| crate::ping::target_start(lnet));
-    match t {
+    match crate::ping::target_start(lnet) {
         Ok(t) => {
             if let Some(old) = crate::ping::install(lnet, &mut pings, t) {
-                crate::ping::target_retire(lnet, &old);
-                // Cannot fail: reserved above.
-                let _ = pings.retired.push(old, GFP_KERNEL);
+                crate::ping::target_stop(lnet, old);
             }
             drop(pings);
             crate::discovery::push_update(lnet, false);
@@ -487,9 +471,6 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     let mut pings = lnet.pings.lock();
     crate::ping::uninstall(lnet);
     if let Some(t) = pings.current.take() {
-        crate::ping::target_stop(lnet, t);
-    }
-    while let Some(t) = vec::pop(&mut pings.retired) {
         crate::ping::target_stop(lnet, t);
     }
     drop(pings);

@@ -91,33 +91,19 @@ pub(crate) struct Api {
     pub(crate) dev_ref: bool,
 }
 
-/// The ping buffers, under their own lock so that the monitor thread can
+/// The ping buffer, under its own lock so that the monitor thread can
 /// post a new one while shutdown holds `api` and waits for that thread.
 pub(crate) struct Pings {
-    /// The ping buffer on the reserved portal while LNet is up.
+    /// The ping buffer on the reserved portal while LNet is up. One it
+    /// replaces lives on in its MD while a REPLY sends from it.
     pub(crate) current: Option<crate::ping::PingTarget>,
-    /// Ping buffers replaced by newer ones, freed once no REPLY uses them.
-    pub(crate) retired: KVec<crate::ping::PingTarget>,
 }
 
-/// Where the posted ping buffer's bytes are, so that an NI's status word
-/// can be rewritten in place from any context (health.md §1). Null while
-/// no buffer is posted.
-///
-/// # Invariants
-///
-/// `buf` is null, or points to the `len` bytes of the posted ping buffer
-/// (the one `ping::install` makes `Pings::current`), which is freed only
-/// after `ping::uninstall` has set `buf` to null under this lock. Those
-/// bytes are written only under this lock.
+/// The posted ping buffer, whose NIs' status words are rewritten in place
+/// from any context (health.md §1), only under the lock holding this.
 pub(crate) struct PingWords {
-    pub(crate) buf: *mut u8,
-    pub(crate) len: usize,
+    pub(crate) current: Option<Arc<crate::ping::PingBuffer>>,
 }
-
-// SAFETY: only an address; by the type invariant the buffer it names is
-// written under the lock holding this, and freed only after this was cleared.
-unsafe impl Send for PingWords {}
 
 #[pin_data]
 pub(crate) struct TheLnet {
@@ -237,21 +223,8 @@ impl TheLnet {
                 ping_seq: AtomicU32::new(0),
                 faults <- new_spinlock!(crate::fault::Faults::new(), "lnet_faults"),
                 fault_rules: AtomicU32::new(0),
-                pings <- new_mutex!(
-                    Pings {
-                        current: None,
-                        retired: KVec::new(),
-                    },
-                    "lnet_pings"
-                ),
-                // INVARIANT: null: no ping buffer is posted yet.
-                ping_words <- new_spinlock!(
-                    PingWords {
-                        buf: core::ptr::null_mut(),
-                        len: 0,
-                    },
-                    "lnet_ping_words"
-                ),
+                pings <- new_mutex!(Pings { current: None }, "lnet_pings"),
+                ping_words <- new_spinlock!(PingWords { current: None }, "lnet_ping_words"),
                 peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),
                 udsp <- new_spinlock!(crate::udsp::Rules::default(), "lnet_udsp"),
                 tx <- new_spinlock!(crate::credits::Tx::default(), "lnet_tx"),

@@ -51,3 +51,10 @@ pub fn push_or_back<T>(v: &mut KVec<T>, x: T, flags: kernel::alloc::Flags) -> Re
 pub fn clear<T>(v: &mut KVec<T>) {
     while pop(v).is_some() {}
 }
+
+/// Keeps the first `n` elements (all, if there are fewer).
+pub fn truncate<T>(v: &mut KVec<T>, n: usize) {
+    while v.len() > n {
+        drop(pop(v));
+    }
+}
