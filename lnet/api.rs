@@ -161,32 +161,38 @@ pub(crate) unsafe extern "C" fn LNetMDAttach(
         return ENETDOWN().to_errno();
     };
     let me_cookie = me as usize as u64;
+    // SAFETY: `handle` points to writable memory (# Safety; null is skipped) for one `struct
+    // lnet_handle_md`, a lone u64, so any bytes there are a valid value.
+    let handle = unsafe { handle.as_mut() };
     // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid
     // until the MD is unlinked (# Safety): build_md's contract.
     let attached = match unsafe { build_md(umd, unlink, true) } {
-        Ok(md) => md_attach(lnet, me_cookie, md),
+        // The handle is the caller's before a delayed message may match
+        // the MD: its events may come before this returns.
+        Ok(md) => md_attach(lnet, me_cookie, md, |cookie| {
+            if let Some(h) = handle {
+                h.cookie = cookie;
+            }
+        }),
         Err(e) => {
             // The ME goes with a failed attach, as in Lustre.
             lnet.res.lock().me_remove(me_cookie);
             Err(e)
         }
     };
-    match attached {
-        Ok(cookie) => {
-            // SAFETY: `handle` points to writable memory (# Safety; null is skipped) for one
-            // `struct lnet_handle_md`, a lone u64, so any bytes there are a valid value.
-            if let Some(h) = unsafe { handle.as_mut() } {
-                h.cookie = cookie;
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
+    errno(attached.map(|_| ()))
 }
 
 /// Attaches `md` to the match entry `me_cookie` (`LNetMDAttach`); its
-/// cookie. A failed attach takes the ME away, as in Lustre.
-pub(crate) fn md_attach(lnet: &TheLnet, me_cookie: u64, mut md: LibMd) -> Result<u64> {
+/// cookie, which `published` gets first, before messages waiting on a
+/// lazy portal may match the MD (and end it). A failed attach takes the
+/// ME away, as in Lustre.
+pub(crate) fn md_attach(
+    lnet: &TheLnet,
+    me_cookie: u64,
+    mut md: LibMd,
+    published: impl FnOnce(u64),
+) -> Result<u64> {
     let cookie = lnet.cookie();
     md.me = Some(me_cookie);
     let node = RBTreeNode::new(cookie, md, GFP_KERNEL);
@@ -214,6 +220,7 @@ pub(crate) fn md_attach(lnet: &TheLnet, me_cookie: u64, mut md: LibMd) -> Result
     };
     res.mds.insert(node);
     drop(res);
+    published(cookie);
     crate::portal::attach_delayed(lnet, portal, me_cookie, cookie);
     Ok(cookie)
 }

@@ -179,7 +179,8 @@ pub(crate) fn post_reserved(
         true,
         false,
     )?;
-    api::md_attach(lnet, me, md)
+    // The reserved portal is never lazy: no message waits to match it.
+    api::md_attach(lnet, me, md, |_| {})
 }
 
 /// A GET (or PUT, with `put`) of the reserved portal's ping match bits
