@@ -1320,14 +1320,7 @@ pub(crate) struct RxCtx {
 /// is written into the initiator's buffer, then GET_DONE (or GET_DONE
 /// with -ENODATA when nothing matched). The receive buffer goes back to
 /// the QP either way.
-pub(crate) fn recv(
-    rx: KBox<RxCtx>,
-    msg: Msg,
-    kiov: &[BioVec],
-    offset: u32,
-    mlen: u32,
-    _rlen: u32,
-) -> core::ffi::c_int {
+pub(crate) fn recv(rx: KBox<RxCtx>, msg: Msg, kiov: &[BioVec], offset: u32, mlen: u32, _rlen: u32) {
     let RxCtx {
         conn,
         idx,
@@ -1351,7 +1344,7 @@ pub(crate) fn recv(
             }
         }
         RxKind::PutReq { cookie } => {
-            if msg.0.is_null() || mlen == 0 {
+            if msg.is_none() || mlen == 0 {
                 // Dropped, or nothing to move (`kiblnd_recv`).
                 conn.repost(idx, buf, RxCredit::Peer);
                 msg.finalize(0, Status::Ok);
@@ -1384,7 +1377,7 @@ pub(crate) fn recv(
         }
         RxKind::GetReq { cookie, key, frags } => {
             conn.repost(idx, buf, RxCredit::Peer);
-            if msg.0.is_null() {
+            if msg.is_none() {
                 // No match (`kiblnd_recv`): the initiator's GET ends.
                 conn.answer(MsgType::GetDone, cookie, -errno::ENODATA);
             } else {
@@ -1412,7 +1405,6 @@ pub(crate) fn recv(
         }
     }
     conn.check_sends();
-    0
 }
 
 /// Copies an IMMEDIATE's payload into LNet's fragments: 0 or an errno.
@@ -1427,7 +1419,7 @@ fn copy_immediate(
     offset: u32,
     mlen: u32,
 ) -> i32 {
-    if msg.0.is_null() || mlen == 0 {
+    if msg.is_none() || mlen == 0 {
         return 0;
     }
     if mlen as usize > len {

@@ -5,7 +5,7 @@
 
 use crate::conn::RxCtx;
 use crate::kapi::bindings::{lnet_ni_tunables, lnet_tx_desc};
-use crate::kapi::lnd::{Lnd, ModuleRefs, Recv};
+use crate::kapi::lnd::{Lnd, ModuleRefs, Recv, Refused};
 use crate::lnet_core::nid::lnd;
 use crate::lnet_core::o2iblnd_params::IbParam;
 use crate::ni::IbNi;
@@ -56,25 +56,17 @@ impl Lnd for O2iblnd {
         drop(listener);
     }
 
-    fn send(n: ArcBorrow<'_, IbNi>, msg: Msg, desc: &lnet_tx_desc) -> Result {
-        let raw = msg.0;
-        match crate::tx::Tx::from_lnet(&n, msg, desc) {
-            Ok(tx) => {
-                crate::ni::launch(&n, tx);
-                Ok(())
-            }
-            Err((e, hstatus)) => {
-                // The tx never held it: LNet finalizes it on our error.
-                Msg(raw).set_hstatus(hstatus);
-                Err(e)
-            }
-        }
+    fn send(n: ArcBorrow<'_, IbNi>, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused> {
+        let tx = crate::tx::Tx::from_lnet(&n, msg, desc)?;
+        crate::ni::launch(&n, tx);
+        Ok(())
     }
 
-    fn recv(rx: KBox<RxCtx>, r: Recv) -> Result {
+    fn recv(rx: KBox<RxCtx>, r: Recv) -> Result<(), Refused> {
         // SAFETY: LNet's fragments, valid until the message is finalized.
         let kiov = unsafe { crate::kapi::kiov::slice(r.kiov.cast_const().cast(), r.niov) };
-        kernel::error::to_result(crate::conn::recv(rx, r.msg, kiov, r.offset, r.mlen, r.rlen))
+        crate::conn::recv(rx, r.msg, kiov, r.offset, r.mlen, r.rlen);
+        Ok(())
     }
 
     /// `timeout` as it is now, else LNet's (`kiblnd_timeout`).

@@ -9,6 +9,7 @@
 
 use crate::kapi::bindings::lnet_tx_desc;
 use crate::kapi::kiov::{self, BioVec};
+use crate::kapi::lnd::Refused;
 use crate::kapi::rdma::{CmId, DmaBuf, RdmaMap, RdmaSeg};
 use crate::lnd::Msg;
 use crate::lnet_core::hdr::{MsgBody as LBody, HDR_NID4_LEN};
@@ -183,26 +184,34 @@ impl Tx {
         }
     }
 
-    /// A tx for an LNet message, or the error LNet finalizes it with.
+    /// A tx for an LNet message, or the message refused with the error
+    /// LNet finalizes it with. Refused before the tx holds the message:
+    /// no health status, as Lustre's kiblnd_send leaves it (LNet then
+    /// charges no NI).
     pub(crate) fn from_lnet(
         ni: &IbNi,
         msg: Msg,
         d: &lnet_tx_desc,
-    ) -> core::result::Result<Tx, (Error, Status)> {
-        // Refused before the tx holds the message: no health status, as
-        // Lustre's kiblnd_send leaves it (LNet then charges no NI).
-        let local = |e| (e, Status::Ok);
-        let target = crate::kapi::lnet_abi::nid_from_c(&d.target.nid).map_err(local)?;
+    ) -> core::result::Result<Tx, Refused> {
+        let target = match crate::kapi::lnet_abi::nid_from_c(&d.target.nid) {
+            Ok(t) => t,
+            Err(e) => return Err(msg.refuse(e, None)),
+        };
         if d.hdr_len as usize != HDR_NID4_LEN {
             // o2iblnd carries NID4 headers only (wire.md §7).
-            return Err(local(crate::kapi::errno::EPROTO()));
+            return Err(msg.refuse(crate::kapi::errno::EPROTO(), None));
         }
         let mut hdr = [0u8; HDR_NID4_LEN];
         hdr.copy_from_slice(&d.hdr[..HDR_NID4_LEN]);
         let len = d.len as usize;
-        let buf = DmaBuf::new(&ni.pd, wire::MSG_SIZE, true).map_err(local)?;
-        if let Some(body) = get_req(ni, &msg, &hdr)? {
-            return Ok(Tx::new(msg, body, target, buf));
+        let mut buf = match DmaBuf::new(&ni.pd, wire::MSG_SIZE, true) {
+            Ok(b) => b,
+            Err(e) => return Err(msg.refuse(e, None)),
+        };
+        match get_req(ni, &msg, &hdr) {
+            Ok(Some(body)) => return Ok(Tx::new(msg, body, target, buf)),
+            Ok(None) => {}
+            Err(e) => return Err(msg.refuse(e, None)),
         }
         // SAFETY: LNet's fragments, valid until the message is finalized.
         let src = unsafe { Kiov::new(d.kiov.cast_const().cast(), d.niov, d.offset, d.len) };
@@ -210,35 +219,23 @@ impl Tx {
             // Never a GET: it has no payload.
             return Ok(Tx::new(msg, Body::PutReq { hdr, src }, target, buf));
         }
-        let mut tx = Tx::new(
-            msg,
-            Body::Immediate {
-                hdr,
-                payload_len: len,
-            },
-            target,
-            buf,
-        );
         if len > 0 {
-            let at = wire::MSG_HDR_LEN + HDR_NID4_LEN;
-            let dst = &mut tx.buf.as_mut_slice()[at..at + len];
-            let mut dv = KVec::<BioVec>::new();
-            // SAFETY: a kmalloc'ed buffer we own, and LNet's fragments.
-            let copied = unsafe {
-                kiov::push_kvaddr_range(&mut dv, dst.as_mut_ptr() as usize, len).map_err(local)?;
-                kiov::copy(&dv, 0, src.slice(), d.offset, d.len)
-            };
-            if copied != d.len {
-                return Err(local(EINVAL));
+            // The payload goes after the header's place.
+            if let Err(e) = copy_payload(&mut buf, &src, d) {
+                return Err(msg.refuse(e, None));
             }
         }
-        Ok(tx)
+        let body = Body::Immediate {
+            hdr,
+            payload_len: len,
+        };
+        Ok(Tx::new(msg, body, target, buf))
     }
 
     /// A NOOP to `target`.
     pub(crate) fn noop(ni: &IbNi, target: Nid) -> Result<Tx> {
         Ok(Tx::new(
-            Msg(core::ptr::null_mut()),
+            Msg::none(),
             Body::Noop,
             target,
             DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN, true)?,
@@ -259,7 +256,7 @@ impl Tx {
             cookie,
             status,
         };
-        Ok(Tx::new(Msg(core::ptr::null_mut()), body, target, buf))
+        Ok(Tx::new(Msg::none(), body, target, buf))
     }
 
     /// The sink's PUT_ACK for a PUT_REQ whose payload LNet wants in `dst`
@@ -567,15 +564,32 @@ impl Tx {
     }
 }
 
+/// Copies an IMMEDIATE's payload, `d.len` bytes of LNet's fragments
+/// `src`, into `buf` after the header's place.
+fn copy_payload(buf: &mut DmaBuf, src: &Kiov, d: &lnet_tx_desc) -> Result {
+    let at = wire::MSG_HDR_LEN + HDR_NID4_LEN;
+    let len = d.len as usize;
+    let dst = buf
+        .as_mut_slice()
+        .get_mut(at..at.saturating_add(len))
+        .ok_or(EINVAL)?;
+    let mut dv = KVec::<BioVec>::new();
+    // SAFETY: a kmalloc'ed buffer we own, and LNet's fragments.
+    let copied = unsafe {
+        kiov::push_kvaddr_range(&mut dv, dst.as_mut_ptr() as usize, len)?;
+        kiov::copy(&dv, 0, src.slice(), d.offset, d.len)
+    };
+    if copied != d.len {
+        return Err(EINVAL);
+    }
+    Ok(())
+}
+
 /// A GET whose reply will not fit an IMMEDIATE goes as GET_REQ, its MD
 /// registered for the target to write into (`kiblnd_send`); None when it
 /// goes as an IMMEDIATE header (its sink fits one, or LNet has no REPLY
 /// for it), or the error LNet finalizes it with.
-fn get_req(
-    ni: &IbNi,
-    msg: &Msg,
-    raw: &[u8; HDR_NID4_LEN],
-) -> core::result::Result<Option<Body>, (Error, Status)> {
+fn get_req(ni: &IbNi, msg: &Msg, raw: &[u8; HDR_NID4_LEN]) -> Result<Option<Body>> {
     let Ok(hdr) = crate::lnet_core::hdr::Hdr::decode_nid4(raw) else {
         return Ok(None);
     };
@@ -609,7 +623,7 @@ fn get_req(
                 e
             );
             sink.reply.finalize(e.to_errno(), Status::LocalError);
-            Err((e, Status::Ok))
+            Err(e)
         }
     }
 }

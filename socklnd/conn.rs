@@ -76,6 +76,14 @@ impl Tx {
         }
     }
 
+    /// Its LNet message, handed back with a refusal (none for a NOOP).
+    pub(crate) fn into_msg(self) -> Msg {
+        match self {
+            Tx::Lnet { msg, .. } => msg,
+            Tx::Noop(_) => Msg::none(),
+        }
+    }
+
     /// Ends it unsent (a NOOP just goes).
     pub(crate) fn fail(self, err: i32, hstatus: Status) {
         if let Tx::Lnet { msg, .. } = self {
@@ -406,7 +414,7 @@ impl Conn {
         // the receive lock is not held across it.
         let req = self.rx.lock().take();
         if let Some(req) = req {
-            if !req.msg.0.is_null() {
+            if !req.msg.is_none() {
                 crate::cneterr!(
                     "{} fails the receive from {} with its connection\n",
                     self.sni().nid,
@@ -664,7 +672,7 @@ fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
     // A zero-copy request: the sender holds its pages until we say we
     // have the whole message.
     let zc = m.zc_cookies[0];
-    if req.msg.0.is_null() {
+    if req.msg.is_none() {
         conn.sock.discard(req.rlen)?;
         if zc != 0 {
             ack_zc(&conn, zc);

@@ -5,7 +5,7 @@
 
 use crate::conn::{Conn, RxReq};
 use crate::kapi::bindings::{lnet_ni_tunables, lnet_tx_desc};
-use crate::kapi::lnd::{Lnd, ModuleRefs, Recv};
+use crate::kapi::lnd::{Lnd, ModuleRefs, Recv, Refused};
 use crate::lnet_core::nid::lnd;
 use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
@@ -52,17 +52,17 @@ impl Lnd for Socklnd {
         ni.stop();
     }
 
-    fn send(sni: ArcBorrow<'_, SockNi>, msg: Msg, desc: &lnet_tx_desc) -> Result {
+    fn send(sni: ArcBorrow<'_, SockNi>, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused> {
         // Selection avoids an NI whose link is down, but a message may still
         // name it (a recovery ping, a fixed source): fail it now rather than
         // leave it to a connect that cannot complete.
         if sni.link_down.load(core::sync::atomic::Ordering::Acquire) {
-            return Err(crate::kapi::errno::ENETDOWN());
+            return Err(msg.refuse(crate::kapi::errno::ENETDOWN(), None));
         }
-        crate::peer::send(&sni, msg.0, desc)
+        crate::peer::send(&sni, msg, desc)
     }
 
-    fn recv(conn: Arc<Conn>, r: Recv) -> Result {
+    fn recv(conn: Arc<Conn>, r: Recv) -> Result<(), Refused> {
         // INVARIANT: `lnd_recv`'s fragments and message, together.
         conn.post_rx(RxReq {
             msg: r.msg,

@@ -11,7 +11,7 @@ use crate::lnd::LnetNi;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::ACCEPTOR_PORT;
 use crate::peer::Table;
-use core::ffi::{c_char, c_int, c_uint, c_void};
+use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, Mutex, SpinLock};
@@ -20,7 +20,6 @@ use kernel::{c_str, new_mutex, new_spinlock};
 extern "C" {
     fn kapi_link_watch(name: *const c_char, addr: u32, sni: *mut c_void) -> c_int;
     fn kapi_link_unwatch(sni: *mut c_void);
-    fn lnet_set_link_fatal_state(ni: *mut crate::kapi::bindings::lnet_ni, fatal: c_uint);
 }
 
 /// Connections closed for a protocol error by the peer, all NIs
@@ -279,8 +278,7 @@ unsafe extern "C" fn kapi_link_event(sni: *mut c_void, down: c_int) {
     }
     // Connections stay: TCP carries what they hold once the link is back
     // (Lustre's socklnd does the same; its timeouts end them otherwise).
-    // SAFETY: the NI is started; LNet only flips an atomic flag.
-    unsafe { lnet_set_link_fatal_state(sni.ni.0, c_uint::from(down)) };
+    sni.ni.set_link_fatal(down);
 }
 
 /// Frees dead connections once their threads have parked.

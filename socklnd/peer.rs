@@ -12,9 +12,10 @@
 
 use crate::conn::{Conn, Tx};
 use crate::connector::Connector;
-use crate::kapi::bindings::{lnet_msg, lnet_tx_desc};
+use crate::kapi::bindings::lnet_tx_desc;
 use crate::kapi::errno;
 use crate::kapi::kthread;
+use crate::kapi::lnd::Refused;
 use crate::kapi::vec;
 use crate::lnd::Msg;
 use crate::lnet_core::hdr::HDR_NID4_LEN;
@@ -241,7 +242,7 @@ pub(crate) fn fail_all(txs: KVec<Tx>, err: i32, hstatus: Status) {
 enum Placed {
     Queued(Arc<Conn>),
     Waiting,
-    NoRoute,
+    NoRoute(Tx),
 }
 
 /// Sends a message LNet handed us (`lnd_send`, `ksocknal_launch_packet`):
@@ -249,29 +250,31 @@ enum Placed {
 /// made. With none up and none coming (a recent connect failed and the
 /// backoff has not run out), it is refused with `EHOSTUNREACH` and
 /// REMOTE_ERROR, at once.
-pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc) -> Result {
-    // SAFETY: LNet's descriptor, valid until the message is finalized.
-    let desc = unsafe { &*desc_p };
+pub(crate) fn send(sni: &SockNi, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused> {
     if desc.hdr_len as usize != HDR_NID4_LEN {
         // Hello V3 carries NID4 headers only.
-        return Err(errno::EHOSTUNREACH());
+        return Err(msg.refuse(errno::EHOSTUNREACH(), None));
     }
-    let peer = crate::kapi::lnet_abi::nid_from_c(&desc.target.nid)?;
-    if peer.addr4().is_none() {
-        return Err(errno::EHOSTUNREACH());
-    }
-    let tx = Tx::lnet(Msg(msg), desc_p, desc.len);
+    let peer = match crate::kapi::lnet_abi::nid_from_c(&desc.target.nid) {
+        Ok(p) if p.addr4().is_some() => p,
+        Ok(_) => return Err(msg.refuse(errno::EHOSTUNREACH(), None)),
+        Err(e) => return Err(msg.refuse(e, None)),
+    };
+    let tx = Tx::lnet(msg, desc, desc.len);
     let frame = tx.frame();
     let now = kthread::now_ms();
     let mut start = false;
     let placed = {
         let mut t = sni.table.lock();
         if t.closed {
-            return Err(errno::ESHUTDOWN());
+            return Err(tx.into_msg().refuse(errno::ESHUTDOWN(), None));
         }
         let (chosen, complete) = t.route(&peer, frame);
         let connected = t.connected(&peer);
-        let p = t.peer_or_insert(peer)?;
+        let p = match t.peer_or_insert(peer) {
+            Ok(p) => p,
+            Err(e) => return Err(tx.into_msg().refuse(e, None)),
+        };
         let (connect, route) = rules::launch(&rules::PeerState {
             route: p.route,
             connected,
@@ -290,15 +293,14 @@ pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc
         if let Some(c) = chosen {
             c.queue_locked(tx)
                 .map(|()| Placed::Queued(c))
-                .map_err(|(_, e)| e)
+                .map_err(|(tx, e)| tx.into_msg().refuse(e, None))
         } else if p.connecting || p.accepting > 0 {
             let deadline = now.saturating_add(timeout_ms());
-            p.waiting
-                .push((tx, deadline), GFP_ATOMIC)
+            crate::kapi::vec::push_or_back(&mut p.waiting, (tx, deadline), GFP_ATOMIC)
                 .map(|()| Placed::Waiting)
-                .map_err(Error::from)
+                .map_err(|(tx, _)| tx.into_msg().refuse(ENOMEM, None))
         } else {
-            Ok(Placed::NoRoute)
+            Ok(Placed::NoRoute(tx))
         }
     };
     if start {
@@ -310,11 +312,9 @@ pub(crate) fn send(sni: &SockNi, msg: *mut lnet_msg, desc_p: *const lnet_tx_desc
             Ok(())
         }
         Placed::Waiting => Ok(()),
-        Placed::NoRoute => {
-            // LNet's message, handed to us in this lnd_send.
-            Msg(msg).set_hstatus(Status::RemoteError);
-            Err(errno::EHOSTUNREACH())
-        }
+        Placed::NoRoute(tx) => Err(tx
+            .into_msg()
+            .refuse(errno::EHOSTUNREACH(), Some(Status::RemoteError))),
     }
 }
 

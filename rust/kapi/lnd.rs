@@ -84,15 +84,21 @@ pub trait Lnd: Sized + 'static {
     /// Stops it (`lnd_shutdown`): LNet sends nothing more on it, and every
     /// message the LND holds is finalized before this returns.
     fn shutdown(ni: Arc<Self::Ni>);
-    /// Sends a message (`lnd_send`). On error LNet finalizes it, with the
-    /// health status the LND may have set ([`Msg::set_hstatus`]).
-    fn send(ni: ArcBorrow<'_, Self::Ni>, msg: Msg, desc: &lnet_tx_desc) -> Result;
+    /// Sends a message (`lnd_send`). A refused one comes back with the
+    /// error, and LNet finalizes it with the health status the LND may
+    /// have set ([`Msg::set_hstatus`]).
+    fn send(ni: ArcBorrow<'_, Self::Ni>, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused>;
     /// Receives what followed a header the LND parsed (`lnd_recv`); the
-    /// LND finalizes the message once it is done. On error LNet does.
-    fn recv(rx: Self::Rx, recv: Recv) -> Result;
+    /// LND finalizes the message once it is done. A refused one comes back
+    /// with the error, and LNet finalizes it.
+    fn recv(rx: Self::Rx, recv: Recv) -> Result<(), Refused>;
     /// The LND's timeout in seconds, 0 for LNet's (`lnd_get_timeout`).
     fn timeout() -> u32;
 }
+
+/// A message the LND gives back to LNet with the errno it refused it
+/// with: LNet finalizes it.
+pub type Refused = (Msg, Error);
 
 /// What `lnd_recv` is given: the message, and where its payload goes.
 pub struct Recv {
@@ -126,7 +132,11 @@ impl<T: Lnd> Adapter<T> {
     /// The NI's data: the reference `startup` gave LNet, null before it
     /// and after `shutdown`.
     fn data(ni: *mut lnet_ni) -> *const T::Ni {
-        LnetNi(ni).data().cast::<T::Ni>().cast_const()
+        // SAFETY: LNet calls the table's entry points with its NI.
+        unsafe { LnetNi::from_raw(ni) }
+            .data()
+            .cast::<T::Ni>()
+            .cast_const()
     }
 
     /// # Safety
@@ -136,11 +146,13 @@ impl<T: Lnd> Adapter<T> {
         if !T::refs().get() {
             return ENODEV.to_errno();
         }
-        match T::startup(LnetNi(ni)) {
+        // SAFETY: the NI LNet is starting.
+        let lni = unsafe { LnetNi::from_raw(ni) };
+        match T::startup(lni) {
             Ok(n) => {
                 // SAFETY: the reference is LNet's until `shutdown` takes
                 // it back; `send` borrows it meanwhile.
-                unsafe { LnetNi(ni).set_data(Arc::into_raw(n).cast_mut().cast()) };
+                unsafe { lni.set_data(Arc::into_raw(n).cast_mut().cast()) };
                 0
             }
             Err(e) => {
@@ -160,8 +172,9 @@ impl<T: Lnd> Adapter<T> {
         if p.is_null() {
             return;
         }
-        // SAFETY: clearing it, so that the reference is taken back once.
-        unsafe { LnetNi(ni).set_data(core::ptr::null_mut()) };
+        // SAFETY: the NI LNet stops; clearing its data, so that the
+        // reference is taken back once.
+        unsafe { LnetNi::from_raw(ni).set_data(core::ptr::null_mut()) };
         // SAFETY: `p` is the reference `startup` gave LNet (`into_raw`),
         // taken back once: the data is cleared above.
         T::shutdown(unsafe { Arc::from_raw(p) });
@@ -187,9 +200,15 @@ impl<T: Lnd> Adapter<T> {
         let n = unsafe { ArcBorrow::from_raw(p) };
         // SAFETY: LNet's descriptor, non-null, valid for this call.
         let desc = unsafe { &*tx };
-        match T::send(n, Msg(msg), desc) {
+        // SAFETY: LNet hands the LND this message to send; it is the LND's
+        // until finalized, or handed back with an error below.
+        let msg = unsafe { Msg::from_raw(msg) };
+        match T::send(n, msg, desc) {
             Ok(()) => 0,
-            Err(e) => e.to_errno(),
+            Err((msg, e)) => {
+                msg.give_back();
+                e.to_errno()
+            }
         }
     }
 
@@ -214,7 +233,10 @@ impl<T: Lnd> Adapter<T> {
         // once per parsed header (include/linux/lnet/lnd.h): it is taken back once, here.
         let rx = unsafe { T::Rx::from_foreign(private.cast_const()) };
         let r = Recv {
-            msg: Msg(msg),
+            // SAFETY: LNet hands the LND this message (or null, to discard)
+            // to receive into; it is the LND's until finalized, or handed
+            // back with an error below.
+            msg: unsafe { Msg::from_raw(msg) },
             kiov,
             niov,
             offset,
@@ -223,7 +245,10 @@ impl<T: Lnd> Adapter<T> {
         };
         match T::recv(rx, r) {
             Ok(()) => 0,
-            Err(e) => e.to_errno(),
+            Err((msg, e)) => {
+                msg.give_back();
+                e.to_errno()
+            }
         }
     }
 
@@ -263,8 +288,14 @@ impl<T: Lnd> Drop for Registration<T> {
 }
 
 /// An NI as LNet knows it.
+///
+/// # Invariants
+///
+/// The pointer is an NI LNet started (or is starting) with this LND, which
+/// LNet keeps until the LND's `shutdown` for it has returned: the LND holds
+/// an `LnetNi` no longer than its NI data.
 #[derive(Clone, Copy)]
-pub struct LnetNi(pub *mut lnet_ni);
+pub struct LnetNi(*mut lnet_ni);
 
 // SAFETY: LNet's NI may be used from any thread while it runs.
 unsafe impl Send for LnetNi {}
@@ -274,6 +305,15 @@ unsafe impl Send for LnetNi {}
 unsafe impl Sync for LnetNi {}
 
 impl LnetNi {
+    /// # Safety
+    ///
+    /// `ni` is an NI LNet is starting or runs with this LND, and the value
+    /// is kept no longer than the LND keeps that NI's data (# Invariants).
+    unsafe fn from_raw(ni: *mut lnet_ni) -> Self {
+        // INVARIANT: as the caller promises.
+        LnetNi(ni)
+    }
+
     /// The NI's NID.
     pub fn nid(&self) -> Result<Nid> {
         let mut c = lnet_nid::default();
@@ -355,21 +395,60 @@ impl LnetNi {
     }
 }
 
-/// A message LNet gave the LND (or null, for the LND's own); it goes back
-/// through [`Msg::finalize`] once.
-pub struct Msg(pub *mut lnet_msg);
+/// A message LNet gave the LND, or none (the LND's own, or a receive to
+/// discard). It goes back to LNet once: [`Msg::finalize`], or handed back
+/// with a refusal ([`Refused`]). One dropped otherwise is finalized with
+/// -EIO and a warning: a message is never lost.
+///
+/// # Invariants
+///
+/// The pointer is null, or a message LNet handed the LND and has not had
+/// back: only this value holds it.
+pub struct Msg(*mut lnet_msg);
 
 // SAFETY: LNet's messages may be finalized from any thread.
 unsafe impl Send for Msg {}
 
 impl Msg {
+    /// No message: the LND's own, which LNet knows nothing of.
+    pub const fn none() -> Msg {
+        Msg(core::ptr::null_mut())
+    }
+
+    /// # Safety
+    ///
+    /// `msg` is null, or a message LNet has just handed the LND (to send,
+    /// to receive into, or as a GET's REPLY) and that nothing else holds.
+    unsafe fn from_raw(msg: *mut lnet_msg) -> Msg {
+        // INVARIANT: as the caller promises.
+        Msg(msg)
+    }
+
+    /// Whether there is no LNet message (the LND's own, or a discard).
+    pub fn is_none(&self) -> bool {
+        self.0.is_null()
+    }
+
+    /// Takes the pointer out, leaving none (so that drop does nothing).
+    fn take(&mut self) -> *mut lnet_msg {
+        core::mem::take(&mut self.0)
+    }
+
     /// Ends the message with `status` and the health status that says
     /// what went wrong.
-    pub fn finalize(self, status: i32, hstatus: Status) {
-        if !self.0.is_null() {
-            // SAFETY: LNet gave us the message and it is finalized only here.
-            unsafe { lnet_finalize(self.0, status, hstatus as c_uint) };
+    pub fn finalize(mut self, status: i32, hstatus: Status) {
+        let m = self.take();
+        if !m.is_null() {
+            // SAFETY: a message LNet gave us and has not had back (#
+            // Invariants); taken out above, so finalized once.
+            unsafe { lnet_finalize(m, status, hstatus as c_uint) };
         }
+    }
+
+    /// Hands a refused message back: the caller returns an error to LNet,
+    /// which finalizes it.
+    fn give_back(mut self) {
+        self.take();
     }
 
     /// From `lnd_send` of a GET on `ni`: its REPLY, to be written by the
@@ -383,7 +462,8 @@ impl Msg {
         // SAFETY: a GET being sent, not finalized yet; live out pointers.
         let r = unsafe { lnet_create_reply_msg(ni.0, self.0, &mut niov, &mut kiov, &mut len) };
         (!r.is_null()).then(|| ReplySink {
-            reply: Msg(r),
+            // SAFETY: LNet's REPLY for this GET, the LND's until finalized.
+            reply: unsafe { Msg::from_raw(r) },
             kiov: kiov.cast_const(),
             niov,
             len,
@@ -403,6 +483,29 @@ impl Msg {
         if !self.0.is_null() {
             // SAFETY: a message being sent, not finalized yet.
             unsafe { lnet_msg_set_hstatus(self.0, hstatus as c_uint) };
+        }
+    }
+
+    /// Refuses the message with `e` (and `hstatus`, if any): for
+    /// `lnd_send` and `lnd_recv` to return.
+    pub fn refuse(self, e: Error, hstatus: Option<Status>) -> Refused {
+        if let Some(h) = hstatus {
+            self.set_hstatus(h);
+        }
+        (self, e)
+    }
+}
+
+impl Drop for Msg {
+    fn drop(&mut self) {
+        let m = self.take();
+        if !m.is_null() {
+            // A bug of the LND's: LNet would wait for the message until
+            // its deadline. End it now, loudly.
+            kernel::pr_err!("LND dropped an LNet message: finalized with -EIO\n");
+            // SAFETY: a message LNet gave us and has not had back (#
+            // Invariants); taken out above, so finalized once.
+            unsafe { lnet_finalize(m, EIO.to_errno(), Status::LocalError as c_uint) };
         }
     }
 }

@@ -59,7 +59,9 @@ SPLAT = re.compile(
     r"rust_panic|panicked at|unreferenced object|"
     r"Call Trace:|kmemleak: \d+ new suspected memory leaks|"
     # lnet_ulp: LNet broke its promise of a final event.
-    r"lnet_ulp: FAIL .*never ended)"
+    r"lnet_ulp: FAIL .*never ended|"
+    # An LND let go of a message without ending it (kapi lnd.rs, Msg).
+    r"LND dropped an LNet message)"
 )
 # Userspace markers: a leak report from lib.sh and explicit failures.
 LAB_FAIL = re.compile(r"^(LAB-FAIL|LAB-LEAK)")

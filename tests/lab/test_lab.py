@@ -46,6 +46,7 @@ class Judge(unittest.TestCase):
             "[   12.345678] Oops: general protection fault, probably for non-canonical address",
             "[   12.345678] WARNING: suspicious RCU usage",
             "[   12.345678] lnet_ulp: FAIL an operation never ended: module pinned, memory kept",
+            "[   12.345678] ksocklnd: LND dropped an LNet message: finalized with -EIO",
         ]
         for r in reports:
             v = run(["a", "b"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", r, "LAB-END b rc=0")
