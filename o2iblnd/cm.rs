@@ -242,20 +242,23 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         what
     );
     // -EALREADY: the txs keep waiting, for the peer's connection or our
-    // next one.
+    // next one. The next one is decided (or paced) first and this one
+    // closed after, as Lustre's kiblnd_check_reconnect comes before
+    // kiblnd_connreq_done: in between, the peer would look idle, and a
+    // tx launched then would connect at once, past the pacing.
     match what {
         AfterReject::LostRace => {
-            conn.close(-errno::EALREADY);
             crate::ni::reconnect(&conn.ni, conn.peer, None);
+            conn.close(-errno::EALREADY);
         }
         AfterReject::Reconnect {
             queue_depth,
             max_frags,
             dst_stamp,
         } => {
-            conn.close(-errno::EALREADY);
             let ask = Some((queue_depth, max_frags, dst_stamp));
             crate::ni::reconnect(&conn.ni, conn.peer, ask);
+            conn.close(-errno::EALREADY);
         }
         AfterReject::GiveUp(e) => conn.close(e),
     }
