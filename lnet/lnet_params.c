@@ -1,26 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * lnet.ko's parameter table. Only C can place entries in the __param
- * section, so the names, permissions and descriptions are declared here;
- * parsing and validation are done in Rust (lnet/params.rs, with the rules
+ * lnet.ko's parameter table (include/lnet_rs/param_table.h): parsing and
+ * validation are done in Rust (lnet/params.rs, with the rules
  * in lnet-core). Names and modes are Lustre's.
  */
-#include <linux/module.h>
-#include <linux/moduleparam.h>
+#include <lnet_rs/param_table.h>
 
-int lnet_param_set(const char *val, const struct kernel_param *kp);
 const char *lnet_param_networks(void);
 const char *lnet_param_ip2nets(void);
-int lnet_param_get(char *buffer, const struct kernel_param *kp);
 
-static const struct kernel_param_ops lnet_param_ops = {
-	.set = lnet_param_set,
-	.get = lnet_param_get,
-};
+LNET_RS_PARAM_OPS(lnet);
 
-#define LNET_PARAM(name, mode, desc)                          \
-	module_param_cb(name, &lnet_param_ops, NULL, mode);   \
-	MODULE_PARM_DESC(name, desc)
+#define LNET_PARAM(name, mode, desc) LNET_RS_PARAM(lnet, name, mode, desc)
 
 /* Network configuration strings, parsed when NIs are configured. */
 static char *ip2nets = "";

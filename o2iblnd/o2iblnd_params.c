@@ -1,25 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ko2iblnd's parameter table. Only C can place entries in the __param
- * section, so names, modes and descriptions are declared here; parsing,
+ * ko2iblnd's parameter table (include/lnet_rs/param_table.h): parsing,
  * ranges and the live values are Rust (o2iblnd/params.rs, with the rules
  * in lnet-core's o2iblnd_params). Names and modes are Lustre's: the 0644
  * ones are those Lustre lets an administrator change at runtime.
  */
-#include <linux/module.h>
-#include <linux/moduleparam.h>
+#include <lnet_rs/param_table.h>
 
-int kiblnd_param_set(const char *val, const struct kernel_param *kp);
-int kiblnd_param_get(char *buffer, const struct kernel_param *kp);
+LNET_RS_PARAM_OPS(kiblnd);
 
-static const struct kernel_param_ops kiblnd_param_ops = {
-	.set = kiblnd_param_set,
-	.get = kiblnd_param_get,
-};
-
-#define KIB_PARAM(name, mode, desc)                            \
-	module_param_cb(name, &kiblnd_param_ops, NULL, mode);  \
-	MODULE_PARM_DESC(name, desc)
+#define KIB_PARAM(name, mode, desc) LNET_RS_PARAM(kiblnd, name, mode, desc)
 
 KIB_PARAM(service, 0444, "RDMA CM port to listen on and connect to (TCP port space)");
 KIB_PARAM(cksum, 0644, "1 to checksum every message (RDMA payloads excluded)");

@@ -7,6 +7,7 @@
 
 use crate::kapi::param::{self, PageWriter};
 use crate::lnet_core::credits::NetTunables;
+use crate::lnet_core::lnd_params::LndParam;
 use crate::lnet_core::o2iblnd_params::{
     self as rules, IbParam, IbParamError, IbTunables, IfName, NiTunables, IFNAMSIZ,
 };

@@ -6,6 +6,7 @@
 
 use crate::kapi::param::{self, PageWriter};
 use crate::kapi::sock::SockOpts;
+use crate::lnet_core::lnd_params::LndParam;
 use crate::lnet_core::socklnd_params::{self as rules, SockParam};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicI32, Ordering::Relaxed};

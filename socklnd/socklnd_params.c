@@ -1,24 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ksocklnd's parameter table. Only C can place entries in the __param
- * section, so names, modes and descriptions are declared here; parsing,
+ * ksocklnd's parameter table (include/lnet_rs/param_table.h): parsing,
  * ranges and the live values are Rust (socklnd/params.rs, with the rules
  * in lnet-core's socklnd_params). Names and modes are Lustre's.
  */
-#include <linux/module.h>
-#include <linux/moduleparam.h>
+#include <lnet_rs/param_table.h>
 
-int ksocknal_param_set(const char *val, const struct kernel_param *kp);
-int ksocknal_param_get(char *buffer, const struct kernel_param *kp);
+LNET_RS_PARAM_OPS(ksocknal);
 
-static const struct kernel_param_ops ksocknal_param_ops = {
-	.set = ksocknal_param_set,
-	.get = ksocknal_param_get,
-};
-
-#define KSOCK_PARAM(name, mode, desc)                            \
-	module_param_cb(name, &ksocknal_param_ops, NULL, mode);  \
-	MODULE_PARM_DESC(name, desc)
+#define KSOCK_PARAM(name, mode, desc) LNET_RS_PARAM(ksocknal, name, mode, desc)
 
 KSOCK_PARAM(sock_timeout, 0644,
 	    "dead socket timeout (seconds); 0 uses LNet's LND timeout");

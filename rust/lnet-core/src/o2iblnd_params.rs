@@ -45,7 +45,7 @@
 //! [`parse_ipif_name`] hold its rules.
 
 use super::credits::{NetTunables, MAX_CREDITS, UNSET};
-use super::kstrto::{self, NumberError};
+use super::lnd_params::{LndParam, ParamError, Spec};
 use super::o2iblnd::{MAX_RDMA_FRAGS, VERSION_1};
 use super::params::{EINVAL, ERANGE};
 use core::fmt;
@@ -133,14 +133,6 @@ pub enum IbParam {
     Tos,
 }
 
-struct Spec {
-    name: &'static str,
-    writable: bool,
-    default: i32,
-    min: i32,
-    max: i32,
-}
-
 impl IbParam {
     /// Every parameter, in Lustre's declaration order.
     pub const ALL: [IbParam; 26] = [
@@ -172,7 +164,7 @@ impl IbParam {
         IbParam::Tos,
     ];
 
-    const fn spec(self) -> Spec {
+    const fn decl(self) -> Spec {
         let (name, writable, default, min, max) = match self {
             IbParam::Service => ("service", false, 987, 1, 65_535),
             IbParam::Cksum => ("cksum", true, 0, 0, 1),
@@ -219,40 +211,9 @@ impl IbParam {
         }
     }
 
-    /// The name under /sys/module/ko2iblnd/parameters.
-    pub const fn name(self) -> &'static str {
-        self.spec().name
-    }
-
     /// Lustre's default.
     pub const fn default_value(self) -> i32 {
-        self.spec().default
-    }
-
-    /// The lowest and highest accepted values; [`IbParam::values`] narrows
-    /// them further for `ib_mtu`.
-    pub const fn range(self) -> (i32, i32) {
-        let s = self.spec();
-        (s.min, s.max)
-    }
-
-    /// The only accepted values, for a parameter that takes a set rather
-    /// than a range.
-    pub const fn values(self) -> Option<&'static [i32]> {
-        match self {
-            IbParam::IbMtu => Some(&IB_MTUS),
-            _ => None,
-        }
-    }
-
-    /// Mode 0644 (changeable at runtime; read at each use) or 0444 (read
-    /// when an NI or a connection starts; set at load time), as Lustre.
-    pub const fn mode(self) -> u16 {
-        if self.spec().writable {
-            0o644
-        } else {
-            0o444
-        }
+        self.decl().default
     }
 
     /// Whether lnet-rs's ko2iblnd honours the parameter (see the module
@@ -269,93 +230,42 @@ impl IbParam {
         )
     }
 
-    /// Whether `v` may be set.
-    pub fn allows(self, v: i32) -> bool {
-        let (lo, hi) = self.range();
-        let listed = match self.values() {
-            Some(set) => set.contains(&v),
-            None => true,
-        };
-        lo <= v && v <= hi && listed
-    }
-
-    /// Looks a parameter up by its sysfs name.
-    pub fn from_name(name: &[u8]) -> Option<IbParam> {
-        IbParam::ALL
-            .into_iter()
-            .find(|p| p.name().as_bytes() == name)
-    }
-
     /// Where the parameter sits in [`IbParam::ALL`].
     pub fn index(self) -> usize {
         self as usize
     }
 }
 
-/// Why a write was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IbParamError {
-    /// Not a number, or not one that fits an `int`.
-    Number(IbParam, NumberError),
-    /// No value given (a bare name on the modprobe line).
-    Missing(IbParam),
-    /// A number the parameter does not take.
-    Range(IbParam, i32),
-}
+impl LndParam for IbParam {
+    const LIST: &'static [IbParam] = &IbParam::ALL;
 
-impl IbParamError {
-    /// The errno handed back to the writer.
-    pub fn errno(&self) -> i32 {
+    fn spec(self) -> Spec {
+        self.decl()
+    }
+
+    /// `ib_mtu` takes one of its six values only.
+    fn values(self) -> Option<&'static [i32]> {
         match self {
-            IbParamError::Number(_, e) => e.errno(),
-            // Lustre's tos setter answers so.
-            IbParamError::Range(IbParam::Tos, _) => ERANGE,
+            IbParam::IbMtu => Some(&IB_MTUS),
+            _ => None,
+        }
+    }
+
+    /// Lustre's tos setter answers ERANGE.
+    fn refusal_errno(self) -> i32 {
+        match self {
+            IbParam::Tos => ERANGE,
             _ => EINVAL,
         }
     }
 }
 
-impl fmt::Display for IbParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IbParamError::Number(p, NumberError::Invalid) => {
-                write!(f, "Invalid value for '{}': not a number", p.name())
-            }
-            IbParamError::Number(p, NumberError::Overflow) => {
-                write!(f, "Invalid value for '{}': out of range", p.name())
-            }
-            IbParamError::Missing(p) => {
-                write!(f, "Invalid value for '{}': no value given", p.name())
-            }
-            IbParamError::Range(p, v) => {
-                write!(f, "Invalid value {v} for '{}': must be ", p.name())?;
-                match p.values() {
-                    Some(set) => {
-                        f.write_str("one of ")?;
-                        for (i, x) in set.iter().enumerate() {
-                            let sep = if i == 0 { "" } else { ", " };
-                            write!(f, "{sep}{x}")?;
-                        }
-                        Ok(())
-                    }
-                    None => {
-                        let (lo, hi) = p.range();
-                        write!(f, "{lo}..{hi}")
-                    }
-                }
-            }
-        }
-    }
-}
+/// Why a write was refused.
+pub type IbParamError = ParamError<IbParam>;
 
 /// The value a write of `input` to `p` sets.
 pub fn parse(p: IbParam, input: Option<&[u8]>) -> Result<i32, IbParamError> {
-    let input = input.ok_or(IbParamError::Missing(p))?;
-    let v = kstrto::parse_i32(input).map_err(|e| IbParamError::Number(p, e))?;
-    if !p.allows(v) {
-        return Err(IbParamError::Range(p, v));
-    }
-    Ok(v)
+    super::lnd_params::parse(p, input)
 }
 
 /// The timeout connections use (`kiblnd_timeout`): `timeout`, or LNet's
@@ -708,6 +618,7 @@ pub fn tx_pool_size(ntx: i32, ncpts: u32) -> i32 {
 #[cfg(test)]
 mod tests {
     extern crate std;
+    use super::super::kstrto::NumberError;
     use super::*;
     use std::format;
 

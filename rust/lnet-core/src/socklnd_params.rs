@@ -9,9 +9,7 @@
 //! here and are not offered. `typed_conns` is offered read-only
 //! at 1: hello V3 requires typed connections.
 
-use super::kstrto::{self, NumberError};
-use super::params::EINVAL;
-use core::fmt;
+use super::lnd_params::{LndParam, ParamError, Spec};
 
 /// A ksocklnd parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,14 +59,6 @@ pub enum SockParam {
     ZcMinPayload,
 }
 
-struct Spec {
-    name: &'static str,
-    writable: bool,
-    default: i32,
-    min: i32,
-    max: i32,
-}
-
 impl SockParam {
     /// Every parameter, in declaration order.
     pub const ALL: [SockParam; 18] = [
@@ -92,7 +82,7 @@ impl SockParam {
         SockParam::ZcMinPayload,
     ];
 
-    const fn spec(self) -> Spec {
+    const fn decl(self) -> Spec {
         let (name, writable, default, min, max) = match self {
             SockParam::SockTimeout => ("sock_timeout", true, 50, 0, 86_400),
             SockParam::Credits => ("credits", false, 256, 1, super::credits::MAX_CREDITS),
@@ -130,37 +120,9 @@ impl SockParam {
         }
     }
 
-    /// The name under /sys/module/ksocklnd/parameters.
-    pub const fn name(self) -> &'static str {
-        self.spec().name
-    }
-
     /// Lustre's default.
     pub const fn default_value(self) -> i32 {
-        self.spec().default
-    }
-
-    /// The accepted values.
-    pub const fn range(self) -> (i32, i32) {
-        let s = self.spec();
-        (s.min, s.max)
-    }
-
-    /// Mode 0644 (changeable at runtime; new connections use the new
-    /// value) or 0444 (read when an NI starts; set at load time).
-    pub const fn mode(self) -> u16 {
-        if self.spec().writable {
-            0o644
-        } else {
-            0o444
-        }
-    }
-
-    /// Looks a parameter up by its sysfs name.
-    pub fn from_name(name: &[u8]) -> Option<SockParam> {
-        SockParam::ALL
-            .into_iter()
-            .find(|p| p.name().as_bytes() == name)
+        self.decl().default
     }
 
     /// Where the parameter sits in [`SockParam::ALL`].
@@ -169,60 +131,20 @@ impl SockParam {
     }
 }
 
+impl LndParam for SockParam {
+    const LIST: &'static [SockParam] = &SockParam::ALL;
+
+    fn spec(self) -> Spec {
+        self.decl()
+    }
+}
+
 /// Why a write was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SockParamError {
-    /// Not a number, or not one that fits an `int`.
-    Number(SockParam, NumberError),
-    /// No value given (a bare name on the modprobe line).
-    Missing(SockParam),
-    /// A number outside the parameter's range.
-    Range(SockParam, i32),
-}
-
-impl SockParamError {
-    /// The errno handed back to the writer.
-    pub fn errno(&self) -> i32 {
-        match self {
-            SockParamError::Number(_, e) => e.errno(),
-            _ => EINVAL,
-        }
-    }
-}
-
-impl fmt::Display for SockParamError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SockParamError::Number(p, NumberError::Invalid) => {
-                write!(f, "Invalid value for '{}': not a number", p.name())
-            }
-            SockParamError::Number(p, NumberError::Overflow) => {
-                write!(f, "Invalid value for '{}': out of range", p.name())
-            }
-            SockParamError::Missing(p) => {
-                write!(f, "Invalid value for '{}': no value given", p.name())
-            }
-            SockParamError::Range(p, v) => {
-                let (lo, hi) = p.range();
-                write!(
-                    f,
-                    "Invalid value {v} for '{}': must be {lo}..{hi}",
-                    p.name()
-                )
-            }
-        }
-    }
-}
+pub type SockParamError = ParamError<SockParam>;
 
 /// The value a write of `input` to `p` sets.
 pub fn parse(p: SockParam, input: Option<&[u8]>) -> Result<i32, SockParamError> {
-    let input = input.ok_or(SockParamError::Missing(p))?;
-    let v = kstrto::parse_i32(input).map_err(|e| SockParamError::Number(p, e))?;
-    let (lo, hi) = p.range();
-    if v < lo || v > hi {
-        return Err(SockParamError::Range(p, v));
-    }
-    Ok(v)
+    super::lnd_params::parse(p, input)
 }
 
 /// The timeout a connection uses: `sock_timeout`, or LNet's LND timeout
@@ -237,6 +159,8 @@ pub fn effective_timeout(sock_timeout: i32, lnet_lnd_timeout: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     extern crate std;
+    use super::super::kstrto::NumberError;
+    use super::super::params::EINVAL;
     use super::*;
     use std::format;
 

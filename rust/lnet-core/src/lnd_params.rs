@@ -1,0 +1,147 @@
+//! What the LNDs' integer module parameters share (ksocklnd's,
+//! `socklnd_params.rs`, and ko2iblnd's, `o2iblnd_params.rs`): each has a
+//! name under /sys/module/<lnd>/parameters, a mode, Lustre's default and
+//! the values it takes, and a write is one number among them, or refused
+//! with a message naming what it takes and the old value kept.
+
+use super::kstrto::{self, NumberError};
+use super::params::EINVAL;
+use core::fmt;
+
+/// One parameter as Lustre declares it, with the values it takes.
+pub struct Spec {
+    /// Its name under /sys/module/<lnd>/parameters.
+    pub name: &'static str,
+    /// Mode 0644 (changeable at runtime) rather than 0444 (set at load).
+    pub writable: bool,
+    /// Lustre's default.
+    pub default: i32,
+    /// The lowest value it takes.
+    pub min: i32,
+    /// The highest value it takes.
+    pub max: i32,
+}
+
+/// An LND's integer parameters.
+pub trait LndParam: Copy + Sized + 'static {
+    /// Every parameter, in declaration order.
+    const LIST: &'static [Self];
+
+    /// Its declaration.
+    fn spec(self) -> Spec;
+
+    /// The only values it takes, for one that takes a set within its
+    /// range.
+    fn values(self) -> Option<&'static [i32]> {
+        None
+    }
+
+    /// The errno a value it does not take gets.
+    fn refusal_errno(self) -> i32 {
+        EINVAL
+    }
+
+    /// Its name under /sys/module/<lnd>/parameters.
+    fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The lowest and highest values it takes.
+    fn range(self) -> (i32, i32) {
+        let s = self.spec();
+        (s.min, s.max)
+    }
+
+    /// Mode 0644 (changeable at runtime; read at each use) or 0444 (read
+    /// when an NI or a connection starts; set at load time), as Lustre.
+    fn mode(self) -> u16 {
+        if self.spec().writable {
+            0o644
+        } else {
+            0o444
+        }
+    }
+
+    /// Whether `v` may be set.
+    fn allows(self, v: i32) -> bool {
+        let (lo, hi) = self.range();
+        let listed = match self.values() {
+            Some(set) => set.contains(&v),
+            None => true,
+        };
+        lo <= v && v <= hi && listed
+    }
+
+    /// Looks a parameter up by its name.
+    fn from_name(name: &[u8]) -> Option<Self> {
+        Self::LIST
+            .iter()
+            .copied()
+            .find(|p| p.name().as_bytes() == name)
+    }
+}
+
+/// Why a write was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamError<P> {
+    /// Not a number, or not one that fits an `int`.
+    Number(P, NumberError),
+    /// No value given (a bare name on the modprobe line).
+    Missing(P),
+    /// A number the parameter does not take.
+    Range(P, i32),
+}
+
+impl<P: LndParam> ParamError<P> {
+    /// The errno handed back to the writer.
+    pub fn errno(&self) -> i32 {
+        match self {
+            ParamError::Number(_, e) => e.errno(),
+            ParamError::Missing(_) => EINVAL,
+            ParamError::Range(p, _) => p.refusal_errno(),
+        }
+    }
+}
+
+impl<P: LndParam> fmt::Display for ParamError<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamError::Number(p, NumberError::Invalid) => {
+                write!(f, "Invalid value for '{}': not a number", p.name())
+            }
+            ParamError::Number(p, NumberError::Overflow) => {
+                write!(f, "Invalid value for '{}': out of range", p.name())
+            }
+            ParamError::Missing(p) => {
+                write!(f, "Invalid value for '{}': no value given", p.name())
+            }
+            ParamError::Range(p, v) => {
+                write!(f, "Invalid value {v} for '{}': must be ", p.name())?;
+                match p.values() {
+                    Some(set) => {
+                        f.write_str("one of ")?;
+                        for (i, x) in set.iter().enumerate() {
+                            let sep = if i == 0 { "" } else { ", " };
+                            write!(f, "{sep}{x}")?;
+                        }
+                        Ok(())
+                    }
+                    None => {
+                        let (lo, hi) = p.range();
+                        write!(f, "{lo}..{hi}")
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The value a write of `input` to `p` sets.
+pub fn parse<P: LndParam>(p: P, input: Option<&[u8]>) -> Result<i32, ParamError<P>> {
+    let input = input.ok_or(ParamError::Missing(p))?;
+    let v = kstrto::parse_i32(input).map_err(|e| ParamError::Number(p, e))?;
+    if !p.allows(v) {
+        return Err(ParamError::Range(p, v));
+    }
+    Ok(v)
+}
