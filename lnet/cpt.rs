@@ -451,53 +451,21 @@ fn fini() {
     }
 }
 
-/// A table from a C caller.
-///
-/// # Safety
-///
-/// `t` is null or a live table from this module.
-unsafe fn table<'a>(t: *mut CptTable) -> Option<&'a CptTable> {
-    // SAFETY: `t` is null or a live table of this module (# Safety); only its
-    // builder changes a table (table_mut), never while others read it.
-    unsafe { t.as_ref() }
-}
-
-/// A table being built by its C owner.
-///
-/// # Safety
-///
-/// `t` is null or a live table from this module that nothing else uses
-/// during the call (Lustre's rule: only its builder changes a table).
-unsafe fn table_mut<'a>(t: *mut CptTable) -> Option<&'a mut CptTable> {
-    // SAFETY: `t` is null or a live table of this module that nothing else uses
-    // during the call (# Safety), so this `&mut` is the only reference.
-    unsafe { t.as_mut() }
-}
-
 /// `cfs_cpt_table_alloc`: an empty table of `ncpt` partitions, or null.
 #[no_mangle]
-extern "C" fn cfs_cpt_table_alloc(ncpt: c_int) -> *mut CptTable {
-    let Ok(n) = u32::try_from(ncpt) else {
-        return core::ptr::null_mut();
-    };
+extern "C" fn cfs_cpt_table_alloc(ncpt: c_int) -> Option<KBox<CptTable>> {
+    let n = u32::try_from(ncpt).ok()?;
     // Targets build their tables while mounting: no reclaim may re-enter
     // the file system (Lustre allocates with GFP_NOFS).
     let _nofs = crate::kapi::clist::NoFs::enter();
-    CptTable::new(n).map_or(core::ptr::null_mut(), KBox::into_raw)
+    CptTable::new(n).ok()
 }
 
-/// `cfs_cpt_table_free`.
-///
-/// # Safety
-///
-/// `t` is null or from `cfs_cpt_table_alloc`, not used afterwards.
+/// `cfs_cpt_table_free`: C gives back null or a table from
+/// `cfs_cpt_table_alloc`, and uses it no more.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_table_free(t: *mut CptTable) {
-    if !t.is_null() {
-        // SAFETY: `t` is non-null here, so from cfs_cpt_table_alloc's KBox::into_raw and not used
-        // afterwards (# Safety): the box is freed once.
-        drop(unsafe { KBox::from_raw(t) });
-    }
+extern "C" fn cfs_cpt_table_free(t: Option<KBox<CptTable>>) {
+    drop(t);
 }
 
 /// A C buffer as a byte slice.
@@ -521,12 +489,15 @@ unsafe fn out<'a>(buf: *mut c_char, len: c_int) -> &'a mut [u8] {
 ///
 /// # Safety
 ///
-/// `t` is a live table; `buf` has `len` writable bytes.
+/// `t` is null or a live table of ours; `buf` has `len` writable bytes.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_table_print(t: *mut CptTable, buf: *mut c_char, len: c_int) -> c_int {
-    // SAFETY: `t` is null or a live table of ours, and `buf` has `len` writable
-    // bytes (# Safety).
-    let (Some(t), b) = (unsafe { table(t) }, unsafe { out(buf, len) }) else {
+unsafe extern "C" fn cfs_cpt_table_print(
+    t: Option<&CptTable>,
+    buf: *mut c_char,
+    len: c_int,
+) -> c_int {
+    // SAFETY: `buf` has `len` writable bytes (# Safety).
+    let (Some(t), b) = (t, unsafe { out(buf, len) }) else {
         return -rules::E2BIG;
     };
     rules::print_table(t.nparts(), |c, a| t.part(c as c_int)?.cpus.next(a), b)
@@ -536,16 +507,15 @@ unsafe extern "C" fn cfs_cpt_table_print(t: *mut CptTable, buf: *mut c_char, len
 ///
 /// # Safety
 ///
-/// `t` is a live table; `buf` has `len` writable bytes.
+/// `t` is null or a live table of ours; `buf` has `len` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_distance_print(
-    t: *mut CptTable,
+    t: Option<&CptTable>,
     buf: *mut c_char,
     len: c_int,
 ) -> c_int {
-    // SAFETY: `t` is null or a live table of ours, and `buf` has `len` writable
-    // bytes (# Safety).
-    let (Some(t), b) = (unsafe { table(t) }, unsafe { out(buf, len) }) else {
+    // SAFETY: `buf` has `len` writable bytes (# Safety).
+    let (Some(t), b) = (t, unsafe { out(buf, len) }) else {
         return -rules::E2BIG;
     };
     let d = |i: u32, j: u32| {
@@ -558,69 +528,51 @@ unsafe extern "C" fn cfs_cpt_distance_print(
 
 /// `cfs_cpt_number`.
 ///
-/// # Safety
-///
-/// `t` is null or a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_number(t: *mut CptTable) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    unsafe { table(t) }.map_or(1, |t| t.nparts() as c_int)
+extern "C" fn cfs_cpt_number(t: Option<&CptTable>) -> c_int {
+    t.map_or(1, |t| t.nparts() as c_int)
 }
 
 /// `cfs_cpt_weight`: CPUs in `cpt` (`CFS_CPT_ANY`: in the table).
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_weight(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    unsafe { table(t) }.map_or(0, |t| t.masks(cpt).0.weight() as c_int)
+extern "C" fn cfs_cpt_weight(t: Option<&CptTable>, cpt: c_int) -> c_int {
+    t.map_or(0, |t| t.masks(cpt).0.weight() as c_int)
 }
 
 /// `cfs_cpt_online`: whether `cpt` has an online CPU.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_online(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    unsafe { table(t) }.map_or(0, |t| c_int::from(t.masks(cpt).0.any_online()))
+extern "C" fn cfs_cpt_online(t: Option<&CptTable>, cpt: c_int) -> c_int {
+    t.map_or(0, |t| c_int::from(t.masks(cpt).0.any_online()))
 }
 
 /// `cfs_cpt_cpumask`: the `cpumask_var_t *` of `cpt`.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_cpumask(t: *mut CptTable, cpt: c_int) -> *mut c_void {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    unsafe { table(t) }.map_or(core::ptr::null_mut(), |t| t.masks(cpt).0.as_ptr())
+extern "C" fn cfs_cpt_cpumask(t: Option<&CptTable>, cpt: c_int) -> *mut c_void {
+    t.map_or(core::ptr::null_mut(), |t| t.masks(cpt).0.as_ptr())
 }
 
 /// `cfs_cpt_nodemask`: the `nodemask_t *` of `cpt`.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_nodemask(t: *mut CptTable, cpt: c_int) -> *mut c_void {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    unsafe { table(t) }.map_or(core::ptr::null_mut(), |t| t.masks(cpt).1.as_ptr())
+extern "C" fn cfs_cpt_nodemask(t: Option<&CptTable>, cpt: c_int) -> *mut c_void {
+    t.map_or(core::ptr::null_mut(), |t| t.masks(cpt).1.as_ptr())
 }
 
 /// `cfs_cpt_distance`: the largest node distance between two partitions
 /// (`CFS_CPT_ANY` on either side: within the table).
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_distance(t: *mut CptTable, a: c_int, b: c_int) -> c_uint {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    let Some(t) = (unsafe { table(t) }) else {
+extern "C" fn cfs_cpt_distance(t: Option<&CptTable>, a: c_int, b: c_int) -> c_uint {
+    let Some(t) = t else {
         return 0;
     };
     match (
@@ -635,13 +587,10 @@ unsafe extern "C" fn cfs_cpt_distance(t: *mut CptTable, a: c_int, b: c_int) -> c
 /// `cfs_cpt_current`: the partition of the running CPU; one outside the
 /// table is mapped to `cpu % partitions` with `remap`, else -1.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_current(t: *mut CptTable, remap: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    let Some(t) = (unsafe { table(t) }) else {
+extern "C" fn cfs_cpt_current(t: Option<&CptTable>, remap: c_int) -> c_int {
+    let Some(t) = t else {
         return 0;
     };
     let cpu = mask::current_cpu();
@@ -654,13 +603,10 @@ unsafe extern "C" fn cfs_cpt_current(t: *mut CptTable, remap: c_int) -> c_int {
 
 /// `cfs_cpt_of_cpu`: the partition of `cpu`, or -1.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_of_cpu(t: *mut CptTable, cpu: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    let Some(t) = (unsafe { table(t) }) else {
+extern "C" fn cfs_cpt_of_cpu(t: Option<&CptTable>, cpu: c_int) -> c_int {
+    let Some(t) = t else {
         return CPT_ANY;
     };
     u32::try_from(cpu).map_or(CPT_ANY, |c| t.cpt_of_cpu(c))
@@ -668,13 +614,10 @@ unsafe extern "C" fn cfs_cpt_of_cpu(t: *mut CptTable, cpu: c_int) -> c_int {
 
 /// `cfs_cpt_of_node`: the partition of `node`, or `CFS_CPT_ANY`.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_of_node(t: *mut CptTable, node: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    let Some(t) = (unsafe { table(t) }) else {
+extern "C" fn cfs_cpt_of_node(t: Option<&CptTable>, node: c_int) -> c_int {
+    let Some(t) = t else {
         return CPT_ANY;
     };
     usize::try_from(node)
@@ -687,13 +630,10 @@ unsafe extern "C" fn cfs_cpt_of_node(t: *mut CptTable, node: c_int) -> c_int {
 /// nodes); -ENODEV if none of them is online, 0 without a change when
 /// they cover every online CPU.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_bind(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    let Some(t) = (unsafe { table(t) }) else {
+extern "C" fn cfs_cpt_bind(t: Option<&CptTable>, cpt: c_int) -> c_int {
+    let Some(t) = t else {
         return ENODEV.to_errno();
     };
     let (cpus, nodes) = t.masks(cpt);
@@ -710,13 +650,11 @@ unsafe extern "C" fn cfs_cpt_bind(t: *mut CptTable, cpt: c_int) -> c_int {
 /// `cfs_cpt_set_cpu`: 1 if `cpu` was put in `cpt`, 0 if it is offline,
 /// absent or already in a partition.
 ///
-/// # Safety
-///
-/// `t` is a table its caller alone is building.
+/// C passes null or a table it alone is building (only its builder
+/// changes a table, as in Lustre).
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_set_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int) -> c_int {
-    // SAFETY: the caller passes null or a table it owns and shares with no one yet (# Safety).
-    let Some(t) = (unsafe { table_mut(t) }) else {
+extern "C" fn cfs_cpt_set_cpu(t: Option<&mut CptTable>, cpt: c_int, cpu: c_int) -> c_int {
+    let Some(t) = t else {
         return 0;
     };
     match (u32::try_from(cpt), u32::try_from(cpu)) {
@@ -728,13 +666,11 @@ unsafe extern "C" fn cfs_cpt_set_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int) -
 /// `cfs_cpt_unset_cpu`: takes `cpu` out of `cpt` (`CFS_CPT_ANY`: of its
 /// partition).
 ///
-/// # Safety
-///
-/// `t` is a table its caller alone is building.
+/// C passes null or a table it alone is building (only its builder
+/// changes a table, as in Lustre).
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_unset_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int) {
-    // SAFETY: the caller passes null or a table it owns and shares with no one yet (# Safety).
-    if let (Some(t), Ok(cpu)) = (unsafe { table_mut(t) }, u32::try_from(cpu)) {
+extern "C" fn cfs_cpt_unset_cpu(t: Option<&mut CptTable>, cpt: c_int, cpu: c_int) {
+    if let (Some(t), Ok(cpu)) = (t, u32::try_from(cpu)) {
         unset_cpu(t, cpt, cpu);
     }
 }
@@ -742,13 +678,11 @@ unsafe extern "C" fn cfs_cpt_unset_cpu(t: *mut CptTable, cpt: c_int, cpu: c_int)
 /// `cfs_cpt_set_node`: puts node `node` and its CPUs in `cpt`; 1, or 0
 /// for a node or partition that does not exist.
 ///
-/// # Safety
-///
-/// `t` is a table its caller alone is building.
+/// C passes null or a table it alone is building (only its builder
+/// changes a table, as in Lustre).
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_set_node(t: *mut CptTable, cpt: c_int, node: c_int) -> c_int {
-    // SAFETY: the caller passes null or a table it owns and shares with no one yet (# Safety).
-    let Some(t) = (unsafe { table_mut(t) }) else {
+extern "C" fn cfs_cpt_set_node(t: Option<&mut CptTable>, cpt: c_int, node: c_int) -> c_int {
+    let Some(t) = t else {
         return 0;
     };
     match (u32::try_from(cpt), u32::try_from(node)) {
@@ -759,18 +693,11 @@ unsafe extern "C" fn cfs_cpt_set_node(t: *mut CptTable, cpt: c_int, node: c_int)
 
 /// `cfs_cpt_unset_node`: takes node `node`'s CPUs out of `cpt`.
 ///
-/// # Safety
-///
-/// `t` is a table its caller alone is building.
+/// C passes null or a table it alone is building (only its builder
+/// changes a table, as in Lustre).
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_unset_node(t: *mut CptTable, cpt: c_int, node: c_int) {
-    let (Some(t), Ok(cpt), Ok(node)) = (
-        // SAFETY: the caller passes null or a table it alone is building
-        // (# Safety), as table_mut needs.
-        unsafe { table_mut(t) },
-        u32::try_from(cpt),
-        u32::try_from(node),
-    ) else {
+extern "C" fn cfs_cpt_unset_node(t: Option<&mut CptTable>, cpt: c_int, node: c_int) {
+    let (Some(t), Ok(cpt), Ok(node)) = (t, u32::try_from(cpt), u32::try_from(node)) else {
         return;
     };
     if node >= mask::nr_node_ids() || cpt >= t.nparts() {
@@ -790,13 +717,10 @@ unsafe extern "C" fn cfs_cpt_unset_node(t: *mut CptTable, cpt: c_int, node: c_in
 /// table), each call the next one, for spreading allocations; a
 /// partition without nodes gives `NUMA_NO_NODE` (-1), the table 0.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_cpt_spread_node(t: *mut CptTable, cpt: c_int) -> c_int {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    let Some(t) = (unsafe { table(t) }) else {
+extern "C" fn cfs_cpt_spread_node(t: Option<&CptTable>, cpt: c_int) -> c_int {
+    let Some(t) = t else {
         return 0;
     };
     spread_node(t, cpt)
@@ -839,13 +763,10 @@ const PTRS: usize = core::mem::offset_of!(VarArray, ptrs);
 /// `size` bytes per partition, each on its partition's node; callers index
 /// it by partition and free it with `cfs_percpt_free`.
 ///
-/// # Safety
-///
-/// `t` is a live table.
+/// C passes null or a live table of ours.
 #[no_mangle]
-unsafe extern "C" fn cfs_percpt_alloc(t: *mut CptTable, size: c_uint) -> *mut c_void {
-    // SAFETY: the caller passes null or a live table of ours (# Safety).
-    let Some(t) = (unsafe { table(t) }) else {
+extern "C" fn cfs_percpt_alloc(t: Option<&CptTable>, size: c_uint) -> *mut c_void {
+    let Some(t) = t else {
         return core::ptr::null_mut();
     };
     let count = t.nparts();

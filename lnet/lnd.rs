@@ -170,57 +170,37 @@ unsafe extern "C" fn lnet_unregister_lnd(lnd: *const lnet_lnd) {
     }
 }
 
-/// # Safety
-///
-/// `ni` is an NI LNet started and has not shut down.
-unsafe fn ni_ref<'a>(ni: *mut lnet_ni) -> Option<&'a Ni> {
-    // SAFETY: `ni` is null or a started NI (# Safety): LNDs only get NIs from Ni::as_c, the address
-    // of an `Ni` that LNet's Arc keeps alive until shutdown; only shared references are made to it.
-    unsafe { ni.cast::<Ni>().cast_const().as_ref() }
-}
-
-/// # Safety
-///
-/// `ni` is a started NI; `nid` points to writable memory.
+/// The NI's NID. The LND passes a started NI (an `Ni` of ours, from
+/// `Ni::as_c`, alive until its shutdown) and a writable NID, as to every
+/// NI entry point below.
 #[no_mangle]
-unsafe extern "C" fn lnet_ni_nid(ni: *mut lnet_ni, nid: *mut lnet_nid) {
-    // SAFETY: `ni` is a started NI, as ni_ref needs, and `nid` points to
-    // writable memory for a `struct lnet_nid` (# Safety; null is skipped).
-    if let (Some(ni), Some(out)) = unsafe { (ni_ref(ni), nid.as_mut()) } {
+extern "C" fn lnet_ni_nid(ni: Option<&Ni>, nid: Option<&mut lnet_nid>) {
+    if let (Some(ni), Some(out)) = (ni, nid) {
         *out = nid_to_c(&ni.nid);
     }
 }
 
-/// # Safety
-///
-/// `ni` is a started NI.
+/// Keeps the LND's data for the NI (only stored, never read by LNet).
 #[no_mangle]
-unsafe extern "C" fn lnet_ni_set_data(ni: *mut lnet_ni, data: *mut c_void) {
-    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
-    if let Some(ni) = unsafe { ni_ref(ni) } {
+extern "C" fn lnet_ni_set_data(ni: Option<&Ni>, data: *mut c_void) {
+    if let Some(ni) = ni {
         ni.data.store(data, core::sync::atomic::Ordering::Release);
     }
 }
 
-/// # Safety
-///
-/// `ni` is a started NI.
+/// The LND's data for the NI.
 #[no_mangle]
-unsafe extern "C" fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void {
-    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
-    match unsafe { ni_ref(ni) } {
+extern "C" fn lnet_ni_data(ni: Option<&Ni>) -> *mut c_void {
+    match ni {
         Some(ni) => ni.data.load(core::sync::atomic::Ordering::Acquire),
         None => core::ptr::null_mut(),
     }
 }
 
-/// # Safety
-///
-/// `ni` is a started NI.
+/// The NI's interface name, NUL-terminated, "" for none.
 #[no_mangle]
-unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_char {
-    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
-    match unsafe { ni_ref(ni) } {
+extern "C" fn lnet_ni_iface(ni: Option<&Ni>) -> *const kernel::ffi::c_char {
+    match ni {
         Some(ni) => ni.iface.as_ptr().cast(),
         None => c"".as_ptr().cast(),
     }
@@ -228,18 +208,13 @@ unsafe extern "C" fn lnet_ni_iface(ni: *mut lnet_ni) -> *const kernel::ffi::c_ch
 
 /// The LND's startup completes the NI's tunables with its defaults
 /// (`lnet_ni_default_tunables`); `t` gets the values the NI runs with.
-///
-/// # Safety
-///
-/// `ni` is an NI being started; `t` points to a writable struct.
+/// The LND passes the NI its startup runs for.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn lnet_ni_default_tunables(
-    ni: *mut lnet_ni,
-    t: *mut lnet_ni_tunables,
+pub(crate) extern "C" fn lnet_ni_default_tunables(
+    ni: Option<&Ni>,
+    t: Option<&mut lnet_ni_tunables>,
 ) {
-    // SAFETY: `ni` is the NI whose lnd_startup runs, an `Ni` LNet holds meanwhile (as ni_ref
-    // needs), and `t` points to a writable `struct lnet_ni_tunables` (# Safety; null is refused).
-    let (Some(ni), Some(t)) = (unsafe { ni_ref(ni) }, unsafe { t.as_mut() }) else {
+    let (Some(ni), Some(t)) = (ni, t) else {
         return;
     };
     let lnd = NetTunables {
@@ -281,14 +256,9 @@ extern "C" fn lnet_get_lnd_timeout() -> c_uint {
 /// The LND saw the NI's link fail (`fatal` non-zero) or come back
 /// (`lnet_set_link_fatal_state`, health.md §8). Only an atomic store: LNDs
 /// call it from notifiers and event handlers.
-///
-/// # Safety
-///
-/// `ni` is a started NI.
 #[no_mangle]
-unsafe extern "C" fn lnet_set_link_fatal_state(ni: *mut lnet_ni, fatal: c_uint) {
-    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
-    let Some(ni) = (unsafe { ni_ref(ni) }) else {
+extern "C" fn lnet_set_link_fatal_state(ni: Option<&Ni>, fatal: c_uint) {
+    let Some(ni) = ni else {
         return;
     };
     let fatal = fatal != 0;
@@ -312,33 +282,30 @@ unsafe extern "C" fn lnet_set_link_fatal_state(ni: *mut lnet_ni, fatal: c_uint) 
 /// `ni` is a started NI, `hdr` points to `hdr_len` bytes, `from` to a NID.
 #[no_mangle]
 unsafe extern "C" fn lnet_parse(
-    ni: *mut lnet_ni,
+    ni: Option<&Ni>,
     hdr: *const c_void,
     hdr_len: c_uint,
-    from: *const lnet_nid,
+    from: Option<&lnet_nid>,
     private: *mut c_void,
     rdma_req: c_int,
 ) -> c_int {
     // lnd.h's contract: process context, no LND lock held.
     crate::kapi::kthread::might_sleep();
-    if hdr.is_null() || from.is_null() {
+    let (Some(ni), Some(from)) = (ni, from) else {
+        return EINVAL.to_errno();
+    };
+    if hdr.is_null() {
         return EINVAL.to_errno();
     }
-    // SAFETY: `hdr` and `from` are non-null (checked above), so by # Safety `hdr` points to
-    // `hdr_len` readable bytes and `from` to a NID; `ni` is a started NI, as lnet_parse_rs needs.
-    unsafe {
-        let bytes = core::slice::from_raw_parts(hdr.cast::<u8>(), hdr_len as usize);
-        lnet_parse_rs(ni, bytes, &*from, private, rdma_req != 0)
-    }
+    // SAFETY: `hdr` is non-null (checked above), so by # Safety it points to `hdr_len` readable
+    // bytes.
+    let bytes = unsafe { core::slice::from_raw_parts(hdr.cast::<u8>(), hdr_len as usize) };
+    lnet_parse_rs(ni, bytes, from, private, rdma_req != 0)
 }
 
 /// `lnet_parse` with the header as a slice.
-///
-/// # Safety
-///
-/// `ni` is a started NI.
-pub(crate) unsafe fn lnet_parse_rs(
-    ni: *mut lnet_ni,
+pub(crate) fn lnet_parse_rs(
+    ni: &Ni,
     hdr: &[u8],
     from: &lnet_nid,
     private: *mut c_void,
@@ -348,10 +315,6 @@ pub(crate) unsafe fn lnet_parse_rs(
         return ENETDOWN().to_errno();
     };
     let Ok(from) = nid_from_c(from) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: `ni` is a started NI (# Safety), as ni_ref needs.
-    let Some(ni) = (unsafe { ni_ref(ni) }) else {
         return EINVAL.to_errno();
     };
     let Some(ni) = startup::ni_arc(lnet, ni) else {
@@ -381,58 +344,47 @@ pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, h
     msg::finalize(lnet, m, status, hs);
 }
 
-/// # Safety
-///
-/// `get` is a GET message LNet handed the LND in `lnd_send`, not yet
-/// finalized; the out pointers are valid for writes.
+/// The REPLY of a GET the LND is sending (`lnet_create_reply_msg`), for
+/// the target to write straight into the GET's MD. The LND passes the GET
+/// LNet handed it in `lnd_send`, not yet finalized (LNet keeps no other
+/// reference meanwhile), and writable out values.
 #[no_mangle]
-unsafe extern "C" fn lnet_create_reply_msg(
+extern "C" fn lnet_create_reply_msg(
     _ni: *mut lnet_ni,
-    get: *mut lnet_msg,
-    niov: *mut c_uint,
-    kiov: *mut *mut bio_vec,
-    len: *mut c_uint,
+    get: Option<&mut msg::Msg>,
+    niov: Option<&mut c_uint>,
+    kiov: Option<&mut *mut bio_vec>,
+    len: Option<&mut c_uint>,
 ) -> *mut lnet_msg {
     let Ok(lnet) = lnet() else {
         return core::ptr::null_mut();
     };
-    if get.is_null() || niov.is_null() || kiov.is_null() || len.is_null() {
+    let (Some(g), Some(niov), Some(kiov), Some(len)) = (get, niov, kiov, len) else {
         return core::ptr::null_mut();
-    }
-    // SAFETY: `get` is non-null, a GET LNet handed the LND and not finalized (# Safety); LNet keeps
-    // no reference, so the LND's is the only one.
-    let g = unsafe { &mut *get.cast::<msg::Msg>() };
+    };
     let Some((m, k, n, l)) = crate::parse::create_reply(lnet, g) else {
         return core::ptr::null_mut();
     };
-    // SAFETY: `niov`, `kiov` and `len` are non-null (checked above) and valid
-    // for writes (# Safety).
-    unsafe {
-        *niov = n;
-        *kiov = k.cast();
-        *len = l;
-    }
+    *niov = n;
+    *kiov = k.cast();
+    *len = l;
     msg::Msg::into_c(m)
 }
 
-/// # Safety
-///
-/// `reply` came from `lnet_create_reply_msg` and is not finalized yet.
+/// The length the target wrote into a REPLY from `lnet_create_reply_msg`,
+/// which the LND passes not yet finalized.
 #[no_mangle]
-unsafe extern "C" fn lnet_set_reply_msg_len(
+extern "C" fn lnet_set_reply_msg_len(
     _ni: *mut lnet_ni,
-    reply: *mut lnet_msg,
+    reply: Option<&mut msg::Msg>,
     len: c_uint,
 ) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    if reply.is_null() {
+    let Some(m) = reply else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: `reply` is non-null, from lnet_create_reply_msg and not finalized (# Safety); LNet
-    // keeps no reference, so the LND's is the only one.
-    let m = unsafe { &mut *reply.cast::<msg::Msg>() };
+    };
     if crate::parse::set_reply_len(lnet, m, len) {
         0
     } else {
@@ -442,17 +394,11 @@ unsafe extern "C" fn lnet_set_reply_msg_len(
 
 /// The health status LNet gives a message whose `lnd_send` the LND is
 /// about to refuse (Lustre's LNDs set `msg_health_status` the same way).
-///
-/// # Safety
-///
-/// `m` is a message LNet is handing the LND in `lnd_send`, not finalized.
+/// The LND passes the message LNet is handing it in `lnd_send`, not
+/// finalized; lnd_send reads `lnd_hstatus` only after the LND returns.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn lnet_msg_set_hstatus(m: *mut lnet_msg, hstatus: c_uint) {
-    if m.is_null() {
-        return;
+pub(crate) extern "C" fn lnet_msg_set_hstatus(m: Option<&mut msg::Msg>, hstatus: c_uint) {
+    if let Some(m) = m {
+        m.lnd_hstatus = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
     }
-    let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
-    // SAFETY: `m` is non-null, a message LNet hands the LND in lnd_send and not finalized (#
-    // Safety); lnd_send reads `lnd_hstatus` only after the LND returns.
-    unsafe { (*m.cast::<msg::Msg>()).lnd_hstatus = hs };
 }

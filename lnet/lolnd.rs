@@ -8,7 +8,21 @@ use crate::kapi::bindings::{lnet_lnd, lnet_ni_tunables, lnet_tx_desc};
 use crate::kapi::kiov;
 use crate::lnd::{lnet_msg, lnet_ni};
 use crate::lnet_core::nid::lnd;
+use crate::ni::Ni;
 use core::ffi::{c_int, c_uint, c_void};
+use kernel::error::code::EINVAL;
+
+/// The NI LNet calls the loopback LND for.
+///
+/// # Safety
+///
+/// `ni` is null or the NI an entry point of the LND was called with: an
+/// `Ni` of ours (`Ni::as_c`), alive during the call.
+unsafe fn ni_ref<'a>(ni: *mut lnet_ni) -> Option<&'a Ni> {
+    // SAFETY: null or a live `Ni` (# Safety), to which LNet makes only
+    // shared references.
+    unsafe { ni.cast::<Ni>().cast_const().as_ref() }
+}
 
 /// # Safety
 ///
@@ -25,8 +39,9 @@ unsafe extern "C" fn lolnd_startup(ni: *mut lnet_ni) -> c_int {
         tos: -1,
         ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
     };
-    // SAFETY: the NI LNet is starting, and a live struct.
-    unsafe { crate::lnd::lnet_ni_default_tunables(ni, &mut t) };
+    // SAFETY: the NI this startup is called for.
+    let ni = unsafe { ni_ref(ni) };
+    crate::lnd::lnet_ni_default_tunables(ni, Some(&mut t));
     0
 }
 
@@ -48,9 +63,12 @@ unsafe extern "C" fn lolnd_send(
     let from = tx.target.nid;
     let len = (tx.hdr_len as usize).min(tx.hdr.len());
     let hdr = tx.hdr.get(..len).unwrap_or(&[]);
+    // SAFETY: the NI this send is called for.
+    let Some(ni) = (unsafe { ni_ref(ni) }) else {
+        return EINVAL.to_errno();
+    };
     // The message is its own private: lolnd_recv copies from it.
-    // SAFETY: `ni` is the NI LNet started; the header bytes are in `tx`.
-    unsafe { crate::lnd::lnet_parse_rs(ni.cast(), hdr, &from, msg.cast(), false) }
+    crate::lnd::lnet_parse_rs(ni, hdr, &from, msg.cast(), false)
 }
 
 /// # Safety
