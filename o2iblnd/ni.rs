@@ -28,6 +28,7 @@ use crate::tx::Tx;
 use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use kernel::prelude::*;
+use kernel::rbtree::{RBTree, RBTreeNode};
 use kernel::sync::{Arc, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
@@ -167,7 +168,8 @@ impl IbPeer {
 }
 
 pub(crate) struct Table {
-    pub(crate) peers: KVec<IbPeer>,
+    /// The peer NIs, by NID.
+    pub(crate) peers: RBTree<Nid, IbPeer>,
     /// Every connection not yet torn down.
     pub(crate) conns: KVec<Arc<Conn>>,
     /// Set when the NI stops: nothing is added after.
@@ -176,7 +178,16 @@ pub(crate) struct Table {
 
 impl Table {
     fn peer(&mut self, nid: &Nid) -> Option<&mut IbPeer> {
-        self.peers.iter_mut().find(|p| p.nid == *nid)
+        self.peers.get_mut(nid)
+    }
+
+    /// The peer NI `nid`, made if needed.
+    fn peer_or_insert(&mut self, nid: Nid) -> Result<&mut IbPeer> {
+        if self.peers.get(&nid).is_none() {
+            self.peers
+                .insert(RBTreeNode::new(nid, IbPeer::new(nid), GFP_ATOMIC)?);
+        }
+        self.peers.get_mut(&nid).ok_or(ENOMEM)
     }
 
     /// Whether a connection from `nid` is being accepted
@@ -304,7 +315,7 @@ impl IbNi {
                 events <- new_mutex!(None, "kiblnd_events"),
                 listener <- new_mutex!(None, "kiblnd_listener"),
                 table <- new_spinlock!(Table {
-                    peers: KVec::new(),
+                    peers: RBTree::new(),
                     conns: KVec::new(),
                     closed: false,
                 }, "kiblnd_table"),
@@ -399,13 +410,16 @@ impl IbNi {
     /// Fails what waits for connections and closes every connection;
     /// none is accepted or made after this.
     fn close_all(&self) {
-        let peers = {
+        let mut peers = {
             let mut g = self.table.lock();
             g.closed = true;
             core::mem::take(&mut g.peers)
         };
-        for p in peers {
-            for t in p.waiting {
+        loop {
+            let Some(nid) = peers.keys().next().copied() else {
+                break;
+            };
+            for t in peers.remove(&nid).map(|p| p.waiting).into_iter().flatten() {
                 t.done(-errno::ENETDOWN, health::connect_failed(-errno::ENETDOWN));
             }
         }
@@ -656,9 +670,7 @@ impl IbNi {
             return Err(crate::kapi::errno::ENETDOWN());
         }
         g.conns.push(c.clone(), GFP_ATOMIC)?;
-        if g.peer(&c.peer).is_none() {
-            g.peers.push(IbPeer::new(c.peer), GFP_ATOMIC)?;
-        }
+        g.peer_or_insert(c.peer)?;
         Ok(())
     }
 
@@ -745,13 +757,21 @@ impl IbNi {
             // (`ibp_accepting`): its ESTABLISHED needs it.
             let t = &mut *g;
             let conns = &t.conns;
-            vec::retain(&mut t.peers, |p| {
-                !p.conns.is_empty()
+            let mut idle = KVec::new();
+            for (nid, p) in t.peers.iter() {
+                let used = !p.conns.is_empty()
                     || !p.connecting.is_empty()
                     || !p.waiting.is_empty()
                     || p.reconnect_at_ms != 0
-                    || conns.iter().any(|c| c.peer == p.nid)
-            });
+                    || conns.iter().any(|c| c.peer == *nid);
+                // Without room for the list, the next pass forgets them.
+                if !used && idle.push(*nid, GFP_ATOMIC).is_err() {
+                    break;
+                }
+            }
+            for nid in idle {
+                drop(t.peers.remove(&nid));
+            }
             hold
         };
         for c in all {
@@ -789,7 +809,7 @@ impl IbNi {
         let mut due = KVec::new();
         {
             let mut g = self.table.lock();
-            for p in g.peers.iter_mut() {
+            for (_, p) in g.peers.iter_mut() {
                 if p.reconnect_at_ms == 0 || now < p.reconnect_at_ms {
                     continue;
                 }
@@ -823,14 +843,14 @@ impl IbNi {
             let n = g
                 .peers
                 .iter()
-                .map(|p| p.waiting.iter().filter(|t| expired(t)).count())
+                .map(|(_, p)| p.waiting.iter().filter(|t| expired(t)).count())
                 .sum();
             // Room first: a tx taken out is never dropped. Without it,
             // the next pass tries again.
             if n == 0 || out.reserve(n, GFP_ATOMIC).is_err() {
                 return;
             }
-            for p in g.peers.iter_mut() {
+            for (_, p) in g.peers.iter_mut() {
                 let mut i = 0;
                 while i < p.waiting.len() {
                     if expired(&p.waiting[i]) {
@@ -868,12 +888,9 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
             tx.done(-errno::ENETDOWN, Status::LocalDropped);
             return;
         }
-        if g.peer(&target).is_none() && g.peers.push(IbPeer::new(target), GFP_ATOMIC).is_err() {
+        let Ok(p) = g.peer_or_insert(target) else {
             drop(g);
             tx.done(-errno::EHOSTUNREACH, Status::LocalError);
-            return;
-        }
-        let Some(p) = g.peer(&target) else {
             return;
         };
         if let Some(c) = p.next_conn() {

@@ -224,7 +224,7 @@ impl Conn {
             let p = t.peer_or_insert(hs.nid)?;
             p.incarnation = Some(hs.incarnation);
             p.backoff.connected();
-            t.conns.push(conn.clone(), GFP_ATOMIC)?;
+            t.add_conn(&conn)?;
             // What it cannot take waits for the next connection.
             let _ = t.adopt_waiting(&conn);
             Ok(conn)

@@ -153,13 +153,7 @@ impl SockNi {
         // receive thread that runs while we wait (socklnd_lazy relies on
         // it).
         loop {
-            let open = sni
-                .table
-                .lock()
-                .conns
-                .iter()
-                .find(|c| !c.is_dead())
-                .cloned();
+            let open = sni.table.lock().any_open();
             let Some(c) = open else {
                 break;
             };
@@ -177,7 +171,7 @@ impl SockNi {
         // stopped as it is dropped.
         sni.take_each(|t| vec::pop(&mut t.connectors), |c| c.abort());
         sni.take_each(
-            |t| vec::pop(&mut t.conns),
+            |t| t.take_conn(|_| true),
             |c| {
                 c.close(crate::kapi::errno::ENETDOWN().to_errno());
                 // INVARIANT: the threads stop before the table's
@@ -187,7 +181,7 @@ impl SockNi {
         );
         // Messages still waiting for a connection (ksocknal_del_peer).
         sni.take_each(
-            |t| vec::pop(&mut t.peers),
+            |t| t.take_peer(),
             |p| p.fail_waiting(crate::kapi::errno::ENETDOWN().to_errno()),
         );
         pr_info!(
@@ -293,13 +287,7 @@ unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
     while !kthread::should_stop() {
         // INVARIANT: only connections whose threads have parked leave
         // the table; dropping each stops them.
-        sni.take_each(
-            |t| {
-                let i = t.conns.iter().position(|c| c.reapable())?;
-                vec::remove(&mut t.conns, i)
-            },
-            drop,
-        );
+        sni.take_each(|t| t.take_conn(|c| c.reapable()), drop);
         sni.take_each(
             |t| {
                 let i = t.connectors.iter().position(|c| c.is_done())?;

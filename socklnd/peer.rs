@@ -27,6 +27,7 @@ use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
 use crate::params;
 use kernel::prelude::*;
+use kernel::rbtree::{RBTree, RBTreeNode};
 use kernel::sync::Arc;
 
 /// Live connections of one type a peer may open to us; Lustre's own limit
@@ -35,9 +36,8 @@ const MAX_CONNS_PER_TYPE: usize = 127;
 /// Seconds before an unsent keepalive NOOP is tried again.
 const KEEPALIVE_RETRY_MS: u64 = 10_000;
 
-/// One peer NID of this NI.
+/// One peer NID of this NI (its key in [`Table`]).
 pub(crate) struct SockPeer {
-    pub(crate) nid: Nid,
     /// The incarnation its live connections were made with.
     pub(crate) incarnation: Option<u64>,
     /// A connector is opening connections to it.
@@ -56,6 +56,9 @@ pub(crate) struct SockPeer {
     pub(crate) zc: KVec<crate::zc::ZcReq>,
     /// The next zero-copy cookie.
     pub(crate) zc_next: u64,
+    /// Its connections, the dead ones until the reaper takes them (each
+    /// one's threads stop before this reference goes).
+    conns: KVec<Arc<Conn>>,
 }
 
 impl SockPeer {
@@ -68,10 +71,9 @@ impl SockPeer {
     }
 }
 
-/// An NI's peers, connections and connectors.
+/// An NI's peers, by NID, with their connections, and its connectors.
 pub(crate) struct Table {
-    pub(crate) peers: KVec<SockPeer>,
-    pub(crate) conns: KVec<Arc<Conn>>,
+    peers: RBTree<Nid, SockPeer>,
     pub(crate) connectors: KVec<Arc<Connector>>,
     /// Set (under the lock) when the NI stops: nothing is added after.
     pub(crate) closed: bool,
@@ -80,54 +82,81 @@ pub(crate) struct Table {
 impl Table {
     pub(crate) fn new() -> Table {
         Table {
-            peers: KVec::new(),
-            conns: KVec::new(),
+            peers: RBTree::new(),
             connectors: KVec::new(),
             closed: false,
         }
     }
 
     pub(crate) fn peer_mut(&mut self, nid: &Nid) -> Option<&mut SockPeer> {
-        self.peers.iter_mut().find(|p| p.nid == *nid)
+        self.peers.get_mut(nid)
     }
 
     /// The peer's entry, made if needed.
     pub(crate) fn peer_or_insert(&mut self, nid: Nid) -> Result<&mut SockPeer> {
-        let i = match self.peers.iter().position(|p| p.nid == nid) {
-            Some(i) => i,
-            None => {
-                self.peers.push(
-                    SockPeer {
-                        nid,
-                        incarnation: None,
-                        connecting: false,
-                        accepting: 0,
-                        route: false,
-                        backoff: Backoff::default(),
-                        waiting: KVec::new(),
-                        next_keepalive_ms: 0,
-                        zc: KVec::new(),
-                        zc_next: socklnd::FIRST_ZC_COOKIE,
-                    },
-                    GFP_ATOMIC,
-                )?;
-                self.peers.len().saturating_sub(1)
-            }
-        };
-        self.peers.get_mut(i).ok_or(ENOMEM)
+        if self.peers.get(&nid).is_none() {
+            let p = SockPeer {
+                incarnation: None,
+                connecting: false,
+                accepting: 0,
+                route: false,
+                backoff: Backoff::default(),
+                waiting: KVec::new(),
+                next_keepalive_ms: 0,
+                zc: KVec::new(),
+                zc_next: socklnd::FIRST_ZC_COOKIE,
+                conns: KVec::new(),
+            };
+            self.peers.insert(RBTreeNode::new(nid, p, GFP_ATOMIC)?);
+        }
+        self.peers.get_mut(&nid).ok_or(ENOMEM)
+    }
+
+    /// Registers a connection with its peer.
+    pub(crate) fn add_conn(&mut self, conn: &Arc<Conn>) -> Result {
+        let p = self.peer_or_insert(conn.peer)?;
+        p.conns.push(conn.clone(), GFP_ATOMIC)?;
+        Ok(())
+    }
+
+    /// Takes out the first connection `pick` chooses, of any peer.
+    pub(crate) fn take_conn(&mut self, pick: impl Fn(&Arc<Conn>) -> bool) -> Option<Arc<Conn>> {
+        self.peers.iter_mut().find_map(|(_, p)| {
+            let i = p.conns.iter().position(&pick)?;
+            vec::remove(&mut p.conns, i)
+        })
+    }
+
+    /// A connection not yet closed, of any peer.
+    pub(crate) fn any_open(&self) -> Option<Arc<Conn>> {
+        self.peers
+            .iter()
+            .find_map(|(_, p)| p.conns.iter().find(|c| !c.is_dead()))
+            .cloned()
+    }
+
+    /// Takes out a peer (the NI stops): once its connections are gone.
+    pub(crate) fn take_peer(&mut self) -> Option<SockPeer> {
+        let nid = self
+            .peers
+            .iter()
+            .find(|(_, p)| p.conns.is_empty())
+            .map(|(n, _)| *n)?;
+        self.peers.remove(&nid)
     }
 
     fn live(&self, nid: &Nid) -> impl Iterator<Item = &Arc<Conn>> + '_ {
-        let nid = *nid;
-        self.conns
-            .iter()
-            .filter(move |c| c.peer == nid && !c.is_dead())
+        self.peers
+            .get(nid)
+            .into_iter()
+            .flat_map(|p| p.conns.iter())
+            .filter(|c| !c.is_dead())
     }
 
     /// Every connection to `nid`, dead or alive.
     pub(crate) fn conns_of(&self, nid: &Nid) -> KVec<Arc<Conn>> {
         let mut out = KVec::new();
-        for c in self.conns.iter().filter(|c| c.peer == *nid) {
+        for c in self.peers.get(nid).into_iter().flat_map(|p| p.conns.iter()) {
             if out.push(c.clone(), GFP_ATOMIC).is_err() {
                 break;
             }
@@ -318,9 +347,9 @@ pub(crate) fn send(sni: &SockNi, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Re
     }
 }
 
-/// A connector finished with `nid`: the backoff moves on, and if it failed
-/// and nothing else can carry the peer's waiting messages, they fail with
-/// its error.
+/// A connector finished with `nid`: the backoff moves on, and if nothing
+/// can carry the peer's waiting messages, they fail, with its error or, if
+/// it connected, ECONNRESET.
 pub(crate) fn connect_done(sni: &SockNi, nid: &Nid, err: Option<i32>, raced: bool) {
     let now = kthread::now_ms();
     let (min, max) = reconnect_bounds();
@@ -347,9 +376,11 @@ pub(crate) fn connect_done(sni: &SockNi, nid: &Nid, err: Option<i32>, raced: boo
             t.orphans(nid)
         }
     };
-    if let Some(e) = err {
-        fail_all(orphans, e, socklnd::txlist_status(e));
-    }
+    // Orphans after a connect that worked: its connections died already
+    // (the peer reset them), and what waited for them fails as their own
+    // queues did (Lustre hands them to the last, dying connection).
+    let e = err.unwrap_or_else(|| errno::ECONNRESET().to_errno());
+    fail_all(orphans, e, socklnd::txlist_status(e));
 }
 
 /// The reaper's periodic work on the peers (every second or so): messages
@@ -369,19 +400,21 @@ pub(crate) fn tick(sni: &SockNi) {
     {
         let mut t = sni.table.lock();
         let timeout = timeout_ms();
-        for c in t.conns.iter().filter(|c| !c.is_dead()) {
-            if c.tx_stalled(now, timeout) {
-                let _ = stalled.push(c.clone(), GFP_ATOMIC);
+        let mut nids = KVec::new();
+        for (nid, p) in t.peers.iter() {
+            for c in p.conns.iter().filter(|c| !c.is_dead()) {
+                if c.tx_stalled(now, timeout) {
+                    let _ = stalled.push(c.clone(), GFP_ATOMIC);
+                }
+            }
+            // Without room for the list, the peers wait for the next tick.
+            if nids.push(*nid, GFP_ATOMIC).is_err() {
+                break;
             }
         }
-        let mut i = 0;
-        while i < t.peers.len() {
-            let nid = match t.peers.get(i) {
-                Some(p) => p.nid,
-                None => break,
-            };
+        for nid in nids {
             let last_alive = t.live(&nid).map(|c| c.last_rx_ms()).max();
-            let ping = match (last_alive, t.peers.get(i)) {
+            let ping = match (last_alive, t.peers.get(&nid)) {
                 (Some(alive), Some(p)) => {
                     keepalive_ms > 0
                         && now >= alive.saturating_add(keepalive_ms)
@@ -398,8 +431,8 @@ pub(crate) fn tick(sni: &SockNi) {
                 }
             }
             let connected = last_alive.is_some();
-            let Some(p) = t.peers.get_mut(i) else {
-                break;
+            let Some(p) = t.peers.get_mut(&nid) else {
+                continue;
             };
             if ping {
                 p.next_keepalive_ms = now.saturating_add(KEEPALIVE_RETRY_MS);
@@ -432,11 +465,10 @@ pub(crate) fn tick(sni: &SockNi) {
                 && p.accepting == 0
                 && p.waiting.is_empty()
                 && p.zc.is_empty()
+                && p.conns.is_empty()
                 && forgotten;
             if idle {
-                drop(vec::remove(&mut t.peers, i));
-            } else {
-                i += 1;
+                drop(t.peers.remove(&nid));
             }
         }
     }
