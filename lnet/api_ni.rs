@@ -31,11 +31,10 @@ extern "C" fn LNetNIFini() -> c_int {
     errno(lnet().and_then(startup::ni_fini))
 }
 
-/// # Safety
-///
-/// `id` points to writable memory for one `struct lnet_processid`.
+/// The `index`th local NID and our pid (`LNetGetId`), into `id` (C
+/// passes null or one writable `struct lnet_processid`).
 #[no_mangle]
-unsafe extern "C" fn LNetGetId(index: c_uint, id: *mut lnet_processid, large_nids: bool) -> c_int {
+extern "C" fn LNetGetId(index: c_uint, id: Option<&mut lnet_processid>, large_nids: bool) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
@@ -51,26 +50,25 @@ unsafe extern "C" fn LNetGetId(index: c_uint, id: *mut lnet_processid, large_nid
     };
     let nid = nid_to_c(&ni.nid);
     drop(nis);
-    // SAFETY: `id` points to writable memory for one `struct lnet_processid` (# Safety; null is
-    // skipped), a struct of integers, so whatever it holds is a valid value to overwrite.
-    if let Some(out) = unsafe { id.as_mut() } {
+    if let Some(out) = id {
         out.nid = nid;
         out.pid = lnet.pid.load(core::sync::atomic::Ordering::Relaxed);
     }
     0
 }
 
-/// # Safety
-///
-/// `dst` points to a NID; `src` and `order` are null or writable.
+/// How far `dst` is (`LNetDist`): C passes a NID, and null or writable
+/// `src` and `order`.
 #[no_mangle]
-unsafe extern "C" fn LNetDist(dst: *mut lnet_nid, src: *mut lnet_nid, order: *mut u32) -> c_int {
+extern "C" fn LNetDist(
+    dst: Option<&lnet_nid>,
+    src: Option<&mut lnet_nid>,
+    order: Option<&mut u32>,
+) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: `dst` points to a readable `struct lnet_nid` (# Safety); a null
-    // one is refused.
-    let Some(Ok(dst)) = (unsafe { dst.as_ref() }).map(nid_from_c) else {
+    let Some(Ok(dst)) = dst.map(nid_from_c) else {
         return EINVAL.to_errno();
     };
     let nis = lnet.nis.lock();
@@ -89,15 +87,11 @@ unsafe extern "C" fn LNetDist(dst: *mut lnet_nid, src: *mut lnet_nid, order: *mu
     let Some((nid, i, hops)) = found else {
         return EHOSTUNREACH().to_errno();
     };
-    // SAFETY: `src` and `order` are each null or writable (# Safety), a NID of
-    // integers and a u32; the null ones are skipped.
-    unsafe {
-        if let Some(s) = src.as_mut() {
-            *s = nid_to_c(&nid);
-        }
-        if let Some(o) = order.as_mut() {
-            *o = i as u32;
-        }
+    if let Some(s) = src {
+        *s = nid_to_c(&nid);
+    }
+    if let Some(o) = order {
+        *o = i as u32;
     }
     hops
 }
@@ -116,16 +110,10 @@ fn peer_primary(lnet: &TheLnet, nid: &Nid) -> Option<Nid> {
 
 /// Replaces `*nid` by the primary NID of its peer (`LNetPrimaryNID`),
 /// discovering the peer first as discovery.rs says (it may sleep). `0@lo`
-/// stays.
-///
-/// # Safety
-///
-/// `nid` is null or points to a writable NID.
+/// stays. C passes null or a writable NID.
 #[no_mangle]
-unsafe extern "C" fn LNetPrimaryNID(nid: *mut lnet_nid) {
-    // SAFETY: `nid` is null or points to a writable `struct lnet_nid`
-    // (# Safety), a struct of integers.
-    let Some(c) = (unsafe { nid.as_mut() }) else {
+extern "C" fn LNetPrimaryNID(nid: Option<&mut lnet_nid>) {
+    let Some(c) = nid else {
         return;
     };
     let (Ok(lnet), Ok(n)) = (lnet(), nid_from_c(c)) else {
@@ -141,16 +129,11 @@ unsafe extern "C" fn LNetPrimaryNID(nid: *mut lnet_nid) {
 
 /// The first local NID other than `0@lo`, made primary as
 /// [`LNetPrimaryNID`] does (`LNetLocalPrimaryNID`); with no such NI,
-/// `*nid` goes through `LNetPrimaryNID` as it is, as in Lustre.
-///
-/// # Safety
-///
-/// As [`LNetPrimaryNID`].
+/// `*nid` goes through `LNetPrimaryNID` as it is, as in Lustre. C
+/// passes null or a writable NID.
 #[no_mangle]
-unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
-    // SAFETY: `nid` is null or points to a writable `struct lnet_nid`
-    // (# Safety, as LNetPrimaryNID's), a struct of integers.
-    let Some(c) = (unsafe { nid.as_mut() }) else {
+extern "C" fn LNetLocalPrimaryNID(nid: Option<&mut lnet_nid>) {
+    let Some(c) = nid else {
         return;
     };
     if let Ok(lnet) = lnet() {
@@ -159,24 +142,16 @@ unsafe extern "C" fn LNetLocalPrimaryNID(nid: *mut lnet_nid) {
             *c = nid_to_c(&ni.nid);
         }
     }
-    // SAFETY: `nid` is still null or a writable NID (# Safety), LNetPrimaryNID's contract; `c`,
-    // borrowed from it above, is not used again.
-    unsafe { LNetPrimaryNID(nid) }
+    LNetPrimaryNID(Some(c))
 }
 
 /// Whether sends to `nid` need wait no longer for discovery
 /// (`LNetPeerDiscovered`, see discovery.rs), or -ENETRESET when its peer
 /// cannot be had (LNet down). The peer is made as traffic would make it,
-/// as in Lustre.
-///
-/// # Safety
-///
-/// `nid` is null or points to a NID.
+/// as in Lustre. C passes null or a NID.
 #[no_mangle]
-unsafe extern "C" fn LNetPeerDiscovered(nid: *mut lnet_nid) -> c_int {
-    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
-    // (# Safety).
-    let Some(Ok(n)) = (unsafe { nid.as_ref() }).map(nid_from_c) else {
+extern "C" fn LNetPeerDiscovered(nid: Option<&lnet_nid>) -> c_int {
+    let Some(Ok(n)) = nid.map(nid_from_c) else {
         return EINVAL.to_errno();
     };
     if n == Nid::LO {
@@ -198,16 +173,10 @@ extern "C" fn LNetGetPeerDiscoveryStatus() -> c_int {
 /// Logs the peer NI of `id`'s NID as Lustre does (`LNetDebugPeer`): NID,
 /// references, aliveness, the net's peer credits, router credits and
 /// their minimum, send credits and their minimum, bytes queued. The peer
-/// is made if unknown, as in Lustre.
-///
-/// # Safety
-///
-/// `id` is null or points to a process id.
+/// is made if unknown, as in Lustre. C passes null or a process id.
 #[no_mangle]
-unsafe extern "C" fn LNetDebugPeer(id: *mut lnet_processid) {
-    // SAFETY: `id` is null or points to a readable `struct lnet_processid`
-    // (# Safety).
-    let Some(id) = (unsafe { id.as_ref() }) else {
+extern "C" fn LNetDebugPeer(id: Option<&lnet_processid>) {
+    let Some(id) = id else {
         return;
     };
     let (Ok(lnet), Ok(nid)) = (lnet(), nid_from_c(&id.nid)) else {
@@ -351,17 +320,11 @@ extern "C" fn lnet_is_rdma_only_page(_page: *mut c_void) -> bool {
 }
 
 /// The node's counters (`lnet_counters_get`): zeroed and -ENODEV while
-/// LNet is not running, as Lustre.
-///
-/// # Safety
-///
-/// `out` is null or points to writable memory for one
+/// LNet is not running, as Lustre. C passes null or one writable
 /// `struct lnet_counters`.
 #[no_mangle]
-unsafe extern "C" fn lnet_counters_get(out: *mut lnet_counters) -> c_int {
-    // SAFETY: `out` is null or points to writable memory for one `struct lnet_counters` (# Safety),
-    // integers only, so any bytes there are a valid value.
-    let Some(o) = (unsafe { out.as_mut() }) else {
+extern "C" fn lnet_counters_get(out: Option<&mut lnet_counters>) -> c_int {
+    let Some(o) = out else {
         return EINVAL.to_errno();
     };
     *o = lnet_counters::default();

@@ -90,32 +90,25 @@ unsafe extern "C" fn libcfs_nid2str_r(nid: u64, buf: *mut c_char, size: usize) -
 ///
 /// # Safety
 ///
-/// `nid` is null or points to a NID; `buf` is null or points to `size`
-/// writable bytes.
+/// `nid` is null or points to a NID (its type says so); `buf` is null or
+/// points to `size` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn libcfs_nidstr_r(
-    nid: *const lnet_nid,
+    nid: Option<&lnet_nid>,
     buf: *mut c_char,
     size: usize,
 ) -> *mut c_char {
-    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
-    // (# Safety).
-    let n = unsafe { nid.as_ref() }.and_then(|c| nid_from_c(c).ok());
+    let n = nid.and_then(|c| nid_from_c(c).ok());
     // SAFETY: `buf` is null or points to `size` writable bytes (# Safety), as
     // write_c needs.
     unsafe { write_c(buf, size, &n.unwrap_or(Nid::ANY)) }
 }
 
-/// `pid-nid` in a ring buffer (`libcfs_idstr`).
-///
-/// # Safety
-///
-/// `id` is null or points to a process id.
+/// `pid-nid` in a ring buffer (`libcfs_idstr`); C passes null or a
+/// process id.
 #[no_mangle]
-unsafe extern "C" fn libcfs_idstr(id: *const lnet_processid) -> *mut c_char {
-    // SAFETY: `id` is null or points to a readable `struct lnet_processid`
-    // (# Safety).
-    let id = unsafe { id.as_ref() }.map_or(
+extern "C" fn libcfs_idstr(id: Option<&lnet_processid>) -> *mut c_char {
+    let id = id.map_or(
         ProcessId {
             nid: Nid::ANY,
             pid: crate::lnet_core::md::PID_ANY,
@@ -160,15 +153,14 @@ unsafe extern "C" fn libcfs_str2net(s: *const c_char) -> u32 {
 ///
 /// # Safety
 ///
-/// `nid` is null or writable; `s` is null or a NUL-terminated string.
+/// `nid` is null or writable (its type says so); `s` is null or a
+/// NUL-terminated string.
 #[no_mangle]
-unsafe extern "C" fn libcfs_strnid(nid: *mut lnet_nid, s: *const c_char) -> c_int {
+unsafe extern "C" fn libcfs_strnid(nid: Option<&mut lnet_nid>, s: *const c_char) -> c_int {
     // SAFETY: `s` is null or a NUL-terminated string (# Safety), as `text`
     // needs; the text is used only during this call.
     let parsed = unsafe { text(s) }.and_then(|t| Nid::parse(t.trim()).ok());
-    // SAFETY: `nid` is null or points to a writable `struct lnet_nid`
-    // (# Safety), a struct of integers.
-    match (parsed, unsafe { nid.as_mut() }) {
+    match (parsed, nid) {
         (Some(n), Some(out)) => {
             *out = nid_to_c(&n);
             0
@@ -209,9 +201,10 @@ unsafe extern "C" fn libcfs_str2nid(s: *const c_char) -> u64 {
 ///
 /// # Safety
 ///
-/// `nid` is null or writable; `s` is null or a NUL-terminated string.
+/// `nid` is null or writable (its type says so); `s` is null or a
+/// NUL-terminated string.
 #[no_mangle]
-unsafe extern "C" fn libcfs_str2anynid(nid: *mut u64, s: *const c_char) -> c_int {
+unsafe extern "C" fn libcfs_str2anynid(nid: Option<&mut u64>, s: *const c_char) -> c_int {
     // SAFETY: `s` is null or a NUL-terminated string (# Safety), as `text`
     // needs; the text is used only during this call.
     let (value, ok) = match unsafe { text(s) } {
@@ -222,8 +215,7 @@ unsafe extern "C" fn libcfs_str2anynid(nid: *mut u64, s: *const c_char) -> c_int
         }
         None => (u64::MAX, false),
     };
-    // SAFETY: `nid` is null or points to a writable u64 (# Safety).
-    if let Some(out) = unsafe { nid.as_mut() } {
+    if let Some(out) = nid {
         *out = value;
     }
     c_int::from(ok)
