@@ -145,3 +145,36 @@ pub fn parse<P: LndParam>(p: P, input: Option<&[u8]>) -> Result<i32, ParamError<
     }
     Ok(v)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::o2iblnd_params::IbParam;
+    use super::super::socklnd_params::SockParam;
+    use super::*;
+    use core::fmt::Debug;
+
+    /// `p` takes 0..=20 at least and not -1: what every LND's integer
+    /// parameter does with a write.
+    fn writes<P: LndParam + Debug + PartialEq>(p: P) {
+        assert_eq!(parse(p, Some(b"20\n")), Ok(20));
+        assert_eq!(parse(p, Some(b"0x10")), Ok(16));
+        assert_eq!(parse(p, Some(b"0")), Ok(0));
+        assert_eq!(parse(p, Some(b"-1")), Err(ParamError::Range(p, -1)));
+        assert_eq!(
+            parse(p, Some(b"ten")),
+            Err(ParamError::Number(p, NumberError::Invalid))
+        );
+        assert_eq!(
+            parse(p, Some(b"99999999999")),
+            Err(ParamError::Number(p, NumberError::Overflow))
+        );
+        assert_eq!(parse(p, None), Err(ParamError::Missing(p)));
+        assert_eq!(ParamError::Missing(p).errno(), EINVAL);
+    }
+
+    #[test]
+    fn both_lnds_parse_alike() {
+        writes(SockParam::SockTimeout);
+        writes(IbParam::Timeout);
+    }
+}

@@ -618,7 +618,6 @@ pub fn tx_pool_size(ntx: i32, ncpts: u32) -> i32 {
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use super::super::kstrto::NumberError;
     use super::*;
     use std::format;
 
@@ -695,20 +694,6 @@ mod tests {
 
     #[test]
     fn parsing() {
-        let p = IbParam::Timeout;
-        assert_eq!(parse(p, Some(b"20\n")), Ok(20));
-        assert_eq!(parse(p, Some(b"0x10")), Ok(16));
-        assert_eq!(parse(p, Some(b"0")), Ok(0));
-        assert_eq!(parse(p, Some(b"-1")), Err(IbParamError::Range(p, -1)));
-        assert_eq!(
-            parse(p, Some(b"ten")),
-            Err(IbParamError::Number(p, NumberError::Invalid))
-        );
-        assert_eq!(
-            parse(p, Some(b"99999999999")),
-            Err(IbParamError::Number(p, NumberError::Overflow))
-        );
-        assert_eq!(parse(p, None), Err(IbParamError::Missing(p)));
         assert_eq!(
             parse(IbParam::Service, Some(b"0")).map_err(|e| e.errno()),
             Err(EINVAL)

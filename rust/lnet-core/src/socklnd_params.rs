@@ -159,7 +159,6 @@ pub fn effective_timeout(sock_timeout: i32, lnet_lnd_timeout: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     extern crate std;
-    use super::super::kstrto::NumberError;
     use super::super::params::EINVAL;
     use super::*;
     use std::format;
@@ -190,20 +189,6 @@ mod tests {
 
     #[test]
     fn parsing() {
-        let p = SockParam::SockTimeout;
-        assert_eq!(parse(p, Some(b"20\n")), Ok(20));
-        assert_eq!(parse(p, Some(b"0x10")), Ok(16));
-        assert_eq!(parse(p, Some(b"0")), Ok(0));
-        assert_eq!(parse(p, Some(b"-1")), Err(SockParamError::Range(p, -1)));
-        assert_eq!(
-            parse(p, Some(b"ten")),
-            Err(SockParamError::Number(p, NumberError::Invalid))
-        );
-        assert_eq!(
-            parse(p, Some(b"99999999999")),
-            Err(SockParamError::Number(p, NumberError::Overflow))
-        );
-        assert_eq!(parse(p, None), Err(SockParamError::Missing(p)));
         assert_eq!(parse(SockParam::Tos, Some(b"-1")), Ok(-1));
         assert_eq!(
             parse(SockParam::Tos, Some(b"256")),
