@@ -235,8 +235,10 @@ rail1_used "after the peer's eth1 came back"
 # back to (the peer keeps a response's destination NI, as Lustre does):
 # its response timeout (60 s here) ends it, as in Lustre; so does a PUT
 # whose tx waited for the peer's answer as its connection closed (not
-# resent, as in Lustre); any other failure fails the step.
-flood_both 24 60
+# resent, as in Lustre); any other failure fails the step. Its PUTs are
+# 512 KiB: smaller ones leave more of them waiting for their ACK at the
+# cut than the step allows.
+LAB_FLOOD_BYTES=524288 flood_both 24 60
 lab_kmsg_mark "rxe1 deleted"
 rdma link delete rxe1 &
 deleting=$!
