@@ -26,9 +26,8 @@ me1=$(lab_addr "$LAB_VM" 1)@o2ib1
 p0=$paddr@o2ib
 p1=$(lab_addr "$peer" 1)@o2ib1
 # Each PUT still moves by RDMA over many fragments; rxe under TCG moves
-# about 0.6 MiB/s, and the floods (about 10 s) last long enough for their
-# cuts.
-LAB_FLOOD_BYTES=262144
+# about 0.6 MiB/s, and the floods last long enough for their cuts.
+LAB_FLOOD_BYTES=524288
 dmesg -c >/dev/null
 # Recovery pings back off to 4 s at most, so a rail that comes back is
 # found healthy again within seconds.
@@ -235,10 +234,8 @@ rail1_used "after the peer's eth1 came back"
 # back to (the peer keeps a response's destination NI, as Lustre does):
 # its response timeout (60 s here) ends it, as in Lustre; so does a PUT
 # whose tx waited for the peer's answer as its connection closed (not
-# resent, as in Lustre); any other failure fails the step. Its PUTs are
-# 512 KiB: smaller ones leave more of them waiting for their ACK at the
-# cut than the step allows.
-LAB_FLOOD_BYTES=524288 flood_both 24 60
+# resent, as in Lustre); any other failure fails the step.
+flood_both 24 60
 lab_kmsg_mark "rxe1 deleted"
 rdma link delete rxe1 &
 deleting=$!
