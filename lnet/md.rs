@@ -132,18 +132,13 @@ impl LibMd {
         // INVARIANT: each KIOV fragment was checked non-null and within its
         // page above; push_kvaddr_range splits kernel memory by page; the
         // caller keeps either valid until the MD is unlinked (# Safety).
-        Ok(LibMd {
+        Ok(Self::assemble(
             state,
-            kiov: v,
-            start: umd.umd_start as usize,
-            user_ptr: umd.umd_user_ptr as usize,
-            handler: umd.umd_handler,
-            owner: None,
-            flags: if unlink { flags::AUTO_UNLINK } else { 0 },
-            refcount: 0,
-            me: None,
-            rspt: None,
-        })
+            v,
+            (umd.umd_start as usize, umd.umd_user_ptr as usize),
+            (umd.umd_handler, None),
+            unlink,
+        ))
     }
 
     /// An MD of LNet's own over `owner`'s memory (own_md.rs).
@@ -165,18 +160,36 @@ impl LibMd {
         })?;
         // INVARIANT: push_kvaddr_range splits the owner's memory by page;
         // it lives as long as this MD holds `owner`.
-        Ok(LibMd {
+        Ok(Self::assemble(
             state,
-            kiov: v,
-            start: start as usize,
-            user_ptr: 0,
-            handler: None,
-            owner: Some(owner),
+            v,
+            (start as usize, 0),
+            (None, Some(owner)),
+            unlink,
+        ))
+    }
+
+    /// A new MD, on no ME, held by no message; `(start, user_ptr)` echoed
+    /// in events, which go to `(handler, owner)`.
+    fn assemble(
+        state: MdState,
+        kiov: KVec<BioVec>,
+        (start, user_ptr): (usize, usize),
+        (handler, owner): (Option<Handler>, Option<Arc<dyn MdOwner>>),
+        unlink: bool,
+    ) -> LibMd {
+        LibMd {
+            state,
+            kiov,
+            start,
+            user_ptr,
+            handler,
+            owner,
             flags: if unlink { flags::AUTO_UNLINK } else { 0 },
             refcount: 0,
             me: None,
             rspt: None,
-        })
+        }
     }
 
     /// Where its events go, if anywhere: taken under `res`, delivered

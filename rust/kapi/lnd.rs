@@ -232,11 +232,11 @@ impl<T: Lnd> Adapter<T> {
         // SAFETY: `private` came from `into_foreign` in `LnetNi::parse`, and LNet calls this
         // once per parsed header (include/linux/lnet/lnd.h): it is taken back once, here.
         let rx = unsafe { T::Rx::from_foreign(private.cast_const()) };
+        // SAFETY: LNet hands the LND this message (or null, to discard) to
+        // receive into: the LND's until finalized, or handed back below.
+        let msg = unsafe { Msg::from_raw(msg) };
         let r = Recv {
-            // SAFETY: LNet hands the LND this message (or null, to discard)
-            // to receive into; it is the LND's until finalized, or handed
-            // back with an error below.
-            msg: unsafe { Msg::from_raw(msg) },
+            msg,
             kiov,
             niov,
             offset,
