@@ -41,8 +41,10 @@ from pathlib import Path
 TOP = Path(__file__).resolve().parents[2]
 INCLUDE = TOP / "include"
 # Our own headers that Lustre's callers never see: the LND ABI between our
-# modules and lnet-rs's ioctl and tool interfaces.
+# modules, lnet-rs's ioctl and tool interfaces, and (under lnet_rs/) what
+# only our modules' C files include.
 OURS_ONLY = {"linux/lnet/lnd.h", "linux/lnet/lnet-rs.h", "uapi/linux/lnet/lnet-rs-ioctl.h"}
+OURS_ONLY_DIR = "lnet_rs/"
 # Constants of ours that are not integers (a compound literal), or that
 # exist only as our headers' own guards.
 SKIP_MACROS = {"LNET_ANY_NID"}
@@ -64,7 +66,7 @@ def headers():
     out = []
     for p in sorted(INCLUDE.rglob("*.h")):
         name = p.relative_to(INCLUDE).as_posix()
-        if name not in OURS_ONLY:
+        if name not in OURS_ONLY and not name.startswith(OURS_ONLY_DIR):
             out.append(name)
     return out
 
