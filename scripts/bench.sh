@@ -33,7 +33,7 @@ src=lab-out/perf-src
 rm -rf "$src"
 mkdir -p "$src"
 git ls-files -co --exclude-standard -z | tar -c --null -T - | tar -x -C "$src"
-make -s -C "$src" KDIR="$(lnet_perf_kdir)" KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror
+make -s -C "$src" KDIR="$(lnet_perf_kdir)" KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror lab
 # Lustre for the perf kernel (bench_lustre), by build-lustre.sh in a cache
 # of its own: that script prunes every other build in its cache.
 perf_kdir=$(lnet_perf_kdir)

@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
 bash scripts/build-kernel.sh
-make -s
+make -s lab
 lnet_build_tools
 python3 tests/lab/lab.py --follow --kernel-filter 'lnet|ko2iblnd|rxe|LNet' demo_o2ib

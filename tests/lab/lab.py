@@ -218,7 +218,7 @@ def build_initramfs(kd, work, src=TOP, bench=False):
     kos = sorted(p for p in src.glob("*/*.ko"))
     kos += sorted(p for p in (src / "tests").glob("**/*.ko"))
     if not kos:
-        sys.exit("lab: no modules built: run make first")
+        sys.exit("lab: no modules built: run make lab first")
     install_modules(root, kernel_release(kd), kos, kd)
     return finish_initramfs(root, work, "initramfs.cpio")
 
