@@ -16,7 +16,10 @@
 //! partition number out of range, these calls answer for the whole table
 //! (`CFS_CPT_ANY`) or do nothing, rather than crash.
 
-use crate::kapi::cpumask::{self as mask, CpuMask, NodeMask};
+use crate::kapi::cpumask::{
+    self as mask, CptTableType, CpuMask, NodeMask, PerCptArg, PerCptArray, PublishedCptTable,
+};
+use crate::kapi::ffi;
 use crate::lnet_core::cpt::{self as rules, CptError, CPT_ANY};
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -344,38 +347,28 @@ fn unset_cpu(t: &mut CptTable, cpt: i32, cpu: u32) {
     t.del_node(of as u32, mask::cpu_to_node(cpu) as u32);
 }
 
-// The parameters' values, read once at load (they are 0444), and the
-// exported table pointer (lnet_exports.c), a `CptTable` behind `c_void`.
-extern "C" {
-    fn lnet_param_cpu_npartitions() -> c_int;
-    fn lnet_param_cpu_pattern() -> *const c_char;
-    static mut cfs_cpt_tab: *mut c_void;
-    fn lnet_publish_cpt_table(table: *mut c_void, number: c_uint);
-}
+// SAFETY: lnet.ko's `cfs_cpt_*` functions, which C callers pass
+// `cfs_cpt_tab` to, take their table as `Option<&CptTable>`.
+unsafe impl CptTableType for CptTable {}
 
-/// The global table, from module init to exit.
-pub(crate) fn global() -> Option<&'static CptTable> {
-    // SAFETY: written only by `init` and `fini`, when nothing else of
-    // lnet.ko runs; the table lives until `fini`.
-    unsafe {
-        core::ptr::addr_of!(cfs_cpt_tab)
-            .read()
-            .cast::<CptTable>()
-            .as_ref()
-    }
-}
+/// Partitions of the global table, 1 before it exists (`cfs_cpt_number`
+/// of `cfs_cpt_tab`).
+static NUMBER: AtomicU32 = AtomicU32::new(1);
 
 /// Partitions of the global table (1 before it exists).
 pub(crate) fn number() -> u32 {
-    global().map_or(1, |t| t.nparts())
+    NUMBER.load(Relaxed)
 }
 
 /// Owns `cfs_cpt_tab` for the module's life: dropping it frees the table.
-pub(crate) struct Global(());
+pub(crate) struct Global {
+    _table: PublishedCptTable<CptTable>,
+}
 
 impl Drop for Global {
     fn drop(&mut self) {
-        fini();
+        // The table itself goes with the field, once unpublished.
+        NUMBER.store(1, Relaxed);
     }
 }
 
@@ -388,11 +381,8 @@ impl Drop for Global {
 /// the two modules from loading (lnet_params.c says why it cannot read
 /// libcfs.ko's either).
 pub(crate) fn init() -> Result<Global> {
-    // SAFETY: fixed at load (0444).
-    let n = unsafe { lnet_param_cpu_npartitions() };
-    // SAFETY: a NUL-terminated string fixed at load (0444).
-    let p = unsafe { core::ffi::CStr::from_ptr(lnet_param_cpu_pattern()) };
-    let Ok(pattern) = p.to_str() else {
+    let n = mask::cpu_npartitions();
+    let Ok(pattern) = mask::cpu_pattern().to_str() else {
         pr_err!("cpu_pattern is not text\n");
         return Err(EINVAL);
     };
@@ -429,26 +419,11 @@ pub(crate) fn init() -> Result<Global> {
         table.nparts()
     );
     let nparts = table.nparts();
-    let table = KBox::into_raw(table).cast::<c_void>();
-    // SAFETY: nothing reads the pointer before init returns.
-    unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).write(table) };
-    // SAFETY: a plain store into the_lnet, which nothing reads before
-    // init returns; the table lives until `fini` unpublishes it.
-    unsafe { lnet_publish_cpt_table(table, nparts) };
-    Ok(Global(()))
-}
-
-/// Frees `cfs_cpt_tab`, at module exit.
-fn fini() {
-    // SAFETY: every user holds a reference on lnet.ko, so none is left.
-    unsafe { lnet_publish_cpt_table(core::ptr::null_mut(), 0) };
-    // SAFETY: only module exit calls this, once every user of lnet.ko is gone.
-    let t = unsafe { core::ptr::addr_of_mut!(cfs_cpt_tab).replace(core::ptr::null_mut()) };
-    let t = t.cast::<CptTable>();
-    if !t.is_null() {
-        // SAFETY: from KBox::into_raw in `init`.
-        drop(unsafe { KBox::from_raw(t) });
-    }
+    let global = Global {
+        _table: PublishedCptTable::new(table, nparts),
+    };
+    NUMBER.store(nparts, Relaxed);
+    Ok(global)
 }
 
 /// `cfs_cpt_table_alloc`: an empty table of `ncpt` partitions, or null.
@@ -468,36 +443,24 @@ extern "C" fn cfs_cpt_table_free(t: Option<KBox<CptTable>>) {
     drop(t);
 }
 
-/// A C buffer as a byte slice.
-///
-/// # Safety
-///
-/// `buf` points to `len` writable bytes when `len` > 0.
-unsafe fn out<'a>(buf: *mut c_char, len: c_int) -> &'a mut [u8] {
-    match usize::try_from(len) {
-        // SAFETY: `n` > 0 and `buf` is non-null here, so by # Safety `buf`
-        // points to `len` (that is `n`) writable bytes.
-        Ok(n) if n > 0 && !buf.is_null() => unsafe {
-            core::slice::from_raw_parts_mut(buf.cast(), n)
-        },
-        _ => &mut [],
-    }
-}
-
 /// `cfs_cpt_table_print`: each partition and its CPUs; the length, or
 /// -E2BIG.
 ///
+/// C passes `t` null or a live table of ours.
+///
 /// # Safety
 ///
-/// `t` is null or a live table of ours; `buf` has `len` writable bytes.
+/// `buf` is null or has `len` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_table_print(
     t: Option<&CptTable>,
     buf: *mut c_char,
     len: c_int,
 ) -> c_int {
-    // SAFETY: `buf` has `len` writable bytes (# Safety).
-    let (Some(t), b) = (t, unsafe { out(buf, len) }) else {
+    // SAFETY: `buf` is null or has `len` writable bytes, used by nothing
+    // else during this call (# Safety), as ffi::out_buf needs.
+    let b = unsafe { ffi::out_buf(buf.cast(), len) }.unwrap_or_default();
+    let Some(t) = t else {
         return -rules::E2BIG;
     };
     rules::print_table(t.nparts(), |c, a| t.part(c as c_int)?.cpus.next(a), b)
@@ -505,17 +468,21 @@ unsafe extern "C" fn cfs_cpt_table_print(
 
 /// `cfs_cpt_distance_print`: each partition's distance to every other.
 ///
+/// C passes `t` null or a live table of ours.
+///
 /// # Safety
 ///
-/// `t` is null or a live table of ours; `buf` has `len` writable bytes.
+/// `buf` is null or has `len` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_cpt_distance_print(
     t: Option<&CptTable>,
     buf: *mut c_char,
     len: c_int,
 ) -> c_int {
-    // SAFETY: `buf` has `len` writable bytes (# Safety).
-    let (Some(t), b) = (t, unsafe { out(buf, len) }) else {
+    // SAFETY: `buf` is null or has `len` writable bytes, used by nothing
+    // else during this call (# Safety), as ffi::out_buf needs.
+    let b = unsafe { ffi::out_buf(buf.cast(), len) }.unwrap_or_default();
+    let Some(t) = t else {
         return -rules::E2BIG;
     };
     let d = |i: u32, j: u32| {
@@ -747,100 +714,30 @@ fn spread_node(t: &CptTable, cpt: c_int) -> c_int {
     none
 }
 
-/// The header before the pointers `cfs_percpt_alloc` returns (Lustre's
-/// `struct cfs_var_array`); callers see only `ptrs`.
-#[repr(C)]
-struct VarArray {
-    count: c_uint,
-    size: c_uint,
-    cptab: *mut CptTable,
-    ptrs: [*mut c_void; 0],
-}
-
-const PTRS: usize = core::mem::offset_of!(VarArray, ptrs);
-
 /// `cfs_percpt_alloc`: an array of one zeroed, cache-aligned block of
 /// `size` bytes per partition, each on its partition's node; callers index
 /// it by partition and free it with `cfs_percpt_free`.
 ///
 /// C passes null or a live table of ours.
 #[no_mangle]
-extern "C" fn cfs_percpt_alloc(t: Option<&CptTable>, size: c_uint) -> *mut c_void {
-    let Some(t) = t else {
-        return core::ptr::null_mut();
-    };
-    let count = t.nparts();
-    let Some(size) = mask::l1_cache_align(size as usize).and_then(|s| c_uint::try_from(s).ok())
-    else {
-        return core::ptr::null_mut();
-    };
-    let Some(head) = (count as usize)
-        .checked_mul(core::mem::size_of::<*mut c_void>())
-        .and_then(|n| n.checked_add(PTRS))
-    else {
-        return core::ptr::null_mut();
-    };
-    let arr = mask::kzalloc_node(head, -1).cast::<VarArray>();
-    if arr.is_null() {
-        return core::ptr::null_mut();
-    }
-    // SAFETY: a fresh zeroed allocation of `head` bytes: the header and
-    // `count` pointers, all null, so a partial one frees correctly.
-    unsafe {
-        (*arr).count = count;
-        (*arr).size = size;
-        (*arr).cptab = core::ptr::from_ref(t).cast_mut();
-    }
-    // SAFETY: `ptrs` is within the allocation.
-    let ptrs = unsafe { core::ptr::addr_of_mut!((*arr).ptrs) }.cast::<*mut c_void>();
-    for i in 0..count {
-        let block = mask::kzalloc_node(size as usize, spread_node(t, i as c_int));
-        // SAFETY: slot `i` < `count` is within the allocation.
-        unsafe { ptrs.add(i as usize).write(block) };
-        if block.is_null() {
-            // SAFETY: a whole array of ours, not yet handed out.
-            unsafe { cfs_percpt_free(ptrs.cast()) };
-            return core::ptr::null_mut();
-        }
-    }
-    ptrs.cast()
+extern "C" fn cfs_percpt_alloc(t: Option<&CptTable>, size: c_uint) -> Option<PerCptArray> {
+    let t = t?;
+    let size = mask::l1_cache_align(size as usize).and_then(|s| c_uint::try_from(s).ok())?;
+    let cptab = core::ptr::from_ref(t).cast::<c_void>();
+    PerCptArray::new(t.nparts(), size, cptab, |i| spread_node(t, i as c_int))
 }
 
-/// `cfs_percpt_free`.
-///
-/// # Safety
-///
-/// `vars` is from `cfs_percpt_alloc` and not used afterwards.
+/// `cfs_percpt_free`: C gives back null or an array from
+/// `cfs_percpt_alloc`, and uses it no more.
 #[no_mangle]
-unsafe extern "C" fn cfs_percpt_free(vars: *mut c_void) {
-    if vars.is_null() {
-        return;
-    }
-    // SAFETY: `vars` is the `ptrs` field of a VarArray (container_of).
-    let arr = unsafe { vars.cast::<u8>().sub(PTRS) }.cast::<VarArray>();
-    // SAFETY: a live array of ours.
-    let count = unsafe { (*arr).count };
-    let ptrs = vars.cast::<*mut c_void>();
-    for i in 0..count as usize {
-        // SAFETY: slot `i` < `count`; each block (or null) from kzalloc_node.
-        unsafe { mask::kfree(ptrs.add(i).read()) };
-    }
-    // SAFETY: the header from kzalloc_node.
-    unsafe { mask::kfree(arr.cast()) };
+extern "C" fn cfs_percpt_free(vars: Option<PerCptArray>) {
+    drop(vars);
 }
 
 /// `cfs_percpt_number`: the blocks of a `cfs_percpt_alloc` array.
 ///
-/// # Safety
-///
-/// `vars` is from `cfs_percpt_alloc`.
+/// C passes null or a live array from `cfs_percpt_alloc`.
 #[no_mangle]
-unsafe extern "C" fn cfs_percpt_number(vars: *mut c_void) -> c_int {
-    if vars.is_null() {
-        return 0;
-    }
-    // SAFETY: `vars` is the `ptrs` field of a VarArray (container_of).
-    let arr = unsafe { vars.cast::<u8>().sub(PTRS) }.cast::<VarArray>();
-    // SAFETY: a live array of ours.
-    unsafe { (*arr).count as c_int }
+extern "C" fn cfs_percpt_number(vars: Option<PerCptArg<'_>>) -> c_int {
+    vars.map_or(0, |v| v.count() as c_int)
 }

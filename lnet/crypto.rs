@@ -19,17 +19,18 @@
 //! 0 there in the first second after the load.
 
 use crate::kapi::bindings;
-use crate::kapi::crypto::{Checksum32Registration, HashRequest};
+use crate::kapi::crypto::{
+    self as kcrypto, Checksum32Registration, Hash, HashRequest, SpeedTestGuard,
+};
+use crate::kapi::ffi;
 use crate::kapi::kthread::{self, Thread};
-use crate::kapi::waitq::WaitQueue;
 use crate::lnet_core::crypto_hash::{self as ch, HashType};
 use core::ffi::{c_int, c_uchar, c_uint, c_void, CStr};
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
-use kernel::page::{Page, PAGE_SIZE};
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::str::CString;
-use kernel::sync::Mutex;
-use kernel::{c_str, fmt, new_mutex};
+use kernel::{c_str, fmt};
 
 /// Each algorithm's speed in MB/s: 0 until measured, then the speed or the
 /// negative errno that made it unavailable. Lustre's exported array (C:
@@ -49,26 +50,12 @@ pub(crate) static cfs_crypto_hash_speeds: [AtomicI32; ch::HASH_ALG_MAX as usize]
     AtomicI32::new(0),
 ];
 
-/// What the speed measurements share.
-#[pin_data]
-struct Speeds {
-    /// One measurement at a time, so that they do not slow each other down
-    /// and each algorithm is measured once.
-    #[pin]
-    lock: Mutex<()>,
-    /// lnet.ko is unloading: a measurement under way gives up.
-    stopping: AtomicBool,
-    /// Where the load-time thread waits for its stop, once done.
-    #[pin]
-    idle: WaitQueue,
-}
+/// lnet.ko is unloading: a measurement under way gives up.
+static STOPPING: AtomicBool = AtomicBool::new(false);
 
-static SPEEDS: AtomicPtr<Speeds> = AtomicPtr::new(core::ptr::null_mut());
-
-/// The hash algorithms while lnet.ko is loaded: adler32 registered, the
-/// load-time speed thread, the measurements' lock.
+/// The hash algorithms while lnet.ko is loaded: adler32 registered and the
+/// load-time speed thread.
 pub(crate) struct Crypto {
-    speeds: Pin<KBox<Speeds>>,
     worker: Option<Thread>,
     adler32: Option<Checksum32Registration>,
 }
@@ -77,22 +64,15 @@ impl Crypto {
     /// Registers adler32 and starts measuring speeds. Fails only without
     /// memory; an algorithm the kernel lacks is reported by its speed.
     pub(crate) fn new() -> Result<Crypto> {
-        let speeds = KBox::pin_init(
-            pin_init!(Speeds {
-                lock <- new_mutex!((), "lnet_crypto_speed"),
-                stopping: AtomicBool::new(false),
-                idle <- WaitQueue::new(),
-            }),
-            GFP_KERNEL,
-        )?;
         // The crypto API loads the module of any algorithm it is asked
         // for ("crypto-crc32c"), so nothing is loaded here in advance.
         let adler32 = crate::adler32::register();
-        SPEEDS.store((&*speeds as *const Speeds).cast_mut(), Ordering::Release);
-        let data = (&*speeds as *const Speeds).cast_mut().cast::<c_void>();
-        // SAFETY: `data` is the pinned `Speeds`, which `Crypto` keeps alive until after it has
-        // stopped the thread (drop), and the thread returns only once asked to stop.
-        let worker = match unsafe { Thread::spawn(c_str!("lnet_crypto"), speed_worker, data) } {
+        let spawned = {
+            // SAFETY: the thread uses no data (null) and `speed_worker`
+            // returns only once asked to stop.
+            unsafe { Thread::spawn(c_str!("lnet_crypto"), speed_worker, core::ptr::null_mut()) }
+        };
+        let worker = match spawned {
             Ok(t) => Some(t),
             Err(e) => {
                 // Each speed is then measured when first asked for.
@@ -100,19 +80,14 @@ impl Crypto {
                 None
             }
         };
-        Ok(Crypto {
-            speeds,
-            worker,
-            adler32,
-        })
+        Ok(Crypto { worker, adler32 })
     }
 }
 
 impl Drop for Crypto {
     fn drop(&mut self) {
-        self.speeds.stopping.store(true, Ordering::Relaxed);
+        STOPPING.store(true, Ordering::Relaxed);
         drop(self.worker.take());
-        SPEEDS.store(core::ptr::null_mut(), Ordering::Release);
         // Nothing of ours hashes any more: adler32 can go.
         drop(self.adler32.take());
     }
@@ -123,28 +98,21 @@ impl Drop for Crypto {
 ///
 /// # Safety
 ///
-/// `data` is a pinned [`Speeds`] that outlives the thread.
-unsafe extern "C" fn speed_worker(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the pinned `Speeds` given by `Crypto::new`, alive
-    // until this thread has been stopped.
-    let speeds = unsafe { &*data.cast::<Speeds>() };
+/// Called by [`Thread::spawn`] only; `_data` is unused.
+unsafe extern "C" fn speed_worker(_data: *mut c_void) -> c_int {
     for alg in ch::HASH_ALG_ADLER32..ch::HASH_ALG_SPEED_MAX {
-        if speeds.stopping.load(Ordering::Relaxed) {
+        if STOPPING.load(Ordering::Relaxed) {
             break;
         }
-        speed_of(alg, Some(speeds));
+        speed_of(alg);
     }
-    // Nobody wakes `idle`: kthread_stop() wakes the thread itself, and the
-    // queue makes a stop between the check and the sleep not lost.
-    while !kthread::should_stop() {
-        speeds.idle.wait_timeout(60_000, kthread::should_stop);
-    }
+    kcrypto::wait_for_stop();
     0
 }
 
-/// The speed of `alg`, measured now if it has not been: under the lock
-/// when lnet.ko's state is there (always, for callers from other modules).
-fn speed_of(alg: u32, speeds: Option<&Speeds>) -> c_int {
+/// The speed of `alg`, measured now if it has not been, one measurement
+/// at a time.
+fn speed_of(alg: u32) -> c_int {
     let Some(slot) = usize::try_from(alg)
         .ok()
         .and_then(|i| cfs_crypto_hash_speeds.get(i))
@@ -152,10 +120,9 @@ fn speed_of(alg: u32, speeds: Option<&Speeds>) -> c_int {
         return ENOENT.to_errno();
     };
     if slot.load(Ordering::Acquire) == 0 {
-        let stopping = speeds.map(|s| &s.stopping);
-        let _guard = speeds.map(|s| s.lock.lock());
+        let _guard = SpeedTestGuard::lock();
         if slot.load(Ordering::Acquire) == 0 {
-            if let Some(speed) = performance_test(alg, stopping) {
+            if let Some(speed) = performance_test(alg) {
                 slot.store(speed, Ordering::Release);
             }
         }
@@ -167,8 +134,8 @@ fn speed_of(alg: u32, speeds: Option<&Speeds>) -> c_int {
 /// `cfs_crypto_hash_init` to `cfs_crypto_hash_final` as a caller would,
 /// for a quarter of a second; the speed in MB/s, or the errno that stopped
 /// it. None if lnet.ko started unloading meanwhile.
-fn performance_test(alg: u32, stopping: Option<&AtomicBool>) -> Option<c_int> {
-    let stop = || stopping.is_some_and(|s| s.load(Ordering::Relaxed));
+fn performance_test(alg: u32) -> Option<c_int> {
+    let stop = || STOPPING.load(Ordering::Relaxed);
     let result = hash_rounds(alg, &stop);
     if stop() {
         return None;
@@ -200,22 +167,18 @@ fn performance_test(alg: u32, stopping: Option<&AtomicBool>) -> Option<c_int> {
 /// The rounds of the speed test done in its time (or until `stop()`), and
 /// the milliseconds they took.
 fn hash_rounds(alg: u32, stop: &dyn Fn() -> bool) -> Result<(u64, u64)> {
-    let page = Page::alloc_page(GFP_KERNEL)?;
-    let fill = [0xadu8; 64];
-    for off in (0..PAGE_SIZE).step_by(fill.len()) {
-        // SAFETY: `fill` is 64 readable bytes; the page is ours alone.
-        unsafe { page.write_raw(fill.as_ptr(), off, fill.len()) }?;
-    }
+    // A page-sized kmalloc is a whole page (kmalloc aligns a power of two
+    // to its size): each update hashes one page.
+    let page = KVec::from_elem(0xadu8, PAGE_SIZE, GFP_KERNEL)?;
     let pages_per_round = (ch::SPEED_TEST_BYTES / PAGE_SIZE as u64).max(1);
     let mut digest = [0u8; ch::DIGEST_SIZE_MAX];
     let mut rounds = 0u64;
     let start = kthread::now_ms();
     let mut now = start;
     while now.saturating_sub(start) < ch::SPEED_TEST_MS && !stop() {
-        let mut hash = hash_new(alg, None)?;
+        let hash = hash_new(alg, None)?;
         for _ in 0..pages_per_round {
-            // SAFETY: a whole page we allocated and keep until the end.
-            unsafe { hash.update_page(page.as_ptr().cast(), 0, PAGE_SIZE as u32) }?;
+            hash.update(&page)?;
         }
         hash.finish(&mut digest)?;
         rounds += 1;
@@ -259,21 +222,6 @@ fn hmac_name(t: &HashType) -> Result<CString> {
     CString::try_from_fmt(fmt!("hmac({})", name))
 }
 
-/// The caller's key: None for a null pointer.
-///
-/// # Safety
-///
-/// A non-null `key` points to `key_len` readable bytes.
-unsafe fn key_slice<'a>(key: *const c_uchar, key_len: c_uint) -> Option<&'a [u8]> {
-    if key.is_null() {
-        None
-    } else {
-        // SAFETY: `key` is non-null here, so by # Safety it points to `key_len`
-        // readable bytes.
-        Some(unsafe { core::slice::from_raw_parts(key, key_len as usize) })
-    }
-}
-
 /// A hash of `hash_alg` ready for updates, keyed (HMAC) if `key` is given
 /// with a length; `ERR_PTR(-errno)` on failure. `cfs_crypto_hash_final`
 /// frees it.
@@ -288,8 +236,8 @@ unsafe extern "C" fn cfs_crypto_hash_init(
     key_len: c_uint,
 ) -> *mut bindings::ahash_request {
     // SAFETY: a non-null `key` points to `key_len` readable bytes (# Safety),
-    // as key_slice needs; the slice is used only during this call.
-    let key = unsafe { key_slice(key, key_len) };
+    // unchanged during this call, which is as long as the slice is used.
+    let key = unsafe { ffi::bytes(key, key_len as usize) };
     match hash_new(hash_alg, key) {
         Ok(hash) => hash.into_raw(),
         Err(e) => e.to_ptr(),
@@ -299,64 +247,63 @@ unsafe extern "C" fn cfs_crypto_hash_init(
 /// Adds `len` bytes of `page` from `offset` (taken within the page, as
 /// its low bits) to the hash. `-EINVAL` for a null request or page.
 ///
+/// C passes `req` null or a request from `cfs_crypto_hash_init` not yet
+/// finalised, which no other thread uses meanwhile.
+///
 /// # Safety
 ///
-/// `req` comes from `cfs_crypto_hash_init` and is not finalised, and no
-/// other thread uses it meanwhile; the `len` bytes lie in `page` or the
-/// pages of its compound page that follow.
+/// The `len` bytes lie in `page` or the pages of its compound page that
+/// follow.
 #[no_mangle]
 unsafe extern "C" fn cfs_crypto_hash_update_page(
-    req: *mut bindings::ahash_request,
+    req: Option<&Hash>,
     page: *mut bindings::page,
     offset: c_uint,
     len: c_uint,
 ) -> c_int {
+    let Some(req) = req else {
+        return EINVAL.to_errno();
+    };
     if page.is_null() {
         return EINVAL.to_errno();
     }
     let offset = offset % PAGE_SIZE as c_uint;
-    let update = |h: &mut HashRequest| {
-        // SAFETY: the page range is the caller's promise.
-        unsafe { h.update_page(page, offset, len) }
-    };
-    // SAFETY: the request is the caller's promise.
-    let rc = unsafe { HashRequest::with_raw(req, update) };
-    errno_of(rc)
+    // SAFETY: `page` is non-null (checked above), so a page whose compound
+    // page holds the `len` bytes from `offset` (# Safety).
+    errno_of(unsafe { req.update_page(page, offset, len) })
 }
 
 /// Adds `buf_len` bytes at `buf` to the hash. `-EINVAL` for a null request,
 /// or a null buffer with a length.
 ///
+/// C passes `req` as for `cfs_crypto_hash_update_page`.
+///
 /// # Safety
 ///
-/// `req` as for `cfs_crypto_hash_update_page`; a non-null `buf` points to
-/// `buf_len` readable bytes of kernel memory.
+/// A non-null `buf` points to `buf_len` readable bytes of kernel memory.
 #[no_mangle]
 unsafe extern "C" fn cfs_crypto_hash_update(
-    req: *mut bindings::ahash_request,
+    req: Option<&Hash>,
     buf: *const c_void,
     buf_len: c_uint,
 ) -> c_int {
     if buf_len == 0 {
         return 0;
     }
-    if buf.is_null() {
-        return EINVAL.to_errno();
+    // SAFETY: a non-null `buf` points to `buf_len` readable bytes of kernel
+    // memory (# Safety), unchanged during this call.
+    let data = unsafe { ffi::bytes(buf.cast(), buf_len as usize) };
+    match (req, data) {
+        (Some(req), Some(data)) => errno_of(req.update(data)),
+        _ => EINVAL.to_errno(),
     }
-    // SAFETY: `buf` is non-null (checked above) and points to `buf_len`
-    // readable bytes of kernel memory (# Safety).
-    let data = unsafe { core::slice::from_raw_parts(buf.cast::<u8>(), buf_len as usize) };
-    // SAFETY: the request is the caller's promise.
-    let rc = unsafe { HashRequest::with_raw(req, |h| h.update(data)) };
-    errno_of(rc)
 }
 
-/// 0, the error, or `-EINVAL` when there was no request.
-fn errno_of(rc: Option<Result>) -> c_int {
+/// 0 or the error.
+fn errno_of(rc: Result) -> c_int {
     match rc {
-        Some(Ok(())) => 0,
-        Some(Err(e)) => e.to_errno(),
-        None => EINVAL.to_errno(),
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
     }
 }
 
@@ -364,36 +311,32 @@ fn errno_of(rc: Option<Result>) -> c_int {
 /// hash whatever happens. With `hash` or `hash_len` null it only frees (0);
 /// `-EOVERFLOW` if `*hash_len` is smaller than the digest.
 ///
+/// C passes `req` null or a request from `cfs_crypto_hash_init`, finalised
+/// once and not used afterwards, and `hash_len` null or writable.
+///
 /// # Safety
 ///
-/// `req` comes from `cfs_crypto_hash_init`, is finalised once and not
-/// used afterwards; non-null `hash` and `hash_len` point to `*hash_len`
-/// writable bytes and a writable `unsigned int`.
+/// A non-null `hash` points to `*hash_len` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_crypto_hash_final(
-    req: *mut bindings::ahash_request,
+    req: Option<HashRequest>,
     hash: *mut c_uchar,
-    hash_len: *mut c_uint,
+    hash_len: Option<&mut c_uint>,
 ) -> c_int {
-    // SAFETY: `req` came from cfs_crypto_hash_init (HashRequest::into_raw) and is finalized once,
-    // not used afterwards (# Safety), as from_raw needs; it is freed when `hash_req` goes.
-    let Some(mut hash_req) = (unsafe { HashRequest::from_raw(req) }) else {
+    let Some(req) = req else {
         return EINVAL.to_errno();
     };
-    if hash.is_null() || hash_len.is_null() {
+    let Some(hash_len) = hash_len else {
         return 0;
-    }
-    // SAFETY: `hash_len` is non-null (checked above) and points to a writable
-    // `unsigned int` (# Safety).
-    let room = unsafe { *hash_len };
-    // SAFETY: `hash` is non-null (checked above) and points to `*hash_len`
-    // (that is `room`) writable bytes (# Safety).
-    let out = unsafe { core::slice::from_raw_parts_mut(hash, room as usize) };
-    match hash_req.finish(out) {
+    };
+    // SAFETY: a non-null `hash` points to `*hash_len` writable bytes (#
+    // Safety), which only this slice uses during the call.
+    let Some(out) = (unsafe { ffi::bytes_mut(hash, *hash_len as usize) }) else {
+        return 0;
+    };
+    match req.finish(out) {
         Ok(size) => {
-            // SAFETY: `hash_len` is non-null (checked above) and points to a
-            // writable `unsigned int` (# Safety).
-            unsafe { *hash_len = size as c_uint };
+            *hash_len = size as c_uint;
             0
         }
         Err(e) => e.to_errno(),
@@ -405,6 +348,8 @@ unsafe extern "C" fn cfs_crypto_hash_final(
 /// an empty buffer or an unknown algorithm number; `-ENOSPC` with the
 /// digest size in `*hash_len` if `hash` is null or `*hash_len` too small
 /// (the algorithm must exist for that: its errors come first).
+///
+/// C passes `hash_len` null or writable.
 ///
 /// # Safety
 ///
@@ -418,36 +363,35 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
     key: *mut c_uchar,
     key_len: c_uint,
     hash: *mut c_uchar,
-    hash_len: *mut c_uint,
+    hash_len: Option<&mut c_uint>,
 ) -> c_int {
-    if buf.is_null() || buf_len == 0 || hash_len.is_null() {
+    let Some(hash_len) = hash_len else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: a non-null `key` points to `key_len` readable bytes (# Safety),
-    // as key_slice needs; the slice is used only during this call.
-    let key = unsafe { key_slice(key, key_len) };
-    let mut req = match hash_new(hash_alg, key) {
+    };
+    let room = *hash_len;
+    // SAFETY: non-null `buf` and `key` point to `buf_len` and `key_len`
+    // readable bytes, and a non-null `hash` to `*hash_len` (that is `room`)
+    // writable bytes, all kernel memory (# Safety), unchanged meanwhile and
+    // used only by these slices during this call.
+    let (data, key, out) = unsafe {
+        (
+            ffi::bytes(buf.cast(), buf_len as usize),
+            ffi::bytes(key, key_len as usize),
+            ffi::bytes_mut(hash, room as usize),
+        )
+    };
+    let Some(data) = data.filter(|d| !d.is_empty()) else {
+        return EINVAL.to_errno();
+    };
+    let req = match hash_new(hash_alg, key) {
         Ok(r) => r,
         Err(e) => return e.to_errno(),
     };
     // hash_new found the algorithm, so this is its table entry.
     let size = ch::hash_type(hash_alg).map_or(0, |t| t.size);
-    // SAFETY: `hash_len` is non-null (checked above) and points to a writable
-    // `unsigned int` (# Safety).
-    let room = unsafe { *hash_len };
-    if hash.is_null() || room < size {
-        // SAFETY: `hash_len` is non-null (checked above) and points to a
-        // writable `unsigned int` (# Safety).
-        unsafe { *hash_len = size };
+    let Some(out) = out.filter(|_| room >= size) else {
+        *hash_len = size;
         return ENOSPC.to_errno();
-    }
-    // SAFETY: `buf` is non-null (checked above) with `buf_len` readable bytes, and `hash` is
-    // non-null with `*hash_len` (that is `room`) writable bytes, both kernel memory (# Safety).
-    let (data, out) = unsafe {
-        (
-            core::slice::from_raw_parts(buf.cast::<u8>(), buf_len as usize),
-            core::slice::from_raw_parts_mut(hash, room as usize),
-        )
     };
     match req.update(data).and_then(|()| req.finish(out)) {
         Ok(_) => 0,
@@ -460,9 +404,5 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
 /// past the last algorithm.
 #[no_mangle]
 extern "C" fn cfs_crypto_hash_speed(hash_alg: c_uint) -> c_int {
-    let p = SPEEDS.load(Ordering::Acquire);
-    // SAFETY: the pinned `Speeds` stays alive until `Crypto` is dropped at exit, after which only
-    // lnet.ko's own exit path runs; callers are in modules that depend on lnet.ko.
-    let speeds = unsafe { p.as_ref() };
-    speed_of(hash_alg, speeds)
+    speed_of(hash_alg)
 }

@@ -7,142 +7,108 @@
 //! structures Lustre's header makes public, linked on their list_heads.
 
 use crate::kapi::bindings::{cfs_expr_list, cfs_range_expr};
-use crate::kapi::clist::{self, list_head, NoFs};
+use crate::kapi::clist::{Entry, ListHead, NoFs};
+use crate::kapi::ffi;
 use crate::lnet_core::expr_list::{self, RangeExpr};
-use crate::nidstr::c_bytes;
 use core::ffi::c_int;
+use core::mem::{offset_of, size_of, MaybeUninit};
 use kernel::alloc::allocator::{Kmalloc, Vmalloc};
 use kernel::alloc::Allocator;
 use kernel::ffi::c_char;
 use kernel::prelude::*;
+use kernel::types::ForeignOwnable;
 
-/// An empty list head, to be initialized where it lives.
-const NO_LINK: list_head = list_head {
-    next: core::ptr::null_mut(),
-    prev: core::ptr::null_mut(),
-};
-
-/// The ranges of `el`, first to last.
-///
-/// # Safety
-///
-/// `el` points to a list made by [`cfs_expr_list_parse`] and not freed;
-/// the list is not changed while the iterator is used.
-unsafe fn ranges(el: *const cfs_expr_list) -> impl Iterator<Item = RangeExpr> {
-    // SAFETY: `el` points to a list cfs_expr_list_parse made, not freed and not changed while the
-    // iterator is used (# Safety); that function initialized `el_exprs`.
-    let entries = unsafe { clist::entries(core::ptr::addr_of!((*el).el_exprs)) };
-    entries.map(|link| {
-        // `re_link` is the first field: the entry is the range.
-        let re = link.cast::<cfs_range_expr>();
-        // SAFETY: every entry of `el_exprs` is the `re_link` of a live
-        // cfs_range_expr that cfs_expr_list_parse linked there.
-        let re = unsafe { &*re };
-        RangeExpr {
-            lo: re.re_lo,
-            hi: re.re_hi,
-            stride: re.re_stride,
-        }
-    })
+/// One range (`struct cfs_range_expr` after its `re_link`).
+#[repr(C)]
+struct Range {
+    lo: u32,
+    hi: u32,
+    stride: u32,
 }
 
-/// Frees `el` and its ranges.
-///
-/// # Safety
-///
-/// `el` was made by [`cfs_expr_list_parse`] (or is being made by it) and
-/// nobody else uses it.
-unsafe fn free(el: *mut cfs_expr_list) {
-    // SAFETY: `el` is a live list cfs_expr_list_parse made (or is making) that
-    // nobody else uses (# Safety); only its field's address is taken.
-    let head = unsafe { core::ptr::addr_of_mut!((*el).el_exprs) };
-    // SAFETY: `el_exprs` is initialized and ours.
-    while let Some(link) = unsafe { clist::first(head) } {
-        // SAFETY: `link` is on our list; unlinking it before freeing.
-        unsafe { clist::del(link) };
-        // SAFETY: each entry is the first field of a cfs_range_expr that cfs_expr_list_parse
-        // allocated as a KBox and leaked; now unlinked, it is freed once.
-        drop(unsafe { KBox::from_raw(link.cast::<cfs_range_expr>()) });
+/// An expression list (`struct cfs_expr_list`), as Lustre's header lays it
+/// out: C callers hold it by pointer only.
+#[pin_data]
+#[repr(C)]
+pub(crate) struct ExprList {
+    /// `el_link`: for callers' own lists of expression lists.
+    #[pin]
+    link: ListHead<()>,
+    /// `el_exprs`: the ranges, in the order written.
+    #[pin]
+    exprs: ListHead<Range>,
+}
+
+// The header's layout: callers compiled against it see these fields.
+const _: () = {
+    assert!(size_of::<ExprList>() == size_of::<cfs_expr_list>());
+    assert!(offset_of!(ExprList, exprs) == offset_of!(cfs_expr_list, el_exprs));
+    assert!(size_of::<Entry<Range>>() == size_of::<cfs_range_expr>());
+    assert!(Entry::<Range>::VALUE_OFFSET == offset_of!(cfs_range_expr, re_lo));
+    assert!(
+        offset_of!(Range, hi) + Entry::<Range>::VALUE_OFFSET == offset_of!(cfs_range_expr, re_hi)
+    );
+    assert!(
+        offset_of!(Range, stride) + Entry::<Range>::VALUE_OFFSET
+            == offset_of!(cfs_range_expr, re_stride)
+    );
+};
+
+impl ExprList {
+    /// The ranges, first to last.
+    fn ranges(&self) -> impl Iterator<Item = RangeExpr> + '_ {
+        self.exprs.iter().map(|re| RangeExpr {
+            lo: re.lo,
+            hi: re.hi,
+            stride: re.stride,
+        })
     }
-    // SAFETY: `el` was allocated as a KBox by cfs_expr_list_parse, and its
-    // ranges are gone.
-    drop(unsafe { KBox::from_raw(el) });
 }
 
 /// Parses an expression list (`cfs_expr_list_parse`): 0 and `*elpp` set,
 /// or -EINVAL / -ENOMEM.
 ///
+/// C passes `elpp` null or writable, and gives the list back to
+/// [`cfs_expr_list_free`] only.
+///
 /// # Safety
 ///
-/// `s` is null or a string of `len` bytes or NUL-terminated before;
-/// `elpp` is null or writable.
+/// `s` is null or a string of `len` bytes or NUL-terminated before.
 #[no_mangle]
 unsafe extern "C" fn cfs_expr_list_parse(
     s: *mut c_char,
     len: c_int,
     min: u32,
     max: u32,
-    elpp: *mut *mut cfs_expr_list,
+    elpp: Option<&mut MaybeUninit<*mut ExprList>>,
 ) -> c_int {
-    if s.is_null() || elpp.is_null() {
+    // SAFETY: `s` is null or has `len` readable bytes or a NUL before them,
+    // unchanged during this call (# Safety), as ffi::text needs.
+    let (Some(text), Some(elpp)) = (unsafe { ffi::text(s, len) }, elpp) else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: `s` is non-null (checked above) and has `len` readable bytes or a
-    // NUL before them (# Safety), as c_bytes needs.
-    let text = unsafe { c_bytes(s, len) };
+    };
     let _nofs = NoFs::enter();
-    let Ok(el) = KBox::new(
-        cfs_expr_list {
-            el_link: NO_LINK,
-            el_exprs: NO_LINK,
-        },
-        GFP_KERNEL,
-    ) else {
+    let init = pin_init!(ExprList {
+        link <- ListHead::new(),
+        exprs <- ListHead::new(),
+    });
+    let Ok(el) = KBox::pin_init(init, GFP_KERNEL) else {
         return ENOMEM.to_errno();
     };
-    let el = KBox::into_raw(el);
-    // SAFETY: `el` is a fresh allocation of ours: its heads are set empty
-    // where they live.
-    unsafe {
-        clist::init(core::ptr::addr_of_mut!((*el).el_link));
-        clist::init(core::ptr::addr_of_mut!((*el).el_exprs));
-    }
-    let mut rc = 0;
     for re in expr_list::parse(text, min, max) {
         let Ok(re) = re else {
-            rc = EINVAL.to_errno();
-            break;
+            return EINVAL.to_errno();
         };
-        let node = KBox::new(
-            cfs_range_expr {
-                re_link: NO_LINK,
-                re_lo: re.lo,
-                re_hi: re.hi,
-                re_stride: re.stride,
-            },
-            GFP_KERNEL,
-        );
-        let Ok(node) = node else {
-            rc = ENOMEM.to_errno();
-            break;
+        let range = Range {
+            lo: re.lo,
+            hi: re.hi,
+            stride: re.stride,
         };
-        let node = KBox::into_raw(node);
-        // SAFETY: `node` is a fresh allocation and `el` our live list: the
-        // node is linked last; `free` takes it back.
-        unsafe {
-            clist::add_tail(
-                core::ptr::addr_of_mut!((*node).re_link),
-                core::ptr::addr_of_mut!((*el).el_exprs),
-            )
-        };
+        if el.exprs.push_back(range, GFP_KERNEL).is_err() {
+            return ENOMEM.to_errno();
+        }
     }
-    if rc != 0 {
-        // SAFETY: `el` is ours and nobody else has seen it.
-        unsafe { free(el) };
-        return rc;
-    }
-    // SAFETY: `elpp` is non-null (checked above) and writable (# Safety).
-    unsafe { *elpp = el };
+    elpp.write(el.into_foreign().cast_mut().cast());
     0
 }
 
@@ -157,22 +123,18 @@ unsafe extern "C" fn cfs_expr_list_parse(
 /// calls this, and then libcfs's unload reports the freed bytes as a
 /// negative "Portals memory leaked".
 ///
-/// # Safety
-///
-/// `el` is null or a list made by [`cfs_expr_list_parse`]; `valpp` is null
-/// or writable.
+/// C passes `el` null or a list from [`cfs_expr_list_parse`], and `valpp`
+/// null or writable.
 #[no_mangle]
-unsafe extern "C" fn cfs_expr_list_values(
-    el: *mut cfs_expr_list,
+extern "C" fn cfs_expr_list_values(
+    el: Option<&ExprList>,
     max: c_int,
-    valpp: *mut *mut u32,
+    valpp: Option<&mut MaybeUninit<*mut u32>>,
 ) -> c_int {
-    if el.is_null() || valpp.is_null() {
+    let (Some(el), Some(valpp)) = (el, valpp) else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: `el` is non-null (checked above), a list cfs_expr_list_parse made and not freed (#
-    // Safety); only cfs_expr_list_free changes it.
-    let count = unsafe { ranges(el) }.fold(0u64, |n, re| n.saturating_add(re.count()));
+    };
+    let count = el.ranges().fold(0u64, |n, re| n.saturating_add(re.count()));
     if count == 0 {
         return 0;
     }
@@ -193,9 +155,7 @@ unsafe extern "C" fn cfs_expr_list_values(
         None => true,
     };
     let _nofs = NoFs::enter();
-    // SAFETY: `el` is non-null (checked above), a list cfs_expr_list_parse made and not freed (#
-    // Safety); only cfs_expr_list_free changes it.
-    let values = unsafe { ranges(el) }.flat_map(|re| re.values());
+    let values = el.ranges().flat_map(|re| re.values());
     let filled = if vmalloc {
         fill::<Vmalloc>(n, values)
     } else {
@@ -204,8 +164,7 @@ unsafe extern "C" fn cfs_expr_list_values(
     let Some(ptr) = filled else {
         return ENOMEM.to_errno();
     };
-    // SAFETY: `valpp` is non-null (checked above) and writable (# Safety).
-    unsafe { *valpp = ptr };
+    valpp.write(ptr);
     // n <= max, which is a c_int.
     c_int::try_from(n).unwrap_or(c_int::MAX)
 }
@@ -222,17 +181,11 @@ fn fill<A: Allocator>(n: usize, values: impl Iterator<Item = u32>) -> Option<*mu
     Some(ptr)
 }
 
-/// Frees an expression list (`cfs_expr_list_free`).
+/// Frees an expression list and its ranges (`cfs_expr_list_free`).
 ///
-/// # Safety
-///
-/// `el` is null or a list made by [`cfs_expr_list_parse`] that nobody uses
+/// C passes null or a list from [`cfs_expr_list_parse`] that nobody uses
 /// any more.
 #[no_mangle]
-unsafe extern "C" fn cfs_expr_list_free(el: *mut cfs_expr_list) {
-    if !el.is_null() {
-        // SAFETY: `el` is non-null here, made by cfs_expr_list_parse and used
-        // by nobody any more (# Safety), as `free` needs.
-        unsafe { free(el) };
-    }
+extern "C" fn cfs_expr_list_free(el: Option<Pin<KBox<ExprList>>>) {
+    drop(el);
 }

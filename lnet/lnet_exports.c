@@ -53,56 +53,6 @@ struct page *lnet_kvaddr_to_page(unsigned long vaddr)
 EXPORT_SYMBOL_GPL(lnet_kvaddr_to_page);
 
 /*
- * NUMA placement for selection (selection.md §2, criterion 5): the node of
- * an interface's device and of a payload page, and the distance between
- * two nodes. In C: dev_to_node(), page_to_nid() and node_distance() are
- * inlines or macros. Called from lnet/numa.rs only.
- */
-int lnet_netdev_node(const char *name);
-int lnet_page_node(struct page *page);
-int lnet_node_distance(int a, int b);
-int lnet_max_node_distance(void);
-
-int lnet_netdev_node(const char *name)
-{
-	struct net_device *dev;
-	int node = NUMA_NO_NODE;
-
-	rcu_read_lock();
-	dev = dev_get_by_name_rcu(&init_net, name);
-	if (dev)
-		node = dev_to_node(&dev->dev);
-	rcu_read_unlock();
-	return node;
-}
-
-int lnet_page_node(struct page *page)
-{
-	return page_to_nid(page);
-}
-
-/* node_distance(a, b), or -1 unless both nodes are online. */
-int lnet_node_distance(int a, int b)
-{
-	if (a >= 0 && b >= 0 && a < MAX_NUMNODES && b < MAX_NUMNODES &&
-	    node_online(a) && node_online(b))
-		return node_distance(a, b);
-	return -1;
-}
-
-/* The largest distance between online nodes. */
-int lnet_max_node_distance(void)
-{
-	int i, j, max = LOCAL_DISTANCE;
-
-	for_each_online_node(i)
-		for_each_online_node(j)
-			max = max(max, node_distance(i, j));
-	return max;
-}
-
-
-/*
  * The first IPv4 address (host order) of each interface that is up and not
  * loopback, at most max of them; returns how many (ip2nets matches these).
  */

@@ -12,11 +12,11 @@
 //! every function here walks all entries, so spliced lists act as one.
 
 use crate::kapi::bindings::lnet_nid;
-use crate::kapi::clist::{self, list_head, NoFs};
+use crate::kapi::clist::{ListHead, ListHeadSlot, NoFs};
+use crate::kapi::ffi;
 use crate::kapi::lnet_abi::nid_from_c;
 use crate::lnet_core::nid::write_cstr;
 use crate::lnet_core::nidlist::{single_mask, MaskBase, NidList, NoMem, Seq, Store};
-use crate::nidstr::c_bytes;
 use core::ffi::c_int;
 use core::fmt;
 use kernel::ffi::c_char;
@@ -47,30 +47,8 @@ impl<T> Seq<T> for KVec<T> {
     }
 }
 
-/// One parsed list, as linked into the caller's list.
-#[repr(C)]
-struct Node {
-    /// First, so that an entry of the caller's list is the node.
-    link: list_head,
-    list: NidList<KStore>,
-}
-
-/// The parsed lists linked on `head`.
-///
-/// # Safety
-///
-/// `head` is a live list head, initialized by [`cfs_parse_nidlist`] (or
-/// made of such lists), whose entries stay unchanged and alive for `'a`.
-unsafe fn lists<'a>(head: *const list_head) -> impl Iterator<Item = &'a NidList<KStore>> + Clone {
-    // SAFETY: `head` is a live list head initialized by cfs_parse_nidlist whose entries stay
-    // unchanged and alive for `'a` (# Safety), as clist::entries needs.
-    let entries = unsafe { clist::entries(head) };
-    entries.map(|link| {
-        // SAFETY: every entry is the `link` (first field) of a live Node
-        // that cfs_parse_nidlist linked there.
-        unsafe { &(*link.cast::<Node>()).list }
-    })
-}
+/// A caller's list: one parsed list per entry.
+type Lists = ListHead<NidList<KStore>>;
 
 /// The lists of a caller's list, printed one after the other.
 struct Joined<I>(I);
@@ -87,135 +65,85 @@ impl<'a, I: Iterator<Item = &'a NidList<KStore>> + Clone> fmt::Display for Joine
     }
 }
 
-/// The C buffer `buf` of `count` bytes, if there is one.
-///
-/// # Safety
-///
-/// `buf` is null or points to `count` writable bytes.
-unsafe fn out_buf<'a>(buf: *mut c_char, count: c_int) -> Option<&'a mut [u8]> {
-    let n = usize::try_from(count).ok().filter(|n| *n > 0)?;
-    if buf.is_null() {
-        return None;
-    }
-    // SAFETY: `buf` is non-null (checked above) and `count` (that is `n`) is
-    // positive, so by # Safety `buf` points to `n` writable bytes.
-    Some(unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), n) })
-}
-
 /// Parses a NID list into `list` (`cfs_parse_nidlist`): 0, or -EINVAL /
 /// -ENOMEM with `list` left empty.
 ///
+/// C passes `list` null or a writable list head of its own that holds no
+/// entries (it is initialized here).
+///
 /// # Safety
 ///
-/// `s` is null or a string of `len` bytes or NUL-terminated before;
-/// `list` is null or a writable list head that holds no entries (it is
-/// initialized here).
+/// `s` is null or a string of `len` bytes or NUL-terminated before.
 #[no_mangle]
-unsafe extern "C" fn cfs_parse_nidlist(s: *mut c_char, len: c_int, list: *mut list_head) -> c_int {
-    if list.is_null() {
+unsafe extern "C" fn cfs_parse_nidlist(
+    s: *mut c_char,
+    len: c_int,
+    list: Option<&ListHeadSlot<NidList<KStore>>>,
+) -> c_int {
+    let Some(list) = list else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: `list` is non-null (checked above) and a writable list head that
-    // holds no entries (# Safety), as clist::init needs.
-    unsafe { clist::init(list) };
-    if s.is_null() {
+    };
+    let list = list.init();
+    // SAFETY: `s` is null or has `len` readable bytes or a NUL before them,
+    // unchanged during this call (# Safety), as ffi::text needs.
+    let Some(text) = (unsafe { ffi::text(s, len) }) else {
         return EINVAL.to_errno();
-    }
-    // SAFETY: `s` is non-null (checked above) and has `len` readable bytes or a
-    // NUL before them (# Safety), as c_bytes needs.
-    let text = unsafe { c_bytes(s, len) };
+    };
     let _nofs = NoFs::enter();
     let parsed = match NidList::<KStore>::parse(text) {
         Ok(l) => l,
         Err(e) => return e.to_errno(),
     };
-    let node = KBox::new(
-        Node {
-            link: list_head {
-                next: core::ptr::null_mut(),
-                prev: core::ptr::null_mut(),
-            },
-            list: parsed,
-        },
-        GFP_KERNEL,
-    );
-    let Ok(node) = node else {
-        return ENOMEM.to_errno();
-    };
-    let node = KBox::into_raw(node);
-    // SAFETY: `node` is a fresh allocation and `list` the caller's empty
-    // head; cfs_free_nidlist unlinks and frees the node.
-    unsafe { clist::add_tail(core::ptr::addr_of_mut!((*node).link), list) };
-    0
+    match list.push_back(parsed, GFP_KERNEL) {
+        Ok(()) => 0,
+        Err(_) => ENOMEM.to_errno(),
+    }
 }
 
 /// Frees the entries of `list` (`cfs_free_nidlist`), leaving it empty.
 ///
-/// # Safety
-///
-/// `list` is null, zeroed, or a list made by [`cfs_parse_nidlist`] that
-/// nobody else uses meanwhile.
+/// C passes `list` null, zeroed, or a list made by [`cfs_parse_nidlist`]
+/// that nobody else uses meanwhile.
 #[no_mangle]
-unsafe extern "C" fn cfs_free_nidlist(list: *mut list_head) {
-    if list.is_null() {
-        return;
-    }
-    // SAFETY: `list` is non-null (checked above), so by # Safety zeroed or a list cfs_parse_nidlist
-    // made that nobody else uses; clist::first reads a zeroed head's null `next` as empty.
-    while let Some(link) = unsafe { clist::first(list) } {
-        // SAFETY: `link` is an entry of the list, ours to unlink.
-        unsafe { clist::del(link) };
-        // SAFETY: each entry is the first field of a Node that
-        // cfs_parse_nidlist leaked from a KBox; unlinked, it is freed once.
-        drop(unsafe { KBox::from_raw(link.cast::<Node>()) });
+extern "C" fn cfs_free_nidlist(list: Option<Pin<&mut Lists>>) {
+    if let Some(list) = list {
+        list.clear();
     }
 }
 
 /// 1 if `nid` is in `list`, else 0 (`cfs_match_nid`).
 ///
-/// # Safety
-///
-/// `nid` is null or a NID; `list` is null or a list made by
+/// C passes `nid` null or a NID, and `list` null or a list made by
 /// [`cfs_parse_nidlist`], not changed meanwhile.
 #[no_mangle]
-unsafe extern "C" fn cfs_match_nid(nid: *const lnet_nid, list: *mut list_head) -> c_int {
-    if list.is_null() {
-        return 0;
-    }
-    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
-    // (# Safety).
-    let Some(nid) = unsafe { nid.as_ref() }.and_then(|c| nid_from_c(c).ok()) else {
+extern "C" fn cfs_match_nid(nid: Option<&lnet_nid>, list: Option<&Lists>) -> c_int {
+    let (Some(list), Some(nid)) = (list, nid.and_then(|c| nid_from_c(c).ok())) else {
         return 0;
     };
-    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
-    // made that is not changed during this call (# Safety), as `lists` needs.
-    c_int::from(unsafe { lists(list) }.any(|l| l.matches(&nid)))
+    c_int::from(list.iter().any(|l| l.matches(&nid)))
 }
 
 /// Writes `list` into `buffer` (`cfs_print_nidlist`): at most `count - 1`
 /// characters and a NUL; returns the characters written.
 ///
+/// C passes `list` null or a list made by [`cfs_parse_nidlist`], not
+/// changed meanwhile.
+///
 /// # Safety
 ///
-/// `buffer` is null or points to `count` writable bytes; `list` is null or
-/// a list made by [`cfs_parse_nidlist`], not changed meanwhile.
+/// `buffer` is null or points to `count` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_print_nidlist(
     buffer: *mut c_char,
     count: c_int,
-    list: *mut list_head,
+    list: Option<&Lists>,
 ) -> c_int {
-    // SAFETY: `buffer` is null or points to `count` writable bytes (# Safety),
-    // as out_buf needs.
-    let Some(out) = (unsafe { out_buf(buffer, count) }) else {
+    // SAFETY: `buffer` is null or points to `count` writable bytes, used by
+    // nothing else during this call (# Safety), as ffi::out_buf needs.
+    let (Some(out), Some(list)) = (unsafe { ffi::out_buf(buffer, count) }, list) else {
         return 0;
     };
-    if list.is_null() {
-        return 0;
-    }
-    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
-    // made that is not changed during this call (# Safety), as `lists` needs.
-    let written = write_cstr(out, &Joined(unsafe { lists(list) }));
+    let written = write_cstr(out, &Joined(list.iter()));
     // Less than `count`, a c_int.
     c_int::try_from(written).unwrap_or(0)
 }
@@ -223,19 +151,14 @@ unsafe extern "C" fn cfs_print_nidlist(
 /// The prefix length of the one netmask of `list`, 0 if it has none or
 /// several (`cfs_nidmask_get_length`).
 ///
-/// # Safety
-///
-/// `list` is null or a list made by [`cfs_parse_nidlist`], not changed
-/// meanwhile.
+/// C passes `list` null or a list made by [`cfs_parse_nidlist`], not
+/// changed meanwhile.
 #[no_mangle]
-unsafe extern "C" fn cfs_nidmask_get_length(list: *mut list_head) -> u8 {
-    if list.is_null() {
+extern "C" fn cfs_nidmask_get_length(list: Option<&Lists>) -> u8 {
+    let Some(list) = list else {
         return 0;
-    }
-    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
-    // made that is not changed during this call (# Safety), as `lists` needs.
-    let masks = unsafe { lists(list) }.flat_map(|l| l.masks());
-    match single_mask(masks) {
+    };
+    match single_mask(list.iter().flat_map(|l| l.masks())) {
         Ok(Some((m, _))) => m.prefix_len(),
         _ => 0,
     }
@@ -245,29 +168,29 @@ unsafe extern "C" fn cfs_nidmask_get_length(list: *mut list_head) -> u8 {
 /// prefix (`cfs_nidmask_get_base_nidstr`): 0 (the buffer untouched if
 /// there is no netmask, as in Lustre), -EINVAL if there are several.
 ///
+/// C passes `list` null or a list made by [`cfs_parse_nidlist`], not
+/// changed meanwhile.
+///
 /// # Safety
 ///
-/// `buf` is null or points to `count` writable bytes; `list` is null or a
-/// list made by [`cfs_parse_nidlist`], not changed meanwhile.
+/// `buf` is null or points to `count` writable bytes.
 #[no_mangle]
 unsafe extern "C" fn cfs_nidmask_get_base_nidstr(
     buf: *mut c_char,
     count: c_int,
-    list: *mut list_head,
+    list: Option<&Lists>,
 ) -> c_int {
-    if list.is_null() {
+    let Some(list) = list else {
         return 0;
-    }
-    // SAFETY: `list` is non-null (checked above), so a list cfs_parse_nidlist
-    // made that is not changed during this call (# Safety), as `lists` needs.
-    let masks = unsafe { lists(list) }.flat_map(|l| l.masks());
-    match single_mask(masks) {
+    };
+    match single_mask(list.iter().flat_map(|l| l.masks())) {
         Err(e) => e.to_errno(),
         Ok(None) => 0,
         Ok(Some((m, net))) => {
-            // SAFETY: `buf` is null or points to `count` writable bytes
-            // (# Safety), as out_buf needs.
-            if let Some(out) = unsafe { out_buf(buf, count) } {
+            // SAFETY: `buf` is null or points to `count` writable bytes,
+            // used by nothing else during this call (# Safety), as ffi::out_buf
+            // needs.
+            if let Some(out) = unsafe { ffi::out_buf(buf, count) } {
                 write_cstr(out, &MaskBase(m, net));
             }
             0

@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! CPU and node masks and the CPU topology (cpumask_helpers.c), for lnet.ko's
-//! CPU partition table.
+//! CPU partition table: the table's parameters, its publication as
+//! `cfs_cpt_tab`, the per-partition arrays of `cfs_percpt_alloc`, and the
+//! NUMA nodes of devices and pages that local NI selection compares.
+//!
+//! Only lnet.ko builds this file (its Kbuild sets `kapi_cpumask`): besides
+//! the kernel's, it calls lnet.ko's own C (lnet_params.c, lnet_exports.c).
 
-use core::ffi::{c_int, c_uint, c_void};
+use super::bindings;
+use super::kiov::{self, BioVec};
+use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use core::marker::PhantomData;
 use core::ptr::NonNull;
 use kernel::error::{code::ENOMEM, Result};
+use kernel::prelude::KBox;
 
 extern "C" {
     fn kapi_cpumask_new() -> *mut c_void;
@@ -43,6 +52,14 @@ extern "C" {
     fn kapi_kzalloc_node(size: usize, node: c_int) -> *mut c_void;
     fn kapi_kfree(p: *const c_void);
     fn kapi_l1_cache_align(size: usize) -> usize;
+    fn kapi_cpt_publish(table: *mut c_void, number: c_uint);
+    fn kapi_netdev_node(name: *const c_char) -> c_int;
+    fn kapi_page_node(page: *mut c_void) -> c_int;
+    fn kapi_online_node_distance(a: c_int, b: c_int) -> c_int;
+    fn kapi_max_node_distance() -> c_int;
+    // lnet_params.c: the values of two 0444 parameters.
+    fn lnet_param_cpu_npartitions() -> c_int;
+    fn lnet_param_cpu_pattern() -> *const c_char;
 }
 
 /// `nr_cpu_ids`.
@@ -354,4 +371,228 @@ pub fn l1_cache_align(size: usize) -> Option<usize> {
     }
     // SAFETY: arithmetic only.
     Some(unsafe { kapi_l1_cache_align(size) })
+}
+
+/// The `cpu_npartitions` parameter (lnet_params.c): fixed at load (0444).
+pub fn cpu_npartitions() -> i32 {
+    // SAFETY: reads an int that nothing writes after the module's load.
+    unsafe { lnet_param_cpu_npartitions() }
+}
+
+/// The `cpu_pattern` parameter (lnet_params.c), "" if unset.
+pub fn cpu_pattern() -> &'static CStr {
+    // SAFETY: reads a pointer that nothing writes after the module's load
+    // (0444).
+    let p = unsafe { lnet_param_cpu_pattern() };
+    if p.is_null() {
+        return c"";
+    }
+    // SAFETY: a charp parameter is a NUL-terminated string that the kernel
+    // frees only after the module has gone (and 0444: never replaced), so
+    // it outlives every user in the module.
+    unsafe { CStr::from_ptr(p) }
+}
+
+/// A type that C code handed `cfs_cpt_tab` passes back to lnet.ko's
+/// exported `cfs_cpt_*` functions.
+///
+/// # Safety
+///
+/// Those functions (Lustre's lib-cpt.h, for callers that read
+/// `cfs_cpt_tab`) take their table argument as `&Self`.
+pub unsafe trait CptTableType: Sync {}
+
+/// A table published as lnet.ko's `cfs_cpt_tab` (and `the_lnet`'s
+/// `ln_cpt_table`, `ln_cpt_number`) while this object lives; dropping it
+/// unpublishes and then frees the table.
+///
+/// # Invariants
+///
+/// `table` is the pointer published; it is freed only after it has been
+/// unpublished. C readers of `cfs_cpt_tab` (Lustre's modules) depend on
+/// lnet.ko, so none is left when lnet.ko's exit drops this.
+pub struct PublishedCptTable<T: CptTableType> {
+    table: NonNull<T>,
+}
+
+// SAFETY: owns a `KBox<T>` (with `T: Sync`); the table is only read, through
+// `&T`.
+unsafe impl<T: CptTableType + Send> Send for PublishedCptTable<T> {}
+// SAFETY: `&PublishedCptTable` gives nothing.
+unsafe impl<T: CptTableType> Sync for PublishedCptTable<T> {}
+
+impl<T: CptTableType> PublishedCptTable<T> {
+    /// Publishes `table` of `number` partitions.
+    pub fn new(table: KBox<T>, number: u32) -> Self {
+        let table = NonNull::from(KBox::leak(table));
+        // SAFETY: stores a pointer into lnet.ko's two variables
+        // (WRITE_ONCE); C readers take it as a `T` (CptTableType).
+        unsafe { kapi_cpt_publish(table.as_ptr().cast(), number) };
+        // INVARIANT: `table` is what was published, leaked from its KBox.
+        PublishedCptTable { table }
+    }
+}
+
+impl<T: CptTableType> Drop for PublishedCptTable<T> {
+    fn drop(&mut self) {
+        // SAFETY: stores null into lnet.ko's two variables.
+        unsafe { kapi_cpt_publish(core::ptr::null_mut(), 0) };
+        // SAFETY: leaked from a KBox in `new`, now unpublished, freed once.
+        drop(unsafe { KBox::from_raw(self.table.as_ptr()) });
+    }
+}
+
+/// The header before the pointers of a [`PerCptArray`] (Lustre's
+/// `struct cfs_var_array`).
+#[repr(C)]
+struct VarArray {
+    count: c_uint,
+    size: c_uint,
+    cptab: *const c_void,
+    ptrs: [*mut c_void; 0],
+}
+
+const PTRS: usize = core::mem::offset_of!(VarArray, ptrs);
+
+/// An array of one zeroed block per CPU partition (`cfs_percpt_alloc`):
+/// what C callers hold is the pointer to its block pointers, which they
+/// index by partition.
+///
+/// # Invariants
+///
+/// `ptrs` is the `ptrs` field of a [`VarArray`] from `kapi_kzalloc_node`
+/// with room for `count` pointers after it, each null or a block from
+/// `kapi_kzalloc_node`; this object owns them all.
+#[repr(transparent)]
+pub struct PerCptArray {
+    ptrs: NonNull<*mut c_void>,
+}
+
+impl PerCptArray {
+    /// `count` zeroed blocks of `size` bytes, block `i` on node
+    /// `node_of(i)`; `cptab` is kept in the header, as Lustre does. None
+    /// without memory.
+    pub fn new(
+        count: u32,
+        size: u32,
+        cptab: *const c_void,
+        mut node_of: impl FnMut(u32) -> i32,
+    ) -> Option<Self> {
+        let head = (count as usize)
+            .checked_mul(core::mem::size_of::<*mut c_void>())?
+            .checked_add(PTRS)?;
+        let arr = kzalloc_node(head, -1).cast::<VarArray>();
+        if arr.is_null() {
+            return None;
+        }
+        // SAFETY: a fresh zeroed allocation of `head` bytes: the header and
+        // `count` pointers, all null, so that drop frees a partial array.
+        let ptrs = unsafe {
+            (*arr).count = count;
+            (*arr).size = size;
+            (*arr).cptab = cptab;
+            core::ptr::addr_of_mut!((*arr).ptrs).cast::<*mut c_void>()
+        };
+        // INVARIANT: the header's pointers, all null so far.
+        let this = PerCptArray {
+            ptrs: NonNull::new(ptrs)?,
+        };
+        for i in 0..count {
+            let block = kzalloc_node(size as usize, node_of(i));
+            // SAFETY: slot `i` < `count` is within the allocation; a block of
+            // kzalloc_node or null, as the invariant has it.
+            unsafe { this.ptrs.as_ptr().add(i as usize).write(block) };
+            if block.is_null() {
+                return None;
+            }
+        }
+        Some(this)
+    }
+}
+
+impl Drop for PerCptArray {
+    fn drop(&mut self) {
+        let ptrs = self.ptrs.as_ptr();
+        // SAFETY: `ptrs` is the `ptrs` field of a live VarArray (type
+        // invariant), so the header is just before it (container_of).
+        let arr = unsafe { ptrs.cast::<u8>().sub(PTRS) }.cast::<VarArray>();
+        // SAFETY: a live header of ours.
+        let count = unsafe { (*arr).count };
+        for i in 0..count as usize {
+            // SAFETY: slot `i` < `count`: null or a block of kzalloc_node
+            // that this array owns, freed once.
+            unsafe { kapi_kfree(ptrs.add(i).read()) };
+        }
+        // SAFETY: the header, from kzalloc_node, freed once.
+        unsafe { kapi_kfree(arr.cast()) };
+    }
+}
+
+/// A [`PerCptArray`] a C caller passes back for reading
+/// (`cfs_percpt_number`).
+///
+/// # Invariants
+///
+/// Only received from C: no Rust code makes one. The pointer is the block
+/// pointers of a live `PerCptArray`, which stays alive for `'a`.
+#[repr(transparent)]
+pub struct PerCptArg<'a> {
+    ptrs: NonNull<*mut c_void>,
+    _array: PhantomData<&'a PerCptArray>,
+}
+
+impl PerCptArg<'_> {
+    /// The number of blocks.
+    pub fn count(&self) -> u32 {
+        // SAFETY: the block pointers of a live PerCptArray (type invariant),
+        // so a VarArray header just before them.
+        let arr = unsafe { self.ptrs.as_ptr().cast::<u8>().sub(PTRS) }.cast::<VarArray>();
+        // SAFETY: a live header.
+        unsafe { (*arr).count }
+    }
+}
+
+/// The node of network device `name` (`dev_to_node`), or -1 (no such
+/// device or no node).
+pub fn netdev_node(name: &CStr) -> i32 {
+    // SAFETY: a NUL-terminated name, read during the call only.
+    unsafe { kapi_netdev_node(name.as_ptr()) }
+}
+
+/// `node_distance(a, b)` if both nodes are online, else -1.
+pub fn online_node_distance(a: i32, b: i32) -> i32 {
+    // SAFETY: the helper checks both ids against MAX_NUMNODES and the online
+    // node map.
+    unsafe { kapi_online_node_distance(a, b) }
+}
+
+/// The largest distance between online nodes.
+pub fn max_node_distance() -> i32 {
+    // SAFETY: arithmetic over the online node map.
+    unsafe { kapi_max_node_distance() }
+}
+
+/// The node of the page holding byte `offset` of the payload `desc`
+/// describes, or -1 without one.
+///
+/// # Safety
+///
+/// `desc` describes fragments (`kiov`, `niov`) that stay valid during the
+/// call (those of an MD its message holds).
+pub unsafe fn payload_node(desc: &bindings::lnet_tx_desc) -> i32 {
+    if desc.len == 0 {
+        return -1;
+    }
+    // SAFETY: `desc.kiov` is null or points to `desc.niov` fragments that stay
+    // valid during this call (# Safety), which is as long as the slice is used.
+    let v: &[BioVec] = unsafe { kiov::slice(desc.kiov.cast(), desc.niov) };
+    let mut off = desc.offset;
+    for f in v {
+        if off < f.bv_len {
+            // SAFETY: a valid page of the payload (# Safety).
+            return unsafe { kapi_page_node(f.bv_page.cast()) };
+        }
+        off -= f.bv_len;
+    }
+    -1
 }

@@ -10,6 +10,9 @@
  * range-checked by the Rust side (kapi_nr_cpu_ids, kapi_nr_node_ids).
  */
 #include <linux/cpu.h>
+#include <linux/mm.h>
+#include <linux/netdevice.h>
+#include <net/net_namespace.h>
 #include <linux/cpumask.h>
 #include <linux/cpuset.h>
 #include <linux/nodemask.h>
@@ -228,4 +231,68 @@ void kapi_kfree(const void *p)
 size_t kapi_l1_cache_align(size_t size)
 {
 	return L1_CACHE_ALIGN(size);
+}
+
+/*
+ * lnet.ko's (lnet_exports.c): the exported table pointer, and the copy of
+ * it in the_lnet that PtlRPC reads.
+ */
+struct cfs_cpt_table;
+extern struct cfs_cpt_table *cfs_cpt_tab;
+void lnet_publish_cpt_table(struct cfs_cpt_table *table, unsigned int number);
+
+/* Publishes table (at load), or NULL, 0 (at unload, before it is freed). */
+void kapi_cpt_publish(void *table, unsigned int number)
+{
+	if (table) {
+		WRITE_ONCE(cfs_cpt_tab, table);
+		lnet_publish_cpt_table(table, number);
+	} else {
+		lnet_publish_cpt_table(NULL, 0);
+		WRITE_ONCE(cfs_cpt_tab, NULL);
+	}
+}
+
+/*
+ * NUMA placement for local NI selection (selection.md §2, criterion 5):
+ * the node of an interface's device and of a payload page, and the
+ * distance between two nodes; dev_to_node(), page_to_nid() and
+ * node_distance() are inlines or macros.
+ */
+int kapi_netdev_node(const char *name)
+{
+	struct net_device *dev;
+	int node = NUMA_NO_NODE;
+
+	rcu_read_lock();
+	dev = dev_get_by_name_rcu(&init_net, name);
+	if (dev)
+		node = dev_to_node(&dev->dev);
+	rcu_read_unlock();
+	return node;
+}
+
+int kapi_page_node(struct page *page)
+{
+	return page_to_nid(page);
+}
+
+/* node_distance(a, b), or -1 unless both nodes are online. */
+int kapi_online_node_distance(int a, int b)
+{
+	if (a >= 0 && b >= 0 && a < MAX_NUMNODES && b < MAX_NUMNODES &&
+	    node_online(a) && node_online(b))
+		return node_distance(a, b);
+	return -1;
+}
+
+/* The largest distance between online nodes. */
+int kapi_max_node_distance(void)
+{
+	int i, j, max = LOCAL_DISTANCE;
+
+	for_each_online_node(i)
+		for_each_online_node(j)
+			max = max(max, node_distance(i, j));
+	return max;
 }

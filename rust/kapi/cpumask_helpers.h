@@ -43,5 +43,11 @@ void kapi_cpus_read_unlock(void);
 void *kapi_kzalloc_node(size_t size, int node);
 void kapi_kfree(const void *p);
 size_t kapi_l1_cache_align(size_t size);
+void kapi_cpt_publish(void *table, unsigned int number);
+int kapi_netdev_node(const char *name);
+struct page;
+int kapi_page_node(struct page *page);
+int kapi_online_node_distance(int a, int b);
+int kapi_max_node_distance(void);
 
 #endif

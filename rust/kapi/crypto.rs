@@ -2,7 +2,8 @@
 
 //! Hashing through the kernel crypto API: a hash in progress
 //! ([`HashRequest`], the kernel's `struct ahash_request` with its
-//! transform), and a 32-bit checksum of ours registered as a kernel hash
+//! transform, which C callers use as a [`Hash`]), the lock and idle wait of
+//! lnet.ko's speed tests, and a 32-bit checksum of ours registered as a kernel hash
 //! algorithm ([`Checksum32Registration`]).
 //!
 //! The C helpers are in crypto_helpers.c, which the module includes from
@@ -10,20 +11,31 @@
 
 use super::bindings;
 use core::ffi::{c_int, c_uint, CStr};
+use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 use kernel::types::Opaque;
 
+// crypto_helpers.c, not in the generated bindings.
+extern "C" {
+    fn kapi_hash_speed_lock();
+    fn kapi_hash_speed_unlock();
+    fn kapi_kthread_wait_stop();
+}
+
 /// A hash in progress: a synchronous `ahash_request` and the transform it
-/// was made on.
+/// was made on. C callers hold it as the request's pointer, and give it back
+/// as an argument of this type to be freed (Lustre's
+/// `cfs_crypto_hash_final`).
 ///
 /// # Invariants
 ///
 /// `req` was returned by `kapi_ahash_request_new` on a transform that
 /// nothing else frees; this object owns both and frees them when dropped.
+#[repr(transparent)]
 pub struct HashRequest {
-    req: NonNull<bindings::ahash_request>,
+    req: NonNull<Hash>,
 }
 
 // SAFETY: a request belongs to whoever holds it; the crypto API keeps no
@@ -49,7 +61,7 @@ impl HashRequest {
             return Err(ENOMEM);
         };
         // INVARIANT: a new request on a transform only it uses.
-        let hash = HashRequest { req };
+        let hash = HashRequest { req: req.cast() };
         if let Some(key) = key {
             let len = u32::try_from(key.len()).map_err(|_| EINVAL)?;
             // SAFETY: `key` is `len` readable bytes; the transform is ours
@@ -59,49 +71,56 @@ impl HashRequest {
             })?;
         }
         // SAFETY: a live request (type invariant).
-        kernel::error::to_result(unsafe { bindings::crypto_ahash_init(hash.req.as_ptr()) })?;
+        kernel::error::to_result(unsafe { bindings::crypto_ahash_init(hash.raw()) })?;
         Ok(hash)
     }
 
-    /// Hands the request to a C caller, who gives it back through
-    /// [`HashRequest::from_raw`] or [`HashRequest::with_raw`].
+    /// Hands the request to a C caller, who uses it as a [`Hash`] and gives
+    /// it back as a `HashRequest` argument.
     pub fn into_raw(self) -> *mut bindings::ahash_request {
-        ManuallyDrop::new(self).req.as_ptr()
+        ManuallyDrop::new(self).raw()
     }
+}
 
-    /// Takes back a request given out by [`HashRequest::into_raw`]; it is
-    /// freed when the result is dropped.
-    ///
-    /// # Safety
-    ///
-    /// `req` came from `into_raw` and is taken back only once; nothing uses
-    /// it afterwards.
-    pub unsafe fn from_raw(req: *mut bindings::ahash_request) -> Option<Self> {
-        // INVARIANT: by this function's contract, ownership comes back.
-        NonNull::new(req).map(|req| HashRequest { req })
+impl core::ops::Deref for HashRequest {
+    type Target = Hash;
+
+    fn deref(&self) -> &Hash {
+        // SAFETY: a live request (type invariant), borrowed no longer than
+        // `self`, which frees it.
+        unsafe { self.req.as_ref() }
     }
+}
 
-    /// Runs `f` on a request given out by [`HashRequest::into_raw`],
-    /// leaving it with its C owner. None if `req` is null.
-    ///
-    /// # Safety
-    ///
-    /// `req` came from `into_raw` and has not been taken back, and no other
-    /// thread uses it during the call.
-    pub unsafe fn with_raw<R>(
-        req: *mut bindings::ahash_request,
-        f: impl FnOnce(&mut HashRequest) -> R,
-    ) -> Option<R> {
-        // SAFETY: `req` came from into_raw, not taken back, used by no other thread (# Safety);
-        // ManuallyDrop leaves it to its C owner, as from_raw asks.
-        let mut hash = ManuallyDrop::new(unsafe { Self::from_raw(req) }?);
-        Some(f(&mut hash))
+impl Drop for HashRequest {
+    fn drop(&mut self) {
+        // SAFETY: the request and its transform are ours (type invariant)
+        // and no longer used.
+        unsafe { bindings::kapi_ahash_request_free(self.raw()) };
+    }
+}
+
+/// The request of a [`HashRequest`], to hash with: what C callers pass to
+/// update a hash they hold (Lustre's `cfs_crypto_hash_update`).
+///
+/// # Invariants
+///
+/// Only exists as the request of a live `HashRequest`: borrowed from one,
+/// or received by reference from C, which holds one from
+/// [`HashRequest::into_raw`] and has not given it back. No Rust code makes
+/// one. Not `Sync`: one thread at a time hashes with it.
+#[repr(transparent)]
+pub struct Hash(Opaque<bindings::ahash_request>);
+
+impl Hash {
+    fn raw(&self) -> *mut bindings::ahash_request {
+        self.0.get()
     }
 
     /// The digest size in bytes.
     pub fn digest_size(&self) -> usize {
         // SAFETY: a live request (type invariant).
-        unsafe { bindings::kapi_ahash_digestsize(self.req.as_ptr()) as usize }
+        unsafe { bindings::kapi_ahash_digestsize(self.raw()) as usize }
     }
 
     /// Adds `len` bytes of `page` from `offset` to the hash.
@@ -110,23 +129,20 @@ impl HashRequest {
     ///
     /// `page` is a valid page, and the `len` bytes from `offset` lie in it
     /// or in the pages of its compound page that follow it.
-    pub unsafe fn update_page(
-        &mut self,
-        page: *mut bindings::page,
-        offset: u32,
-        len: u32,
-    ) -> Result {
-        // SAFETY: a live request (type invariant); the page range is the caller's promise. The hash
-        // is synchronous: the scatterlist on the helper's stack is done with when it returns.
+    pub unsafe fn update_page(&self, page: *mut bindings::page, offset: u32, len: u32) -> Result {
+        // SAFETY: a live request (type invariant), used by this thread only
+        // (not Sync); the page range is the caller's promise. The hash is
+        // synchronous: the scatterlist on the helper's stack is done with
+        // when it returns.
         kernel::error::to_result(unsafe {
-            bindings::kapi_ahash_update_page(self.req.as_ptr(), page, offset, len)
+            bindings::kapi_ahash_update_page(self.raw(), page, offset, len)
         })
     }
 
     /// Adds `data` to the hash. It may be anywhere in kernel memory (the
     /// linear map, vmalloc space, a module, a stack): it is fed page by
     /// page, which a single scatterlist entry could not do.
-    pub fn update(&mut self, data: &[u8]) -> Result {
+    pub fn update(&self, data: &[u8]) -> Result {
         let page_size = kernel::page::PAGE_SIZE;
         let mut addr = data.as_ptr() as usize;
         let mut left = data.len();
@@ -149,26 +165,48 @@ impl HashRequest {
 
     /// Writes the digest to the start of `out`; returns its size.
     /// `EOVERFLOW` if `out` is shorter than the digest.
-    pub fn finish(&mut self, out: &mut [u8]) -> Result<usize> {
+    pub fn finish(&self, out: &mut [u8]) -> Result<usize> {
         let size = self.digest_size();
         if out.len() < size {
             return Err(eoverflow());
         }
-        // SAFETY: a live request (type invariant); `out` holds the
-        // `size` bytes the digest takes.
+        // SAFETY: a live request (type invariant), used by this thread only;
+        // `out` holds the `size` bytes the digest takes.
         kernel::error::to_result(unsafe {
-            bindings::kapi_ahash_final(self.req.as_ptr(), out.as_mut_ptr())
+            bindings::kapi_ahash_final(self.raw(), out.as_mut_ptr())
         })?;
         Ok(size)
     }
 }
 
-impl Drop for HashRequest {
-    fn drop(&mut self) {
-        // SAFETY: the request and its transform are ours (type invariant)
-        // and no longer used.
-        unsafe { bindings::kapi_ahash_request_free(self.req.as_ptr()) };
+/// Held while a hash speed test runs, so that tests run one at a time: a
+/// mutex of crypto_helpers.c, which lives as long as the module.
+///
+/// Not `Send`: a mutex is released by the task that took it.
+pub struct SpeedTestGuard(PhantomData<*mut ()>);
+
+impl SpeedTestGuard {
+    /// Takes the lock; it may sleep.
+    pub fn lock() -> Self {
+        // SAFETY: a static mutex; released by drop, in this task.
+        unsafe { kapi_hash_speed_lock() };
+        SpeedTestGuard(PhantomData)
     }
+}
+
+impl Drop for SpeedTestGuard {
+    fn drop(&mut self) {
+        // SAFETY: taken by `lock`, in this task (not Send).
+        unsafe { kapi_hash_speed_unlock() };
+    }
+}
+
+/// Sleeps until the calling kernel thread is asked to stop
+/// (`kthread_stop`); returns at once in any other task. For a speed test
+/// thread done with its work.
+pub fn wait_for_stop() {
+    // SAFETY: the helper checks that the caller is a kernel thread.
+    unsafe { kapi_kthread_wait_stop() };
 }
 
 /// `-EOVERFLOW`, which the 6.12 kernel crate does not name.

@@ -7,6 +7,9 @@
  */
 #include <crypto/hash.h>
 #include <crypto/internal/hash.h>
+#include <linux/kthread.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include "crypto_helpers.h"
@@ -69,4 +72,35 @@ void *kapi_shash_tfm_ctx(struct crypto_shash *tfm)
 void *kapi_shash_desc_ctx(struct shash_desc *desc)
 {
 	return shash_desc_ctx(desc);
+}
+
+/* One hash speed test at a time (rust/kapi/crypto.rs SpeedTestGuard). */
+static DEFINE_MUTEX(kapi_hash_speed_mutex);
+
+void kapi_hash_speed_lock(void)
+{
+	mutex_lock(&kapi_hash_speed_mutex);
+}
+
+void kapi_hash_speed_unlock(void)
+{
+	mutex_unlock(&kapi_hash_speed_mutex);
+}
+
+/*
+ * Sleeps until kthread_stop() asks the calling kernel thread to stop. The
+ * state is set before the check, so a stop between them is not lost (it
+ * wakes the thread). Any other task returns at once.
+ */
+void kapi_kthread_wait_stop(void)
+{
+	if (!(current->flags & PF_KTHREAD))
+		return;
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
 }

@@ -24,5 +24,8 @@ int kapi_ahash_update_page(struct ahash_request *req, struct page *page,
 int kapi_ahash_final(struct ahash_request *req, u8 *out);
 void *kapi_shash_tfm_ctx(struct crypto_shash *tfm);
 void *kapi_shash_desc_ctx(struct shash_desc *desc);
+void kapi_hash_speed_lock(void);
+void kapi_hash_speed_unlock(void);
+void kapi_kthread_wait_stop(void);
 
 #endif

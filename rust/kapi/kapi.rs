@@ -18,6 +18,8 @@ pub mod crypto;
 pub mod debug;
 pub mod debugfs;
 pub mod errno;
+// Argument types of exported C functions.
+pub mod ffi;
 pub mod kiov;
 pub mod kthread;
 // The LNDs' side of lnet.ko's LND interface; lnet.ko defines it.
