@@ -7,7 +7,7 @@
 //! not, is handled without a crash.
 
 use crate::conn::{Conn, State};
-use crate::kapi::rdma::{CmEvent, CmEventType, CmIdRef, ConnectParams, RawCmEvent, RawCmId};
+use crate::kapi::rdma::{CmEvent, CmEventType, CmEvents, CmIdRef, ConnectParams};
 use crate::lnet_core::o2iblnd::{self as wire, MsgBody, Rej, RejParams, RejectReason};
 use crate::lnet_core::o2iblnd_health::errno;
 use crate::lnet_core::o2iblnd_params::IbParam;
@@ -19,61 +19,42 @@ use core::sync::atomic::Ordering;
 use kernel::sync::{Arc, ArcBorrow};
 
 /// The listener's events: connection requests, and its device going away.
-/// A request's new id starts with this handler and the listener's context;
-/// `passive_connect` gives it `cm_handler` and its connection.
-///
-/// # Safety
-///
-/// Called by the RDMA CM with the id and event of the call, for the
-/// listener (or a request's new id) of an NI.
-pub(crate) unsafe extern "C" fn listen_handler(id: RawCmId, ev: RawCmEvent) -> c_int {
-    // SAFETY: the CM's own arguments, valid for this call.
-    let (id, ev) = unsafe { (CmIdRef::from_raw(id), CmEvent::from_raw(ev)) };
-    let ctx = id.context();
-    if ctx.is_null() {
-        return 0;
-    }
-    // SAFETY: the listener's context is its `Listening`, which outlives
-    // the listener's id (`Listener`) and so this call.
-    let l = unsafe { &*ctx.cast_const().cast::<Listening>() };
-    let Some(ni) = l.ni() else {
-        // The NI is stopping: a request is refused, its new id destroyed.
-        return match ev.event() {
-            CmEventType::ConnectRequest => CmIdRef::DESTROY,
-            _ => 0,
+/// A request's new id starts with the listener's handler and context;
+/// `passive_connect` gives it to its connection.
+impl CmEvents for Listening {
+    fn event(l: ArcBorrow<'_, Listening>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) -> c_int {
+        let Some(ni) = l.ni() else {
+            // The NI is stopping (or not listening yet): a request is
+            // refused, its new id destroyed.
+            return match ev.event() {
+                CmEventType::ConnectRequest => CmIdRef::DESTROY,
+                _ => 0,
+            };
         };
-    };
-    match ev.event() {
-        CmEventType::ConnectRequest => passive_connect(&ni.as_arc_borrow(), &id, &ev),
-        CmEventType::DeviceRemoval => {
-            ni.device_removed();
-            0
-        }
-        e => {
-            crate::cnet!("{}: CM event {:?} for the listener\n", ni.nid, e);
-            0
+        match ev.event() {
+            CmEventType::ConnectRequest => passive_connect(&ni.as_arc_borrow(), id, ev),
+            CmEventType::DeviceRemoval => {
+                ni.device_removed();
+                0
+            }
+            e => {
+                crate::cnet!("{}: CM event {:?} for the listener\n", ni.nid, e);
+                0
+            }
         }
     }
 }
 
-/// The events of a connection's id.
-///
-/// # Safety
-///
-/// Called by the RDMA CM with the id and event of the call, for an id
-/// whose context is its connection (`Conn::cm_context`).
-pub(crate) unsafe extern "C" fn cm_handler(id: RawCmId, ev: RawCmEvent) -> c_int {
-    // SAFETY: the CM's own arguments, valid for this call.
-    let (id, ev) = unsafe { (CmIdRef::from_raw(id), CmEvent::from_raw(ev)) };
-    let ctx = id.context();
-    if ctx.is_null() {
-        return 0;
+/// The events of a connection's id, which holds a reference to it.
+impl CmEvents for Conn {
+    fn event(conn: ArcBorrow<'_, Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) -> c_int {
+        cm_event(conn.into(), id, ev)
     }
-    // SAFETY: a connection's id holds a reference to it until the id is
-    // destroyed.
-    let conn: Arc<Conn> = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) }.into();
+}
+
+fn cm_event(conn: Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) -> c_int {
     match ev.event() {
-        CmEventType::AddrResolved => addr_resolved(&conn, &id, &ev),
+        CmEventType::AddrResolved => addr_resolved(&conn, id, ev),
         CmEventType::AddrError | CmEventType::RouteError => {
             crate::cneterr!(
                 "{}: can't reach {}: {}\n",
@@ -83,11 +64,11 @@ pub(crate) unsafe extern "C" fn cm_handler(id: RawCmId, ev: RawCmEvent) -> c_int
             );
             conn.close(-errno::EHOSTUNREACH);
         }
-        CmEventType::RouteResolved => route_resolved(&conn, &id, &ev),
+        CmEventType::RouteResolved => route_resolved(&conn, id, ev),
         CmEventType::Unreachable => connect_failed(&conn, -errno::ENETDOWN, "unreachable"),
         CmEventType::ConnectError => connect_failed(&conn, -errno::ENOTCONN, "connect error"),
-        CmEventType::Rejected => rejected(&conn, &id, &ev),
-        CmEventType::Established => established(&conn, &ev),
+        CmEventType::Rejected => rejected(&conn, id, ev),
+        CmEventType::Established => established(&conn, ev),
         CmEventType::Disconnected => {
             let connecting = conn.inner.lock().state == State::Connecting;
             conn.close(if connecting { -errno::ECONNRESET } else { 0 });
@@ -248,7 +229,7 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
     // tx launched then would connect at once, past the pacing.
     match what {
         AfterReject::LostRace => {
-            crate::ni::reconnect(&conn.ni, conn.peer, None);
+            crate::ni::reconnect(conn.ni.as_arc_borrow(), conn.peer, None);
             conn.close(-errno::EALREADY);
         }
         AfterReject::Reconnect {
@@ -257,7 +238,7 @@ fn rejected(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
             dst_stamp,
         } => {
             let ask = Some((queue_depth, max_frags, dst_stamp));
-            crate::ni::reconnect(&conn.ni, conn.peer, ask);
+            crate::ni::reconnect(conn.ni.as_arc_borrow(), conn.peer, ask);
             conn.close(-errno::EALREADY);
         }
         AfterReject::GiveUp(e) => conn.close(e),
@@ -350,11 +331,14 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         return refuse(ni, id, req.version, RejectReason::NoResources);
     }
     // From here the connection owns the id and its teardown destroys it
-    // with the QP just built.
-    // SAFETY: a reference the id holds until `conn::teardown` destroys it,
-    // for `cm_handler`; this is the id's handler running.
-    unsafe { id.set_handler(cm_handler, conn.cm_context()) };
-    conn.inner.lock().cmid = Some(id.adopt());
+    // with the QP just built; the id holds a reference to it.
+    let Some(owned) = id.adopt(conn.clone()) else {
+        // Not a request's new id: cannot be.
+        drop(q);
+        conn.close(-errno::EPROTO);
+        return refuse(ni, id, req.version, RejectReason::Fatal);
+    };
+    conn.inner.lock().cmid = Some(owned);
     let ack = wire::Msg {
         version: req.version,
         credits: 0,

@@ -4,16 +4,15 @@
 //! and CQ, its receive buffers, its send queues and credits, and what the
 //! scheduler does with its completions.
 //!
-//! Ownership: the cm_id's context is a reference to the connection
-//! (`Arc::into_raw`), released by [`teardown`] after the id is destroyed;
-//! the CQ's context is a plain pointer, valid because the CQ is destroyed
-//! before that reference is released. A received message lent to LNet is
-//! an [`RxCtx`] holding a reference and the buffer. Txs are finalized only
-//! with no lock held.
+//! Ownership: the cm_id and the CQ each hold a reference to the
+//! connection as their context, released once they are destroyed, which
+//! [`teardown`] does. A received message lent to LNet is an [`RxCtx`]
+//! holding a reference and the buffer. Txs are finalized only with no
+//! lock held.
 
-use crate::kapi::kiov::{self, BioVec};
 use crate::kapi::kthread;
-use crate::kapi::rdma::{CmId, Cq, DmaBuf, Wc};
+use crate::kapi::rdma::{CmId, Cq, CqEvents, DmaBuf, Frags, Wc};
+use crate::kapi::rdma_ni::{StackLink, Stackable};
 use crate::lnd::Msg;
 use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
@@ -24,9 +23,8 @@ use crate::lnet_core::o2iblnd_health::{self as health, errno, TxPlace};
 use crate::lnet_core::o2iblnd_params::{ib_mtu_enum, IbParam};
 use crate::ni::IbNi;
 use crate::params;
-use crate::tx::{Answered, Kiov, PackHead, Tx};
-use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use crate::tx::{Answered, PackHead, Tx};
+use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
@@ -51,8 +49,8 @@ pub(crate) enum State {
 pub(crate) struct ConnInner {
     pub(crate) state: State,
     /// The id, once the connection owns it (taken by teardown).
-    pub(crate) cmid: Option<CmId>,
-    cq: Option<Cq>,
+    pub(crate) cmid: Option<CmId<Conn>>,
+    cq: Option<Cq<Conn>>,
     /// Receive buffers by index: `None` while lent to LNet or handled.
     rx: KVec<Option<DmaBuf>>,
     rx_posted: u32,
@@ -104,9 +102,14 @@ pub(crate) struct Conn {
     qp_failed: AtomicI32,
     /// The QP's COMM_EST came: its scheduler tells the CM.
     comm_est: AtomicBool,
-    pub(crate) sched_next: AtomicPtr<Conn>,
-    /// The cm_id's context holds a reference.
-    pub(crate) cm_ref: AtomicBool,
+    /// Its place on the NI's scheduler stack.
+    sched_link: StackLink<Conn>,
+}
+
+impl Stackable for Conn {
+    fn link(&self) -> &StackLink<Conn> {
+        &self.sched_link
+    }
 }
 
 impl Conn {
@@ -155,18 +158,10 @@ impl Conn {
                 scheduled: AtomicBool::new(false),
                 qp_failed: AtomicI32::new(0),
                 comm_est: AtomicBool::new(false),
-                sched_next: AtomicPtr::new(core::ptr::null_mut()),
-                cm_ref: AtomicBool::new(false),
+                sched_link: StackLink::new(),
             }),
             GFP_KERNEL,
         )
-    }
-
-    /// The context pointer a cm_id gets: a reference to this connection,
-    /// released by [`teardown`].
-    pub(crate) fn cm_context(self: &Arc<Conn>) -> *mut c_void {
-        self.cm_ref.store(true, Ordering::Release);
-        Arc::into_raw(self.clone()).cast_mut().cast()
     }
 
     /// Creates the CQ and QP on `id` for `cp`, and posts every receive
@@ -214,15 +209,15 @@ impl Conn {
         let per_tx = (crate::tx::MAX_WRITES + 2) as i32;
         let mut send_wr =
             (per_tx * depth.max(i32::from(self.ni.tun.concurrent_sends)) + 2).min(max_wr);
-        let ctx = (&**self as *const Conn).cast_mut().cast::<c_void>();
-        // The NI's table keeps the connection until `teardown`, which
-        // destroys the QP, then the CQ, before it releases the cm_id's
-        // reference, if the id has one yet (a passive one gets it later).
-        // SAFETY: so `ctx` outlives the CQ.
-        let cq = unsafe { Cq::new(dev, cq_completion, cq_event, ctx, nrx + send_wr)? };
-        // SAFETY: as the CQ's; on an error below, `destroy_qp` runs before
-        // the CQ drops.
-        unsafe { id.create_qp(&self.ni.pd, &cq, qp_event, ctx, &mut send_wr, nrx)? };
+        // `teardown` destroys the QP, then the CQ, which releases its
+        // reference.
+        let cq = Cq::new(dev, self.clone(), nrx + send_wr)?;
+        // SAFETY: the QP goes (`teardown`, or the id's destruction) before
+        // the connection does, and with it the NI holding the PD; nothing
+        // else uses the id's QP before this returns: posts wait for
+        // ESTABLISHED, and connd's disconnect and teardown for `qp_lock`,
+        // held here.
+        let qp = unsafe { id.create_qp(&self.ni.pd, &cq, &mut send_wr, nrx)? };
         let mut bufs = KVec::new();
         let mut posted = 0;
         let r = (|| -> Result {
@@ -236,8 +231,8 @@ impl Conn {
             for (i, b) in bufs.iter().enumerate() {
                 if let Some(b) = b {
                     // SAFETY: the buffers go to `rx`, dropped by teardown
-                    // after the QP; on an error here, after `destroy_qp`.
-                    unsafe { id.post_recv(RX_TAG | i as u64, b)? };
+                    // after the QP; on an error here, after `destroy`.
+                    unsafe { qp.post_recv(RX_TAG | i as u64, b)? };
                     posted += 1;
                 }
             }
@@ -246,7 +241,7 @@ impl Conn {
         })();
         if let Err(e) = r {
             // The QP goes before the buffers posted on it and its CQ.
-            id.destroy_qp();
+            qp.destroy();
             return Err(e);
         }
         let mut g = self.inner.lock();
@@ -1252,9 +1247,10 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
         });
         (id, cq, rx, active, err)
     };
+    // Releases the CQ's reference to the connection (the QP is gone).
     drop(cq);
     // Waits for a handler running on the id (which may want `qp_lock`,
-    // released above); none comes after.
+    // released above); none comes after. Releases the id's reference.
     drop(id);
     drop(rx);
     for t in active {
@@ -1270,11 +1266,6 @@ pub(crate) fn teardown(conn: Arc<Conn>) {
         };
         let hs = abort_status(place, t.header_sent(), err);
         t.done(-errno::ECONNABORTED, hs);
-    }
-    if conn.cm_ref.swap(false, Ordering::AcqRel) {
-        // SAFETY: the reference `cm_context` gave the id, whose handlers
-        // can no longer run.
-        drop(unsafe { Arc::from_raw(&*conn as *const Conn) });
     }
 }
 
@@ -1320,7 +1311,10 @@ pub(crate) struct RxCtx {
 /// is written into the initiator's buffer, then GET_DONE (or GET_DONE
 /// with -ENODATA when nothing matched). The receive buffer goes back to
 /// the QP either way.
-pub(crate) fn recv(rx: KBox<RxCtx>, msg: Msg, kiov: &[BioVec], offset: u32, mlen: u32, _rlen: u32) {
+///
+/// `kiov` are the bytes LNet wants; dropped before `msg` is finalized.
+pub(crate) fn recv(rx: KBox<RxCtx>, msg: Msg, kiov: Frags, _rlen: u32) {
+    let mlen = kiov.len();
     let RxCtx {
         conn,
         idx,
@@ -1329,7 +1323,7 @@ pub(crate) fn recv(rx: KBox<RxCtx>, msg: Msg, kiov: &[BioVec], offset: u32, mlen
     } = KBox::into_inner(rx);
     match kind {
         RxKind::Immediate { off, len } => {
-            let rc = copy_immediate(&conn, &buf, off, len, &msg, kiov, offset, mlen);
+            let rc = copy_immediate(&conn, &buf, off, len, &msg, kiov);
             msg.finalize(
                 rc,
                 if rc == 0 {
@@ -1345,15 +1339,14 @@ pub(crate) fn recv(rx: KBox<RxCtx>, msg: Msg, kiov: &[BioVec], offset: u32, mlen
         }
         RxKind::PutReq { cookie } => {
             if msg.is_none() || mlen == 0 {
+                drop(kiov);
                 // Dropped, or nothing to move (`kiblnd_recv`).
                 conn.repost(idx, buf, RxCredit::Peer);
                 msg.finalize(0, Status::Ok);
                 conn.answer(MsgType::PutNak, cookie, 0);
             } else {
-                // SAFETY: LNet's fragments, valid until `msg` is finalized,
-                // which the PUT_ACK tx holding them does.
-                let dst = unsafe { Kiov::new(kiov.as_ptr(), kiov.len() as u32, offset, mlen) };
-                match Tx::put_ack(&conn.ni, msg, conn.peer, cookie, dst) {
+                // The PUT_ACK tx holds them until it finalizes `msg`.
+                match Tx::put_ack(&conn.ni, msg, conn.peer, cookie, kiov) {
                     Ok(tx) => {
                         // The buffer waits for the PUT_DONE, which the peer
                         // sends without a credit and which returns this one.
@@ -1378,15 +1371,14 @@ pub(crate) fn recv(rx: KBox<RxCtx>, msg: Msg, kiov: &[BioVec], offset: u32, mlen
         RxKind::GetReq { cookie, key, frags } => {
             conn.repost(idx, buf, RxCredit::Peer);
             if msg.is_none() {
+                drop(kiov);
                 // No match (`kiblnd_recv`): the initiator's GET ends.
                 conn.answer(MsgType::GetDone, cookie, -errno::ENODATA);
             } else {
-                // SAFETY: the MD's fragments, valid until `msg` (the REPLY)
-                // is finalized, which the tx holding them does.
-                let src = unsafe { Kiov::new(kiov.as_ptr(), kiov.len() as u32, offset, mlen) };
+                // The tx holds them until it finalizes `msg` (the REPLY).
                 let rd = wire::RdmaDesc::new(key, &frags);
                 let max_frags = conn.inner.lock().cp.max_frags;
-                match Tx::get_reply(&conn.ni, msg, conn.peer, src, &rd, cookie, max_frags) {
+                match Tx::get_reply(&conn.ni, msg, conn.peer, kiov, &rd, cookie, max_frags) {
                     Ok(tx) => conn.queue(tx),
                     Err((msg, e)) => {
                         crate::cerror!(
@@ -1408,17 +1400,15 @@ pub(crate) fn recv(rx: KBox<RxCtx>, msg: Msg, kiov: &[BioVec], offset: u32, mlen
 }
 
 /// Copies an IMMEDIATE's payload into LNet's fragments: 0 or an errno.
-#[allow(clippy::too_many_arguments)]
 fn copy_immediate(
     conn: &Conn,
     buf: &DmaBuf,
     off: usize,
     len: usize,
     msg: &Msg,
-    kiov: &[BioVec],
-    offset: u32,
-    mlen: u32,
+    kiov: Frags,
 ) -> i32 {
+    let mlen = kiov.len();
     if msg.is_none() || mlen == 0 {
         return 0;
     }
@@ -1432,16 +1422,7 @@ fn copy_immediate(
         );
         return -errno::EPROTO;
     }
-    let src = &buf.as_slice()[off..off + mlen as usize];
-    let mut sv = KVec::<BioVec>::new();
-    // SAFETY: our kmalloc'ed buffer, and LNet's fragments, valid until the
-    // message is finalized.
-    let copied = unsafe {
-        match kiov::push_kvaddr_range(&mut sv, src.as_ptr() as usize, src.len()) {
-            Ok(()) => kiov::copy(kiov, offset, &sv, 0, mlen),
-            Err(_) => 0,
-        }
-    };
+    let copied = kiov.copy_from(buf, off, mlen as usize).unwrap_or(0);
     if copied == mlen {
         0
     } else {
@@ -1449,77 +1430,59 @@ fn copy_immediate(
     }
 }
 
-/// The CQ's completion handler: queues the connection on its NI's
-/// scheduler. Any context, IRQs included.
-///
-/// # Safety
-///
-/// Called by the verbs core with the context the CQ was made with.
-unsafe extern "C" fn cq_completion(_cq: crate::kapi::rdma::RawCq, ctx: *mut c_void) {
-    // SAFETY: the CQ's context is a connection kept alive by its cm_id's
-    // reference until after the CQ is destroyed (module doc).
-    let conn = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) };
-    if !conn.scheduled.swap(true, Ordering::AcqRel) {
-        conn.ni.schedule(Arc::from(conn));
-    }
-}
-
-/// CQ events are only logged (`kiblnd_cq_event`).
-///
-/// # Safety
-///
-/// Called by the verbs core with the CQ's context.
-unsafe extern "C" fn cq_event(ev: crate::kapi::rdma::RawIbEvent, _ctx: *mut c_void) {
-    // SAFETY: the running handler's event.
-    let t = unsafe { crate::kapi::rdma::ib_event_type(ev) };
-    crate::cerror!("CQ event {}\n", t);
-}
-
-/// QP events (`kiblnd_qp_event`): COMM_EST tells the CM a message
-/// arrived before ESTABLISHED. A QP gone to error (QP_FATAL, QP_REQ_ERR,
-/// QP_ACCESS_ERR), which Lustre only logs, closes the connection with
-/// -EIO here at once rather than at the next failed completion or timeout.
-/// The rest are logged.
-///
-/// HCA drivers call this in hard IRQ (mlx4 from its EQ interrupt, mlx5
-/// from its EQ's notifier chain), where a lock that is taken elsewhere
-/// with interrupts on, as `inner` is, deadlocks when the interrupt lands
-/// on a CPU holding it. So it takes no lock: it sets an atomic flag and
-/// queues the connection on its scheduler (`IbNi::schedule`, a lock-free
-/// push and a wake-up, as the CQ handler does), whose thread acts on the
-/// flag in process context (`Conn::poll`). Soft-RoCE raises no COMM_EST
-/// and its other QP events from its work queue, so the lab cannot show
-/// the deadlock.
-///
-/// # Safety
-///
-/// Called by the verbs core with the QP's context.
-unsafe extern "C" fn qp_event(ev: crate::kapi::rdma::RawIbEvent, ctx: *mut c_void) {
-    use crate::kapi::rdma::{IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_FATAL, IB_EVENT_QP_REQ_ERR};
-    // SAFETY: the running handler's event.
-    let t = unsafe { crate::kapi::rdma::ib_event_type(ev) };
-    // SAFETY: the QP's context is its connection, alive while the QP is.
-    let conn = unsafe { ArcBorrow::<Conn>::from_raw(ctx.cast_const().cast()) };
-    if t == crate::kapi::rdma::IB_EVENT_COMM_EST {
-        conn.comm_est.store(true, Ordering::SeqCst);
-        if !conn.scheduled.swap(true, Ordering::SeqCst) {
+/// The CQ's context, and its QP's, is its connection.
+impl CqEvents for Conn {
+    /// The CQ's completion handler: queues the connection on its NI's
+    /// scheduler. Any context, IRQs included.
+    fn completion(conn: ArcBorrow<'_, Conn>) {
+        if !conn.scheduled.swap(true, Ordering::AcqRel) {
             conn.ni.schedule(Arc::from(conn));
         }
-        return;
     }
-    crate::cneterr!(
-        "{}: QP event {} on connection to {}\n",
-        conn.ni.nid,
-        t,
-        conn.peer
-    );
-    if matches!(
-        t,
-        IB_EVENT_QP_FATAL | IB_EVENT_QP_REQ_ERR | IB_EVENT_QP_ACCESS_ERR
-    ) {
-        conn.qp_failed.store(-errno::EIO, Ordering::SeqCst);
-        if !conn.scheduled.swap(true, Ordering::SeqCst) {
-            conn.ni.schedule(Arc::from(conn));
+
+    /// CQ events are only logged (`kiblnd_cq_event`).
+    fn cq_event(_conn: ArcBorrow<'_, Conn>, t: i32) {
+        crate::cerror!("CQ event {}\n", t);
+    }
+
+    /// QP events (`kiblnd_qp_event`): COMM_EST tells the CM a message
+    /// arrived before ESTABLISHED. A QP gone to error (QP_FATAL, QP_REQ_ERR,
+    /// QP_ACCESS_ERR), which Lustre only logs, closes the connection with
+    /// -EIO here at once rather than at the next failed completion or
+    /// timeout. The rest are logged.
+    ///
+    /// HCA drivers call this in hard IRQ (mlx4 from its EQ interrupt, mlx5
+    /// from its EQ's notifier chain), where a lock that is taken elsewhere
+    /// with interrupts on, as `inner` is, deadlocks when the interrupt
+    /// lands on a CPU holding it. So it takes no lock: it sets an atomic
+    /// flag and queues the connection on its scheduler (`IbNi::schedule`,
+    /// a lock-free push and a wake-up, as the CQ handler does), whose
+    /// thread acts on the flag in process context (`Conn::poll`).
+    /// Soft-RoCE raises no COMM_EST and its other QP events from its work
+    /// queue, so the lab cannot show the deadlock.
+    fn qp_event(conn: ArcBorrow<'_, Conn>, t: i32) {
+        use crate::kapi::rdma::{IB_EVENT_QP_ACCESS_ERR, IB_EVENT_QP_FATAL, IB_EVENT_QP_REQ_ERR};
+        if t == crate::kapi::rdma::IB_EVENT_COMM_EST {
+            conn.comm_est.store(true, Ordering::SeqCst);
+            if !conn.scheduled.swap(true, Ordering::SeqCst) {
+                conn.ni.schedule(Arc::from(conn));
+            }
+            return;
+        }
+        crate::cneterr!(
+            "{}: QP event {} on connection to {}\n",
+            conn.ni.nid,
+            t,
+            conn.peer
+        );
+        if matches!(
+            t,
+            IB_EVENT_QP_FATAL | IB_EVENT_QP_REQ_ERR | IB_EVENT_QP_ACCESS_ERR
+        ) {
+            conn.qp_failed.store(-errno::EIO, Ordering::SeqCst);
+            if !conn.scheduled.swap(true, Ordering::SeqCst) {
+                conn.ni.schedule(Arc::from(conn));
+            }
         }
     }
 }

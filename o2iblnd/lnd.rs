@@ -58,14 +58,17 @@ impl Lnd for O2iblnd {
 
     fn send(n: ArcBorrow<'_, IbNi>, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused> {
         let tx = crate::tx::Tx::from_lnet(&n, msg, desc)?;
-        crate::ni::launch(&n, tx);
+        crate::ni::launch(n, tx);
         Ok(())
     }
 
     fn recv(rx: KBox<RxCtx>, r: Recv) -> Result<(), Refused> {
-        // SAFETY: LNet's fragments, valid until the message is finalized.
-        let kiov = unsafe { crate::kapi::kiov::slice(r.kiov.cast_const().cast(), r.niov) };
-        crate::conn::recv(rx, r.msg, kiov, r.offset, r.mlen, r.rlen);
+        // SAFETY: LNet's fragments of `r.msg`, valid until it is finalized,
+        // which `recv` (or the tx it makes) does after dropping them.
+        let kiov = unsafe {
+            crate::kapi::rdma::Frags::new(r.kiov.cast_const().cast(), r.niov, r.offset, r.mlen)
+        };
+        crate::conn::recv(rx, r.msg, kiov, r.rlen);
         Ok(())
     }
 

@@ -10,10 +10,10 @@
 //! lock, taken before a connection's own lock and never the other way.
 //! Messages are finalized only outside both.
 
-use crate::cm;
 use crate::conn::{self, Conn, State};
-use crate::kapi::kthread::{self, Thread};
-use crate::kapi::rdma::{self, AsyncEvents, CmId, Pd};
+use crate::kapi::kthread;
+use crate::kapi::rdma::{self, AsyncEvents, CmId, IbAsyncEvents, Pd};
+use crate::kapi::rdma_ni::{self, ArcStack, LinkEvents, LinkWatch, NiThread, Taken};
 use crate::kapi::vec;
 use crate::kapi::waitq::WaitQueue;
 use crate::lnd::LnetNi;
@@ -25,11 +25,11 @@ use crate::lnet_core::o2iblnd_params::{sched_threads, IbParam};
 use crate::lnet_core::o2iblnd_reject::{passive_verdict, reconnect_at_ms, Passive, MAX_CONN_RACES};
 use crate::params;
 use crate::tx::Tx;
-use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::rbtree::{RBTree, RBTreeNode};
-use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
 /// The listener's context: the NI it accepts connections for, until
@@ -48,12 +48,10 @@ impl Listening {
     }
 }
 
-/// The listening id and its context, which the id borrows. Fields drop
-/// in order: the id is destroyed first (the CM waits for a handler call
-/// that is running and makes no more), then the context.
+/// The listening id, which holds its context until it is destroyed (the
+/// CM waits for a handler call that is running and makes no more).
 pub(crate) struct Listener {
-    id: CmId,
-    ctx: Arc<Listening>,
+    id: CmId<Listening>,
 }
 
 /// Address and route resolution time limit (`RDMA_RESOLVE_TIMEOUT`).
@@ -72,20 +70,13 @@ pub(crate) struct Tun {
 
 /// Connections taken off an NI's scheduler list ([`IbNi::sched_take`]),
 /// each handed out once.
-pub(crate) struct Scheduled(*mut Conn);
+pub(crate) struct Scheduled(Taken<Conn>);
 
 impl Iterator for Scheduled {
     type Item = Arc<Conn>;
 
     fn next(&mut self) -> Option<Arc<Conn>> {
-        if self.0.is_null() {
-            return None;
-        }
-        // SAFETY: each entry is an `Arc::into_raw` from `schedule`, and the list,
-        // swapped out of `sched_head` whole, is walked once by this alone.
-        let c = unsafe { Arc::from_raw(self.0.cast_const()) };
-        self.0 = c.sched_next.load(Ordering::Relaxed);
-        Some(c)
+        self.0.next()
     }
 }
 
@@ -219,23 +210,25 @@ pub(crate) struct IbNi {
     /// The device's async events (port error and active, device fatal),
     /// until `stop` takes them.
     #[pin]
-    events: Mutex<Option<AsyncEvents>>,
+    events: Mutex<Option<AsyncEvents<IbNi>>>,
+    /// The watch of its interface, until `stop` takes it.
+    #[pin]
+    link: Mutex<Option<LinkWatch<IbNi>>>,
     /// Taken by `stop`, after every connection is gone, and destroyed
     /// once the NI is dropped.
     #[pin]
     listener: Mutex<Option<Listener>>,
     #[pin]
     pub(crate) table: SpinLock<Table>,
-    /// Connections with completions to handle: a lock-free stack of
-    /// `Arc::into_raw` references, pushed from the CQ handler.
-    sched_head: AtomicPtr<Conn>,
+    /// Connections with completions to handle, pushed from the CQ handler.
+    sched: ArcStack<Conn>,
     #[pin]
     sched_wq: WaitQueue,
     #[pin]
     connd_wq: WaitQueue,
     connd_kick: AtomicBool,
     #[pin]
-    threads: Mutex<KVec<Thread>>,
+    threads: Mutex<KVec<NiThread<IbNi>>>,
 }
 
 impl IbNi {
@@ -277,8 +270,14 @@ impl IbNi {
             conns_per_peer: tun.lnd.conns_per_peer.clamp(1, 127) as u16,
         };
         let service = params::get(IbParam::Service) as u16;
-        // SAFETY: no context yet; its handler ignores events until `listen`.
-        let listener = unsafe { CmId::new(cm::listen_handler, core::ptr::null_mut())? };
+        // Without its NI yet, its handler ignores events until `listen`.
+        let ctx = Arc::pin_init(
+            pin_init!(Listening {
+                ni <- new_spinlock!(None, "kiblnd_listening"),
+            }),
+            GFP_KERNEL,
+        )?;
+        let listener = CmId::new(ctx)?;
         if let Err(e) = listener.bind(addr, service) {
             pr_err!(
                 "{}: no RDMA device has the address of {}, or port {} is taken: {:?}\n",
@@ -294,32 +293,27 @@ impl IbNi {
             return Err(ENODEV);
         };
         let pd = Arc::new(Pd::new(dev)?, GFP_KERNEL)?;
-        let ctx = Arc::pin_init(
-            pin_init!(Listening {
-                ni <- new_spinlock!(None, "kiblnd_listening"),
-            }),
-            GFP_KERNEL,
-        )?;
         let port = listener.port_num();
         let n = Arc::pin_init(
             pin_init!(IbNi {
                 ni,
                 nid,
                 addr,
-                incarnation: now_us(),
+                incarnation: rdma_ni::real_time_us(),
                 tun,
                 pd,
                 port,
                 port_down: AtomicBool::new(false),
                 fatal: AtomicU32::new(0),
                 events <- new_mutex!(None, "kiblnd_events"),
+                link <- new_mutex!(None, "kiblnd_link"),
                 listener <- new_mutex!(None, "kiblnd_listener"),
                 table <- new_spinlock!(Table {
                     peers: RBTree::new(),
                     conns: KVec::new(),
                     closed: false,
                 }, "kiblnd_table"),
-                sched_head: AtomicPtr::new(core::ptr::null_mut()),
+                sched: ArcStack::new(),
                 sched_wq <- WaitQueue::new(),
                 connd_wq <- WaitQueue::new(),
                 connd_kick: AtomicBool::new(false),
@@ -328,13 +322,9 @@ impl IbNi {
             GFP_KERNEL,
         )?;
         // The listener's context holds the NI until `stop` takes it back
-        // (breaking the cycle through `n.listener`); `Listener` keeps the
-        // context until its id is destroyed.
-        *ctx.ni.lock() = Some(n.clone());
-        // SAFETY: as just said.
-        unsafe { listener.set_context((&*ctx as *const Listening).cast_mut().cast()) };
-        let listener = Listener { id: listener, ctx };
-        let data = (&*n as *const IbNi).cast_mut().cast::<c_void>();
+        // (breaking the cycle through `n.listener`).
+        *listener.context().ni.lock() = Some(n.clone());
+        let listener = Listener { id: listener };
         // A port already down starts the NI fatal (`kiblnd_startup`); its
         // events keep the state from then on.
         if !dev.port_active(n.port).unwrap_or(true) {
@@ -342,37 +332,33 @@ impl IbNi {
             n.port_down.store(true, Ordering::Release);
             n.set_fatal(FATAL_PORT, true);
         }
-        // SAFETY: `stop` drops the handler before the NI can be freed.
-        match unsafe { AsyncEvents::new(dev, ib_async_event, data) } {
+        // The handler, the watch and the threads hold the NI until `stop`
+        // takes them.
+        match AsyncEvents::new(dev, n.clone()) {
             Ok(e) => *n.events.lock() = Some(e),
             Err(e) => pr_warn!("{}: no IB async events: {:?}\n", nid, e),
         }
         // Its interface's state now, and its changes from then on: an
         // interface already down starts the NI fatal, as its port does.
-        // SAFETY: a NUL-terminated name LNet keeps for the NI; `stop`
-        // unwatches before the NI can be freed.
-        let rc = unsafe { kapi_link_watch(n.ni.iface().as_char_ptr(), addr, data) };
-        if rc != 0 {
-            pr_warn!("{}: can't watch {}: {}\n", nid, n.ni.iface(), rc);
+        match LinkWatch::new(n.ni.iface(), addr, n.clone()) {
+            Ok(w) => *n.link.lock() = Some(w),
+            Err(e) => pr_warn!("{}: can't watch {}: {}\n", nid, n.ni.iface(), e.to_errno()),
         }
         // Schedulers as Lustre sizes them per CPT (`nscheds`, else from
         // the CPUs), here per NI.
-        // SAFETY: a plain read of a boot-time constant.
-        let cpus = unsafe { kernel::bindings::nr_cpu_ids };
+        let cpus = rdma_ni::nr_cpu_ids();
         let nsched = sched_threads(params::get(IbParam::Nscheds), cpus)
             .first
             .max(1);
-        // SAFETY: `stop` stops every thread before the NI can be freed.
-        let threads = unsafe {
-            Thread::spawn(c_str!("kiblnd_connd"), connd_main, data).and_then(|c| {
+        let threads =
+            NiThread::spawn(c_str!("kiblnd_connd"), connd_main, n.clone()).and_then(|c| {
                 n.threads.lock().push(c, GFP_KERNEL)?;
                 for _ in 0..nsched {
-                    let s = Thread::spawn(c_str!("kiblnd_sd"), sched_main, data)?;
+                    let s = NiThread::spawn(c_str!("kiblnd_sd"), sched_main, n.clone())?;
                     n.threads.lock().push(s, GFP_KERNEL)?;
                 }
                 Ok(())
-            })
-        };
+            });
         let r = threads.and_then(|()| listener.id.listen(LISTEN_BACKLOG));
         *n.listener.lock() = Some(listener);
         if let Err(e) = r {
@@ -467,13 +453,12 @@ impl IbNi {
         }
         // Waits for a handler call that is running.
         drop(self.events.lock().take());
-        // SAFETY: the pointer `start` watched with; no report for it runs
-        // once this returns.
-        unsafe { kapi_link_unwatch((self as *const IbNi).cast_mut().cast()) };
+        // No report for it runs once this returns.
+        drop(self.link.lock().take());
         let l = self.listener.lock().take();
         // Taken out under the lock, dropped after: our caller's reference
         // keeps the NI.
-        let held = l.as_ref().and_then(|l| l.ctx.ni.lock().take());
+        let held = l.as_ref().and_then(|l| l.id.context().ni.lock().take());
         drop(held);
         l
     }
@@ -517,19 +502,8 @@ impl IbNi {
 
     /// Queues `conn` for the scheduler; any context.
     pub(crate) fn schedule(&self, conn: Arc<Conn>) {
-        let p = Arc::into_raw(conn).cast_mut();
-        let mut head = self.sched_head.load(Ordering::Acquire);
-        loop {
-            // SAFETY: `p` is a live connection we hold a reference to.
-            unsafe { (*p).sched_next.store(head, Ordering::Relaxed) };
-            match self
-                .sched_head
-                .compare_exchange(head, p, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => break,
-                Err(h) => head = h,
-            }
-        }
+        // Never on it already: only the caller that set `scheduled` pushes.
+        self.sched.push(conn);
         self.sched_wq.wake();
     }
 
@@ -537,10 +511,7 @@ impl IbNi {
     /// the list allocates nothing: a connection dropped for lack of
     /// memory would stay `scheduled` and never be polled again.
     fn sched_take(&self) -> Scheduled {
-        Scheduled(
-            self.sched_head
-                .swap(core::ptr::null_mut(), Ordering::AcqRel),
-        )
+        Scheduled(self.sched.take())
     }
 
     pub(crate) fn wake_connd(&self) {
@@ -804,11 +775,11 @@ impl IbNi {
 
     /// Starts the reconnects held back to this second, where still
     /// needed.
-    fn reconnect_due(&self) {
+    fn reconnect_due(ni: ArcBorrow<'_, IbNi>) {
         let now = kthread::now_ms();
         let mut due = KVec::new();
         {
-            let mut g = self.table.lock();
+            let mut g = ni.table.lock();
             for (_, p) in g.peers.iter_mut() {
                 if p.reconnect_at_ms == 0 || now < p.reconnect_at_ms {
                     continue;
@@ -817,8 +788,7 @@ impl IbNi {
                 // One per connection the peer may have at most: each
                 // pending one stands for an attempt the peer refused, and
                 // no more than `conns_per_peer` are made at once.
-                let n =
-                    core::mem::take(&mut p.reconnect_pending).min(self.tun.conns_per_peer.max(1));
+                let n = core::mem::take(&mut p.reconnect_pending).min(ni.tun.conns_per_peer.max(1));
                 if !p.waiting.is_empty() && p.conns.is_empty() {
                     p.reconnects += 1;
                     let _ = due.push((p.nid, n), GFP_ATOMIC);
@@ -827,7 +797,7 @@ impl IbNi {
         }
         for (nid, n) in due {
             for _ in 0..n {
-                connect(self, nid, false);
+                connect(ni, nid, false);
             }
         }
     }
@@ -869,17 +839,10 @@ impl IbNi {
     }
 }
 
-fn now_us() -> u64 {
-    let mut ts = kernel::bindings::timespec64::default();
-    // SAFETY: fills the struct it is given.
-    unsafe { kernel::bindings::ktime_get_real_ts64(&mut ts) };
-    (ts.tv_sec as u64) * 1_000_000 + (ts.tv_nsec as u64) / 1000
-}
-
 /// Sends `tx` to its peer: on the peer's next connection, or waiting for
 /// one; a peer with none and no attempt under way gets `conns_per_peer`
 /// of them started (`kiblnd_launch_tx`).
-pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
+pub(crate) fn launch(ni: ArcBorrow<'_, IbNi>, mut tx: Tx) {
     let target = tx.target;
     {
         let mut g = ni.table.lock();
@@ -924,7 +887,7 @@ pub(crate) fn launch(ni: &IbNi, mut tx: Tx) {
 /// that `conns_per_peer` of them come up. Past `RECONN_HIGH_RACE` in a
 /// row, connd starts them at the next second (`kiblnd_connd`'s reconnect
 /// list).
-pub(crate) fn reconnect(ni: &IbNi, peer: Nid, ask: Option<(u16, u16, u64)>) {
+pub(crate) fn reconnect(ni: ArcBorrow<'_, IbNi>, peer: Nid, ask: Option<(u16, u16, u64)>) {
     let now = kthread::now_ms();
     let go = {
         let mut g = ni.table.lock();
@@ -965,15 +928,12 @@ pub(crate) fn reconnect(ni: &IbNi, peer: Nid, ask: Option<(u16, u16, u64)>) {
 /// Starts an active connection to `peer` (`kiblnd_connect_peer`); with
 /// `first`, only if it has no connection and none under way. Whether one
 /// was started.
-fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
-    // SAFETY: `ni` is the NI LNet keeps alive by the reference startup
-    // gave it while it sends on it, so one more reference may be taken.
-    let ni_arc = unsafe { kernel::sync::ArcBorrow::from_raw(ni as *const IbNi) };
-    let c = match Conn::new(ni_arc.into(), peer, true) {
+fn connect(ni: ArcBorrow<'_, IbNi>, peer: Nid, first: bool) -> bool {
+    let c = match Conn::new(ni.into(), peer, true) {
         Ok(c) => c,
         Err(e) => {
             if first {
-                fail_waiting(ni, &peer, e.to_errno());
+                fail_waiting(&ni, &peer, e.to_errno());
             }
             return false;
         }
@@ -989,7 +949,7 @@ fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
         if p.connecting.push(c.clone(), GFP_ATOMIC).is_err() {
             drop(g);
             if first {
-                fail_waiting(ni, &peer, -(kernel::bindings::ENOMEM as i32));
+                fail_waiting(&ni, &peer, -(kernel::bindings::ENOMEM as i32));
             }
             return false;
         }
@@ -1011,7 +971,7 @@ fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
             });
             drop(g);
             if fail {
-                fail_waiting(ni, &peer, -(kernel::bindings::ENOMEM as i32));
+                fail_waiting(&ni, &peer, -(kernel::bindings::ENOMEM as i32));
             }
             return false;
         }
@@ -1028,22 +988,13 @@ fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
         if c.inner.lock().state == State::Closing {
             return true;
         }
-        let ctx = c.cm_context();
-        // SAFETY: a reference the id holds until `conn::teardown`.
-        match unsafe { CmId::new(cm::cm_handler, ctx) } {
-            Ok(id) => {
-                let r = bind_source(ni, &id)
-                    .and_then(|()| id.resolve_addr(ni.addr, (dst, service), RESOLVE_TIMEOUT_MS));
-                c.inner.lock().cmid = Some(id);
-                r
-            }
-            Err(e) => {
-                c.cm_ref.store(false, Ordering::Release);
-                // SAFETY: the reference `cm_context` made; no id took it.
-                drop(unsafe { Arc::from_raw(ctx.cast_const().cast::<Conn>()) });
-                Err(e)
-            }
-        }
+        // The id holds a reference until `conn::teardown` destroys it.
+        CmId::new(c.clone()).and_then(|id| {
+            let r = bind_source(&ni, &id)
+                .and_then(|()| id.resolve_addr(ni.addr, (dst, service), RESOLVE_TIMEOUT_MS));
+            c.inner.lock().cmid = Some(id);
+            r
+        })
     };
     if let Err(e) = r {
         crate::cneterr!("{}: can't connect to {}: {:?}\n", ni.nid, peer, e);
@@ -1055,7 +1006,7 @@ fn connect(ni: &IbNi, peer: Nid, first: bool) -> bool {
 /// With `use_privileged_port`, binds the source to the first free port
 /// from 1023 down to 512, as Lustre's `kiblnd_resolve_addr` does, so that
 /// a peer with `require_privileged_port` accepts us; else the CM picks.
-fn bind_source(ni: &IbNi, id: &CmId) -> Result {
+fn bind_source(ni: &IbNi, id: &CmId<Conn>) -> Result {
     if params::get(IbParam::UsePrivilegedPort) == 0 {
         return Ok(());
     }
@@ -1089,30 +1040,18 @@ const FATAL_PORT: u32 = 1;
 const FATAL_LINK: u32 = 2;
 const FATAL_GONE: u32 = 4;
 
-extern "C" {
-    fn kapi_link_watch(name: *const u8, addr: u32, ni: *mut c_void) -> c_int;
-    fn kapi_link_unwatch(ni: *mut c_void);
-}
-
 /// The interface under a started NI changed, or its watch began
-/// (`o2iblnd_c.c`): `down` when it is not running, has no carrier or lacks
+/// (`link_watch.c`): `down` when it is not running, has no carrier or lacks
 /// the NI's address (Lustre's `kiblnd_handle_link_state_change` and
 /// `kiblnd_inetaddr_event`). Only flags change: the notifiers run under
 /// RTNL, where no message may be finalized.
-///
-/// # Safety
-///
-/// `ni` is an NI watched by `kapi_link_watch`: the watch lock, held
-/// around this call, is taken by `kapi_link_unwatch`, which `stop`
-/// calls before the NI can be freed.
-#[no_mangle]
-unsafe extern "C" fn kapi_link_event(ni: *mut c_void, down: c_int) {
-    // SAFETY: `ni` is watched (# Safety): the watch lock is held around this
-    // call, and `stop` unwatches under that lock before the NI is freed.
-    let Some(ni) = (unsafe { ni.cast_const().cast::<IbNi>().as_ref() }) else {
-        return;
-    };
-    let down = down != 0;
+impl LinkEvents for IbNi {
+    fn link_event(ni: ArcBorrow<'_, IbNi>, down: bool) {
+        link_event(&ni, down)
+    }
+}
+
+fn link_event(ni: &IbNi, down: bool) {
     let was = ni.fatal.load(Ordering::Acquire) & FATAL_LINK != 0;
     if was == down {
         return;
@@ -1137,14 +1076,13 @@ unsafe extern "C" fn kapi_link_event(ni: *mut c_void, down: c_int) {
 /// The device's asynchronous events (`kiblnd_event_handler`): the NI's
 /// port going down or up, or the device failing, sets or clears its fatal
 /// state at once; connections fail by their own errors and timeouts.
-///
-/// # Safety
-///
-/// `ctx` is the NI, alive until its handler is unregistered.
-unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
-    // SAFETY: `ctx` is the `IbNi` registered with the handler (# Safety), unregistered by
-    // `stop` before the NI is freed; only shared references are made to an `IbNi`.
-    let ni = unsafe { &*ctx.cast::<IbNi>() };
+impl IbAsyncEvents for IbNi {
+    fn async_event(ni: ArcBorrow<'_, IbNi>, event: i32, port: u32) {
+        async_event(&ni, event, port)
+    }
+}
+
+fn async_event(ni: &IbNi, event: i32, port: u32) {
     match event {
         rdma::IB_EVENT_PORT_ERR if port == ni.port => {
             crate::cwarn!("{}: port {} down: NI marked fatal\n", ni.nid, port);
@@ -1174,18 +1112,10 @@ unsafe extern "C" fn ib_async_event(ctx: *mut c_void, event: c_int, port: u32) {
 
 /// The scheduler (`kiblnd_scheduler`): handles the completions of the
 /// connections the CQ handler queued.
-///
-/// # Safety
-///
-/// `data` is the NI, alive until this thread is stopped.
-unsafe extern "C" fn sched_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the `IbNi` that spawned this thread (# Safety), stopped by `stop`
-    // before the NI is freed; only shared references are made to an `IbNi`.
-    let ni = unsafe { &*data.cast::<IbNi>() };
+fn sched_main(ni: ArcBorrow<'_, IbNi>) -> c_int {
     while !kthread::should_stop() {
-        ni.sched_wq.wait_timeout(1000, || {
-            kthread::should_stop() || !ni.sched_head.load(Ordering::Acquire).is_null()
-        });
+        ni.sched_wq
+            .wait_timeout(1000, || kthread::should_stop() || !ni.sched.is_empty());
         for c in ni.sched_take() {
             c.poll();
             kthread::cond_resched();
@@ -1195,21 +1125,14 @@ unsafe extern "C" fn sched_main(data: *mut c_void) -> c_int {
 }
 
 /// connd (`kiblnd_connd`): wakes every second or when kicked.
-///
-/// # Safety
-///
-/// `data` is the NI, alive until this thread is stopped.
-unsafe extern "C" fn connd_main(data: *mut c_void) -> c_int {
-    // SAFETY: as in `sched_main`: `data` is the `IbNi` that spawned this
-    // thread, which `stop` stops before the NI is freed.
-    let ni = unsafe { &*data.cast::<IbNi>() };
+fn connd_main(ni: ArcBorrow<'_, IbNi>) -> c_int {
     while !kthread::should_stop() {
         ni.connd_wq.wait_timeout(1000, || {
             kthread::should_stop() || ni.connd_kick.load(Ordering::Acquire)
         });
         ni.connd_kick.store(false, Ordering::Release);
         ni.expire_waiting();
-        ni.reconnect_due();
+        IbNi::reconnect_due(ni);
         ni.connd_pass();
     }
     0

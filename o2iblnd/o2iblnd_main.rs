@@ -6,6 +6,10 @@
 //! by NOOPs. One NI per RDMA-capable interface; each NI listens on
 //! `service` at its own address.
 
+// `pin_init!` of `IbNi`, with its many fields, expands deeper than the
+// default 128.
+#![recursion_limit = "256"]
+
 #[allow(unused_attributes)]
 #[path = "../rust/lnet-core/src/lib.rs"]
 pub mod lnet_core;
@@ -43,31 +47,20 @@ pub(crate) static GETS_SERVED: AtomicU32 = AtomicU32::new(0);
 /// or GET_DONE still queued): their ULP sees the failure.
 pub(crate) static ABORTED_FINAL: AtomicU32 = AtomicU32::new(0);
 
-extern "C" {
-    fn kapi_link_notifiers_register() -> core::ffi::c_int;
-    fn kapi_link_notifiers_unregister();
-}
-
 struct Ko2iblnd {
     /// LNet's table entry; gone before the notifiers (see `drop`).
     lnd: Option<kapi::lnd::Registration<lnd::O2iblnd>>,
+    /// Netdev and inetaddr events for the NIs' interfaces (`ni.rs`,
+    /// `LinkEvents for IbNi`).
+    notifiers: Option<kapi::rdma_ni::LinkNotifiers>,
     _debugfs: Option<kapi::debugfs::Dir>,
 }
 
 impl kernel::Module for Ko2iblnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        // Netdev and inetaddr events for the NIs' interfaces (`ni.rs`,
-        // `kapi_link_event`).
-        // SAFETY: registers static notifier blocks, unregistered in drop.
-        kernel::error::to_result(unsafe { kapi_link_notifiers_register() })?;
-        let reg = match kapi::lnd::Registration::new(module) {
-            Ok(r) => r,
-            Err(e) => {
-                // SAFETY: registered above.
-                unsafe { kapi_link_notifiers_unregister() };
-                return Err(e);
-            }
-        };
+        let notifiers = kapi::rdma_ni::LinkNotifiers::register()?;
+        // On an error, the notifiers go.
+        let reg = kapi::lnd::Registration::new(module)?;
         // For administrators and the hostile-peer test; the LND works
         // without them.
         let debugfs = kapi::debugfs::Dir::new(kernel::c_str!("ko2iblnd"))
@@ -81,6 +74,7 @@ impl kernel::Module for Ko2iblnd {
             .ok();
         Ok(Ko2iblnd {
             lnd: Some(reg),
+            notifiers: Some(notifiers),
             _debugfs: debugfs,
         })
     }
@@ -89,8 +83,8 @@ impl kernel::Module for Ko2iblnd {
 impl Drop for Ko2iblnd {
     fn drop(&mut self) {
         drop(self.lnd.take());
-        // SAFETY: registered by init; no NI is watched any more (each held
-        // a reference on this module, and `stop` unwatches it).
-        unsafe { kapi_link_notifiers_unregister() };
+        // No NI is watched any more (each held a reference on this module,
+        // and `stop` unwatches it).
+        drop(self.notifiers.take());
     }
 }

@@ -51,15 +51,10 @@ pub(crate) fn get(p: IbParam) -> i32 {
         .map_or(p.default_value(), |v| v.load(Relaxed))
 }
 
-extern "C" {
-    fn lnet_get_lnd_timeout() -> core::ffi::c_uint;
-}
-
 /// Seconds a connection attempt or a transmit may take: `timeout`, or
 /// LNet's LND timeout when it is 0.
 pub(crate) fn timeout_secs() -> u32 {
-    // SAFETY: a plain getter exported by lnet.ko.
-    let lnet = unsafe { lnet_get_lnd_timeout() };
+    let lnet = crate::kapi::rdma_ni::lnd_timeout();
     rules::effective_timeout(get(IbParam::Timeout), lnet)
 }
 
@@ -77,8 +72,7 @@ pub(crate) fn ipif_name() -> IfName {
 /// A starting NI's tunables (`kiblnd_tunables_setup`): `net` as lnetctl
 /// set it, o2iblnd ones from the module parameters (lnetctl sets none).
 pub(crate) fn ni_tunables(net: &NetTunables) -> Result<NiTunables, IbParamError> {
-    // SAFETY: a plain getter exported by lnet.ko.
-    let lnet = unsafe { lnet_get_lnd_timeout() };
+    let lnet = crate::kapi::rdma_ni::lnd_timeout();
     rules::tunables_setup(net, &IbTunables::defaults(get), get, lnet)
 }
 

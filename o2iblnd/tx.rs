@@ -7,10 +7,10 @@
 //! for PUT_DONE; completions and NOOPs), its 4 KiB send buffer, and the
 //! one place where a tx ends ([`Tx::done`]).
 
+use crate::conn::Conn;
 use crate::kapi::bindings::lnet_tx_desc;
-use crate::kapi::kiov::{self, BioVec};
 use crate::kapi::lnd::Refused;
-use crate::kapi::rdma::{CmId, DmaBuf, RdmaMap, RdmaSeg};
+use crate::kapi::rdma::{Chain, CmId, DmaBuf, Frags, RdmaMap, RdmaSeg};
 use crate::lnd::Msg;
 use crate::lnet_core::hdr::{MsgBody as LBody, HDR_NID4_LEN};
 use crate::lnet_core::health::Status;
@@ -27,65 +27,22 @@ use kernel::prelude::*;
 /// are, offers one fragment.
 pub(crate) const MAX_WRITES: usize = 16;
 
-/// LNet's fragments of a message: valid until the message is finalized.
-///
-/// # Invariants
-///
-/// `ptr` is null or points to `niov` fragments LNet gave with a message (an
-/// MD's, which the message holds), valid until that message is finalized.
-/// A `Kiov` and its copies are used only while the tx or receive that holds
-/// the message has not finalized it.
-#[derive(Clone, Copy)]
-pub(crate) struct Kiov {
-    ptr: *const BioVec,
-    niov: u32,
-    pub(crate) offset: u32,
-    pub(crate) len: u32,
-}
-
-// SAFETY: by the type invariant the fragments are LNet's, whose pages may be
-// used from any thread until the message ends.
-unsafe impl Send for Kiov {}
-
-impl Kiov {
-    /// # Safety
-    ///
-    /// `ptr` names `niov` fragments valid until the message is finalized.
-    pub(crate) unsafe fn new(ptr: *const BioVec, niov: u32, offset: u32, len: u32) -> Kiov {
-        // INVARIANT: the caller's promise (# Safety).
-        Kiov {
-            ptr,
-            niov,
-            offset,
-            len,
-        }
+/// Registers the first `len` bytes of `frags` for RDMA (the peer writes
+/// into them when `remote_write`).
+pub(crate) fn register(ni: &IbNi, frags: &Frags, len: u32, remote_write: bool) -> Result<RdmaMap> {
+    let mut m = RdmaMap::new(&ni.pd, wire::MAX_RDMA_FRAGS)?;
+    let r = m.map(frags, len, remote_write);
+    if r == Err(crate::kapi::errno::EPROTONOSUPPORT()) {
+        // Lustre refuses these too (unless its device maps gappy
+        // registrations, which rxe cannot).
+        crate::cerror!(
+            "{}: {} bytes in {} fragments have gaps (a fragment starts or ends mid-page inside them): fast registration can't map them\n",
+            ni.nid,
+            len.min(frags.len()),
+            frags.niov()
+        );
     }
-
-    fn slice(&self) -> &[BioVec] {
-        // SAFETY: null or `niov` fragments, valid while the tx holds its
-        // message (the type invariant).
-        unsafe { kiov::slice(self.ptr, self.niov) }
-    }
-
-    /// Registers the bytes for RDMA (the peer writes into them when
-    /// `remote_write`).
-    pub(crate) fn register(&self, ni: &IbNi, remote_write: bool) -> Result<RdmaMap> {
-        let mut m = RdmaMap::new(&ni.pd, wire::MAX_RDMA_FRAGS)?;
-        // SAFETY: the pages stay valid until the message ends, which the
-        // tx holding the map outlives only after dropping it.
-        let r = unsafe { m.map(self.slice(), self.offset, self.len, remote_write) };
-        if r == Err(crate::kapi::errno::EPROTONOSUPPORT()) {
-            // Lustre refuses these too (unless its device maps gappy
-            // registrations, which rxe cannot).
-            crate::cerror!(
-                "{}: {} bytes in {} fragments have gaps (a fragment starts or ends mid-page inside them): fast registration can't map them\n",
-                ni.nid,
-                self.len,
-                self.niov
-            );
-        }
-        r.map(|()| m)
-    }
+    r.map(|()| m)
 }
 
 /// What the tx carries, or waits for.
@@ -98,7 +55,7 @@ pub(crate) enum Body {
     /// Credits and keepalive.
     Noop,
     /// A PUT or REPLY whose payload goes by RDMA once the sink answers.
-    PutReq { hdr: [u8; HDR_NID4_LEN], src: Kiov },
+    PutReq { hdr: [u8; HDR_NID4_LEN], src: Frags },
     /// A GET whose REPLY data the target writes into `map` (the GET's MD,
     /// registered), then answers GET_DONE; `reply` ends with it.
     GetReq {
@@ -213,15 +170,17 @@ impl Tx {
             Ok(None) => {}
             Err(e) => return Err(msg.refuse(e, None)),
         }
-        // SAFETY: LNet's fragments, valid until the message is finalized.
-        let src = unsafe { Kiov::new(d.kiov.cast_const().cast(), d.niov, d.offset, d.len) };
+        // SAFETY: LNet's fragments of `msg`, valid until it is finalized,
+        // which the tx holding them (and the map made of them) does after
+        // dropping them; here, dropped at once unless a PUT_REQ holds them.
+        let src = unsafe { Frags::new(d.kiov.cast_const().cast(), d.niov, d.offset, d.len) };
         if len > wire::IMMEDIATE_MAX_PAYLOAD {
             // Never a GET: it has no payload.
             return Ok(Tx::new(msg, Body::PutReq { hdr, src }, target, buf));
         }
         if len > 0 {
             // The payload goes after the header's place.
-            if let Err(e) = copy_payload(&mut buf, &src, d) {
+            if let Err(e) = copy_payload(&mut buf, src) {
                 return Err(msg.refuse(e, None));
             }
         }
@@ -266,17 +225,16 @@ impl Tx {
         msg: Msg,
         target: Nid,
         src_cookie: u64,
-        dst: Kiov,
+        dst: Frags,
     ) -> core::result::Result<Tx, (Msg, Error)> {
-        let r = dst
-            .register(ni, true)
+        let r = register(ni, &dst, dst.len(), true)
             .and_then(|map| Ok((map, DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN + 40, true)?)));
         match r {
             Ok((map, buf)) => Ok(Tx::new(
                 msg,
                 Body::PutAck {
                     src_cookie,
-                    mlen: dst.len,
+                    mlen: dst.len(),
                     map,
                 },
                 target,
@@ -299,7 +257,6 @@ impl Tx {
         let Body::PutReq { src, .. } = &self.body else {
             return Err(EINVAL);
         };
-        let src = *src;
         // A sink never offers more than the PUT carries: refused below.
         let nob = u32::try_from(rd.total_nob()).unwrap_or(u32::MAX);
         let w = (MsgType::PutDone, dst_cookie, max_frags);
@@ -315,13 +272,13 @@ impl Tx {
         ni: &IbNi,
         msg: Msg,
         target: Nid,
-        src: Kiov,
+        src: Frags,
         rd: &RdmaDesc<'_>,
         dst_cookie: u64,
         max_frags: u16,
     ) -> core::result::Result<Tx, (Msg, Error)> {
         let w = (MsgType::GetDone, dst_cookie, max_frags);
-        let r = rdma_body(ni, target, src, src.len, rd, w).and_then(|body| {
+        let r = rdma_body(ni, target, &src, src.len(), rd, w).and_then(|body| {
             Ok((
                 body,
                 DmaBuf::new(&ni.pd, wire::MSG_HDR_LEN + wire::COMPLETION_LEN, true)?,
@@ -500,28 +457,22 @@ impl Tx {
     /// The tx must not be dropped or ended until each work request of the
     /// post completed or was flushed, or the QP was destroyed; after an
     /// error too if it [`Self::posts_chain`].
-    pub(crate) unsafe fn post(&mut self, id: &mut CmId, len: usize) -> Result {
+    pub(crate) unsafe fn post(&mut self, id: &mut CmId<Conn>, len: usize) -> Result {
         let Tx {
             body, buf, id: wr, ..
         } = self;
-        // The tx owns the map and the buffer, and the caller keeps it as
-        // long as the posts' contract asks.
-        match body {
-            Body::PutAck { map, .. } | Body::GetReq { map, .. } => {
-                // SAFETY: as said above.
-                unsafe { id.post_reg_send(*wr, map, buf, len) }
-            }
+        let chain = match body {
+            Body::PutAck { map, .. } | Body::GetReq { map, .. } => Chain::Reg(map),
             Body::RdmaDone {
                 map: Some(map),
                 segs,
                 ..
-            } => {
-                // SAFETY: as said above.
-                unsafe { id.post_reg_write_send(*wr, map, segs, buf, len) }
-            }
-            // SAFETY: as said above.
-            _ => unsafe { id.post_send(*wr, buf, len) },
-        }
+            } => Chain::RegWrite(map, segs),
+            _ => Chain::Send,
+        };
+        // SAFETY: the tx owns the map and the buffer, and the caller keeps
+        // it as long as `post_chain` asks (# Safety).
+        unsafe { id.post_chain(*wr, chain, buf, len) }
     }
 
     /// Ends a tx whose post failed with `err`, as a queued tx on a closed
@@ -564,22 +515,14 @@ impl Tx {
     }
 }
 
-/// Copies an IMMEDIATE's payload, `d.len` bytes of LNet's fragments
-/// `src`, into `buf` after the header's place.
-fn copy_payload(buf: &mut DmaBuf, src: &Kiov, d: &lnet_tx_desc) -> Result {
+/// Copies an IMMEDIATE's payload, LNet's fragments `src`, into `buf`
+/// after the header's place.
+fn copy_payload(buf: &mut DmaBuf, src: Frags) -> Result {
     let at = wire::MSG_HDR_LEN + HDR_NID4_LEN;
-    let len = d.len as usize;
-    let dst = buf
-        .as_mut_slice()
-        .get_mut(at..at.saturating_add(len))
-        .ok_or(EINVAL)?;
-    let mut dv = KVec::<BioVec>::new();
-    // SAFETY: a kmalloc'ed buffer we own, and LNet's fragments.
-    let copied = unsafe {
-        kiov::push_kvaddr_range(&mut dv, dst.as_mut_ptr() as usize, len)?;
-        kiov::copy(&dv, 0, src.slice(), d.offset, d.len)
-    };
-    if copied != d.len {
+    if at.saturating_add(src.len() as usize) > buf.len() {
+        return Err(EINVAL);
+    }
+    if src.copy_to(buf, at)? != src.len() {
         return Err(EINVAL);
     }
     Ok(())
@@ -602,10 +545,12 @@ fn get_req(ni: &IbNi, msg: &Msg, raw: &[u8; HDR_NID4_LEN]) -> Result<Option<Body
     let Some(sink) = msg.create_reply(ni.ni) else {
         return Ok(None);
     };
-    // SAFETY: the MD's fragments, valid until the REPLY is finalized,
-    // which the tx holding them does.
-    let dst = unsafe { Kiov::new(sink.kiov.cast(), sink.niov, 0, sink.len) };
-    match dst.register(ni, true) {
+    // SAFETY: the MD's fragments, valid until the REPLY is finalized, which
+    // the tx holding the map made of them does after dropping it.
+    let dst = unsafe { Frags::new(sink.kiov.cast(), sink.niov, 0, sink.len) };
+    let r = register(ni, &dst, dst.len(), true);
+    drop(dst);
+    match r {
         Ok(map) => {
             crate::GET_REQS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
             Ok(Some(Body::GetReq {
@@ -634,20 +579,20 @@ fn get_req(ni: &IbNi, msg: &Msg, raw: &[u8; HDR_NID4_LEN]) -> Result<Option<Body
 fn rdma_body(
     ni: &IbNi,
     target: Nid,
-    src: Kiov,
+    src: &Frags,
     nob: u32,
     rd: &RdmaDesc<'_>,
     (done, dst_cookie, max_frags): (MsgType, u64, u16),
 ) -> Result<Body> {
     let max = MAX_WRITES.min(usize::from(max_frags));
     let plan = match rd.writes(nob, max) {
-        Ok(p) if nob <= src.len => p,
+        Ok(p) if nob <= src.len() => p,
         Ok(_) => {
             crate::cneterr!(
                 "{}: sink of {} bytes for a source of {}\n",
                 target,
                 nob,
-                src.len
+                src.len()
             );
             return Err(crate::kapi::errno::EMSGSIZE());
         }
@@ -663,10 +608,7 @@ fn rdma_body(
     let map = if nob == 0 {
         None
     } else {
-        // INVARIANT: `src`'s fragments, whose message the caller's tx
-        // still holds.
-        let part = Kiov { len: nob, ..src };
-        Some(part.register(ni, false)?)
+        Some(register(ni, src, nob, false)?)
     };
     Ok(Body::RdmaDone {
         done,

@@ -31,6 +31,10 @@ pub mod param;
 // and ksocklnd.ko must load on nodes without RDMA.
 #[cfg(kapi_rdma)]
 pub mod rdma;
+// Threads, link watch and scheduling stack of an RDMA NI (ko2iblnd only:
+// it alone calls lnet_get_lnd_timeout through it).
+#[cfg(kapi_rdma)]
+pub mod rdma_ni;
 pub mod sock;
 pub mod vec;
 pub mod waitq;

@@ -6,6 +6,12 @@
 //! through rdma_helpers.c; each object here owns its kernel object and
 //! releases it on drop.
 //!
+//! The contexts the RDMA core hands back to our handlers are owned
+//! references: a [`CmId`], [`Cq`] or [`AsyncEvents`] holds an `Arc` of
+//! what its events go to ([`CmEvents`], [`CqEvents`], [`IbAsyncEvents`])
+//! as the C context, and releases it only once the kernel object is gone
+//! and no handler call can come; a handler borrows it.
+//!
 //! Lifetimes the types cannot show, which the user keeps:
 //! - the RDMA device stays registered while a cm_id is bound to it (the CM
 //!   waits for every such id before it lets the device go), so a [`Pd`],
@@ -15,35 +21,35 @@
 //!   would wait for the handler that is running); the handler returns
 //!   [`CmIdRef::DESTROY`] instead.
 
-use super::kiov::BioVec;
+use super::kiov::{self, BioVec};
+use core::cell::Cell;
 use core::ffi::{c_char, c_int, c_void};
 use core::ptr::NonNull;
 use kernel::prelude::*;
-use kernel::sync::Arc;
+use kernel::sync::{Arc, ArcBorrow};
 
 /// `struct rdma_cm_id *`, opaque.
-pub type RawCmId = *mut c_void;
+type RawCmId = *mut c_void;
 /// `struct rdma_cm_event *`, opaque.
-pub type RawCmEvent = *mut c_void;
+type RawCmEvent = *mut c_void;
 /// `struct ib_cq *`, opaque.
-pub type RawCq = *mut c_void;
+type RawCq = *mut c_void;
 /// `struct ib_event *`, opaque.
-pub type RawIbEvent = *mut c_void;
+type RawIbEvent = *mut c_void;
 type RawDev = *mut c_void;
 type RawPd = *mut c_void;
 
 /// A CM event handler: `int (*)(struct rdma_cm_id *, struct rdma_cm_event *)`.
-pub type CmHandler = unsafe extern "C" fn(RawCmId, RawCmEvent) -> c_int;
+type CmHandler = unsafe extern "C" fn(RawCmId, RawCmEvent) -> c_int;
 /// A completion handler: `void (*)(struct ib_cq *, void *ctx)`.
-pub type CqCompHandler = unsafe extern "C" fn(RawCq, *mut c_void);
+type CqCompHandler = unsafe extern "C" fn(RawCq, *mut c_void);
 /// A CQ or QP event handler: `void (*)(struct ib_event *, void *ctx)`.
-pub type IbEventHandler = unsafe extern "C" fn(RawIbEvent, *mut c_void);
+type IbEventHandler = unsafe extern "C" fn(RawIbEvent, *mut c_void);
 
 extern "C" {
     fn kapi_rdma_create_id(handler: CmHandler, ctx: *mut c_void) -> RawCmId;
     fn kapi_rdma_destroy_id(id: RawCmId);
     fn kapi_rdma_id_context(id: RawCmId) -> *mut c_void;
-    fn kapi_rdma_id_set_context(id: RawCmId, ctx: *mut c_void);
     fn kapi_rdma_id_set_handler(id: RawCmId, handler: CmHandler, ctx: *mut c_void);
     fn kapi_rdma_id_device(id: RawCmId) -> RawDev;
     fn kapi_rdma_id_port(id: RawCmId) -> u32;
@@ -88,7 +94,7 @@ extern "C" {
         cqe: c_int,
         vector: c_int,
     ) -> RawCq;
-    fn kapi_ib_destroy_cq(cq: RawCq);
+    fn kapi_ib_destroy_cq(cq: RawCq) -> c_int;
     fn kapi_ib_req_notify_cq(cq: RawCq) -> c_int;
     fn kapi_ib_poll_cq(cq: RawCq, wc: *mut Wc, n: c_int) -> c_int;
     fn kapi_rdma_create_qp(
@@ -109,7 +115,7 @@ extern "C" {
     fn kapi_rdma_map_alloc(pd: RawPd, max_frags: c_int) -> *mut c_void;
     fn kapi_ib_register_event_handler(
         dev: RawDev,
-        f: unsafe extern "C" fn(*mut c_void, c_int, u32),
+        f: AsyncHandler,
         ctx: *mut c_void,
     ) -> *mut c_void;
     fn kapi_ib_unregister_event_handler(e: *mut c_void);
@@ -152,6 +158,9 @@ fn check(rc: c_int) -> Result {
         Ok(())
     }
 }
+
+/// A device's async event handler: `void (*)(void *ctx, int event, u32 port)`.
+type AsyncHandler = unsafe extern "C" fn(*mut c_void, c_int, u32);
 
 fn from_err_ptr(p: *mut c_void) -> Result<NonNull<c_void>> {
     let p = kernel::error::from_err_ptr(p)?;
@@ -226,22 +235,17 @@ impl CmEventType {
 }
 
 /// An event passed to a CM handler, valid for that call.
+///
+/// # Invariants
+///
+/// `ev` is the event of the running handler call ([`cm_event`] makes it),
+/// valid until that call returns, which `'a` does not outlive.
 pub struct CmEvent<'a> {
     ev: RawCmEvent,
     _p: core::marker::PhantomData<&'a ()>,
 }
 
 impl<'a> CmEvent<'a> {
-    /// # Safety
-    ///
-    /// `ev` is the event the CM passed to the running handler.
-    pub unsafe fn from_raw(ev: RawCmEvent) -> CmEvent<'a> {
-        CmEvent {
-            ev,
-            _p: core::marker::PhantomData,
-        }
-    }
-
     /// What happened.
     pub fn event(&self) -> CmEventType {
         // SAFETY: a live event (type invariant).
@@ -289,9 +293,76 @@ pub struct ConnectParams {
 }
 
 /// The id passed to a running CM handler.
+///
+/// # Invariants
+///
+/// `id` is the live id of the running handler call ([`cm_event`] makes
+/// it), whose handler mutex the CM holds; `request` is true while it is a
+/// connection request's new id nobody took yet ([`CmIdRef::adopt`]).
 pub struct CmIdRef<'a> {
     id: RawCmId,
+    request: Cell<bool>,
+    adopted: Cell<bool>,
     _p: core::marker::PhantomData<&'a ()>,
+}
+
+/// What a cm_id's events go to: the id holds an `Arc<Self>` as its context
+/// ([`CmId::new`], [`CmIdRef::adopt`]); a connection request's new id
+/// starts with its listener's handler and context.
+pub trait CmEvents: Send + Sync + Sized {
+    /// One event of `id`, in process context, the id's events one at a
+    /// time. Returns 0, or non-zero to refuse a connection request (the
+    /// CM then destroys its new id); a request's new id not adopted is
+    /// refused whatever this returns, and an adopted one is kept.
+    fn event(this: ArcBorrow<'_, Self>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) -> c_int;
+}
+
+/// The CM handler of every id whose context is an `Arc<T>`.
+///
+/// # Safety
+///
+/// Called by the RDMA CM only, with the id and event of the call, for an
+/// id whose handler was set with this function and `T` ([`CmId::new`],
+/// [`CmIdRef::adopt`]) or inherited from such a listener.
+unsafe extern "C" fn cm_event<T: CmEvents>(id: RawCmId, ev: RawCmEvent) -> c_int {
+    if id.is_null() {
+        return 0;
+    }
+    // SAFETY: the id of this call, live while it runs (# Safety).
+    let ctx = unsafe { kapi_rdma_id_context(id) };
+    if ctx.is_null() {
+        return 0;
+    }
+    // SAFETY: the id's context is the `Arc::into_raw` of a `T` its `CmId`
+    // holds (`CmId::new`, `CmIdRef::adopt` set it with this handler), and
+    // releases only after `rdma_destroy_id`, which waits for this call; a
+    // request's new id carries its listener's, and the CM holds the
+    // listener's handler mutex, which its destruction takes, around it.
+    let this = unsafe { ArcBorrow::<T>::from_raw(ctx.cast_const().cast()) };
+    // INVARIANT: the event of this call, valid while it runs.
+    let ev = CmEvent {
+        ev,
+        _p: core::marker::PhantomData,
+    };
+    let request = ev.event() == CmEventType::ConnectRequest;
+    // INVARIANT: the id of this call; the CM holds its handler mutex.
+    let idr = CmIdRef {
+        id,
+        request: Cell::new(request),
+        adopted: Cell::new(false),
+        _p: core::marker::PhantomData,
+    };
+    let r = T::event(this, &idr, &ev);
+    if idr.adopted.get() {
+        // Its `CmId` destroys it.
+        0
+    } else if request && r == 0 {
+        // Nobody holds it: the CM must destroy it, and its events must
+        // not find the listener's context after the listener is gone.
+        CmIdRef::DESTROY
+    } else {
+        r
+    }
 }
 
 /// An IPv4 address and port, host order.
@@ -302,45 +373,26 @@ impl<'a> CmIdRef<'a> {
     /// for (a refused connection request).
     pub const DESTROY: c_int = -(kernel::bindings::ECONNREFUSED as c_int);
 
-    /// # Safety
-    ///
-    /// `id` is the id the CM passed to the running handler.
-    pub unsafe fn from_raw(id: RawCmId) -> CmIdRef<'a> {
-        CmIdRef {
-            id,
-            _p: core::marker::PhantomData,
+    /// Takes ownership of a connection request's new id, whose next
+    /// events go to `ctx`: the handler's return value no longer matters
+    /// (the id is kept), and the owner destroys it. None for any other
+    /// id, or one already taken.
+    pub fn adopt<C: CmEvents>(&self, ctx: Arc<C>) -> Option<CmId<C>> {
+        let id = NonNull::new(self.id)?;
+        if !self.request.replace(false) {
+            return None;
         }
-    }
-
-    /// The id's context pointer.
-    pub fn context(&self) -> *mut c_void {
-        // SAFETY: a live id (type invariant).
-        unsafe { kapi_rdma_id_context(self.id) }
-    }
-
-    /// Sets the context the next events of this id see.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must stay valid for the handlers it is given to until the
-    /// id (or QP) is destroyed or given another context.
-    pub unsafe fn set_context(&self, ctx: *mut c_void) {
-        // SAFETY: a live id; the context is only stored.
-        unsafe { kapi_rdma_id_set_context(self.id, ctx) }
-    }
-
-    /// Gives the id another handler and context for its next events: a
-    /// connection request's new id starts with its listener's.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must be what `handler` expects, valid until the id is
-    /// destroyed or given another context; and this id's handler is the
-    /// one running (the CM serialises an id's events).
-    pub unsafe fn set_handler(&self, handler: CmHandler, ctx: *mut c_void) {
-        // SAFETY: `self.id` is a live id and its handler is the one running (# Safety): the CM
-        // serializes an id's events, so no other event sees the handler change.
-        unsafe { kapi_rdma_id_set_handler(self.id, handler, ctx) }
+        self.adopted.set(true);
+        let ctx = Arc::into_raw(ctx);
+        // SAFETY: the live id of the running handler, whose handler mutex
+        // the CM holds (type invariant): the CM reads the handler and
+        // context under it, so its next event sees both; `ctx` is owned by
+        // the `CmId` made below, which outlives the id.
+        unsafe { kapi_rdma_id_set_handler(self.id, cm_event::<C>, ctx.cast_mut().cast()) };
+        // INVARIANT: a connection request's new id, which the CM leaves to
+        // us when its handler returns 0 (`cm_event` makes it for an adopted
+        // id); its context is `ctx`, with `cm_event::<C>`.
+        Some(CmId { id, ctx })
     }
 
     /// The peer's address.
@@ -400,58 +452,39 @@ impl<'a> CmIdRef<'a> {
         })
     }
 
-    /// Creates the id's RC queue pair (as [`CmId::create_qp`]), from the
-    /// handler of an id whose owner has not yet taken it.
+    /// Creates the id's RC queue pair on `pd`, both queues completing on
+    /// `cq`, its events going to the CQ's context ([`CqEvents::qp_event`]).
+    /// `send_wr` is lowered to what the device gave. The QP lives until
+    /// [`NewQp::destroy`], [`CmId::destroy_qp`] or the id's destruction.
     ///
     /// # Safety
     ///
-    /// `ctx` must stay valid for the handlers it is given to until the
-    /// id (or QP) is destroyed or given another context.
-    pub unsafe fn create_qp(
+    /// `pd` must outlive the QP (the verbs core frees a PD in use); and
+    /// until the returned [`NewQp`] is dropped, nothing else posts on,
+    /// moves or destroys this id's QP.
+    pub unsafe fn create_qp<T: CqEvents>(
         &self,
         pd: &Pd,
-        cq: &Cq,
-        event: IbEventHandler,
-        ctx: *mut c_void,
+        cq: &Cq<T>,
         send_wr: &mut i32,
         recv_wr: i32,
-    ) -> Result {
-        // SAFETY: a live id, PD and CQ; the QP lives until `destroy_qp` or
-        // the id goes.
+    ) -> Result<NewQp<'_>> {
+        // SAFETY: a live id (type invariant), PD and CQ; the QP's context is
+        // the CQ's, which the CQ releases only once it is destroyed, which
+        // the core refuses while a QP uses it; the PD by the caller.
         check(unsafe {
-            kapi_rdma_create_qp(self.id, pd.raw(), cq.raw(), event, ctx, send_wr, recv_wr, 4)
-        })
-    }
-
-    /// Destroys the QP `create_qp` made, when setting up the connection
-    /// failed after it.
-    pub fn destroy_qp(&self) {
-        // SAFETY: a live id; nothing else posts on its QP before the
-        // connection is up.
-        unsafe { kapi_rdma_destroy_qp(self.id) }
-    }
-
-    /// Posts a receive into `buf` before the connection is up.
-    ///
-    /// # Safety
-    ///
-    /// As [`CmId::post_recv`].
-    pub unsafe fn post_recv(&self, wr_id: u64, buf: &DmaBuf) -> Result {
-        let sge = buf.sge(buf.len());
-        // SAFETY: a live id whose QP only this handler uses yet; the
-        // caller keeps the buffer mapped until its completion.
-        check(unsafe { kapi_ib_post_recv(self.id, wr_id, &sge) })
-    }
-
-    /// Takes ownership of the id a CONNECT_REQUEST came with; the handler
-    /// must then return 0, and the owner destroys it.
-    pub fn adopt(&self) -> CmId {
-        // INVARIANT: a live id the CM hands over when the handler returns
-        // 0 for its CONNECT_REQUEST.
-        CmId {
-            // SAFETY: the CM never passes a null id.
-            id: unsafe { NonNull::new_unchecked(self.id) },
-        }
+            kapi_rdma_create_qp(
+                self.id,
+                pd.raw(),
+                cq.raw(),
+                qp_event::<T>,
+                cq.ctx.cast_mut().cast(),
+                send_wr,
+                recv_wr,
+                4,
+            )
+        })?;
+        Ok(NewQp { id: self })
     }
 
     /// Refuses the connection request with `private` as the reason.
@@ -462,6 +495,35 @@ impl<'a> CmIdRef<'a> {
     }
 }
 
+/// The QP [`CmIdRef::create_qp`] just made, which nothing else uses
+/// until this is dropped (the contract of `create_qp`). Dropping it keeps
+/// the QP.
+pub struct NewQp<'a> {
+    id: &'a CmIdRef<'a>,
+}
+
+impl NewQp<'_> {
+    /// Posts a receive into `buf` before the connection is up.
+    ///
+    /// # Safety
+    ///
+    /// As [`CmId::post_recv`].
+    pub unsafe fn post_recv(&self, wr_id: u64, buf: &DmaBuf) -> Result {
+        let sge = buf.sge(buf.len());
+        // SAFETY: a live id whose QP only this handler uses yet (the
+        // contract of `create_qp`); the caller keeps the buffer mapped
+        // until its completion.
+        check(unsafe { kapi_ib_post_recv(self.id.id, wr_id, &sge) })
+    }
+
+    /// Destroys the QP, when setting up the connection failed after it.
+    pub fn destroy(self) {
+        // SAFETY: a live id whose QP nothing else uses or destroys while
+        // `self` lives (the contract of `create_qp`).
+        unsafe { kapi_rdma_destroy_qp(self.id.id) }
+    }
+}
+
 fn peer4(id: RawCmId) -> Result<Addr4> {
     let (mut a, mut p) = (0u32, 0u16);
     // SAFETY: a live id and two out-parameters.
@@ -469,36 +531,55 @@ fn peer4(id: RawCmId) -> Result<Addr4> {
     Ok((a, p))
 }
 
-/// An RDMA CM identifier we own (RDMA_PS_TCP, RC).
+/// An RDMA CM identifier we own (RDMA_PS_TCP, RC), whose events go to
+/// its context.
 ///
-/// INVARIANT: `id` is a live cm_id, destroyed only by `drop`.
-pub struct CmId {
+/// # Invariants
+///
+/// `id` is a live cm_id, destroyed only by `drop`, whose handler is
+/// `cm_event::<T>` and whose context is `ctx`, an `Arc::into_raw` this
+/// owns and releases in `drop` after the id is destroyed.
+pub struct CmId<T: CmEvents> {
     id: NonNull<c_void>,
+    ctx: *const T,
 }
 
 // SAFETY: the CM serialises operations on an id internally; posting and
-// destroying the QP are `&mut self` so they do not race each other.
-unsafe impl Send for CmId {}
+// destroying the QP are `&mut self` so they do not race each other; the
+// context is an `Arc` of a `Send + Sync` type.
+unsafe impl<T: CmEvents> Send for CmId<T> {}
 // SAFETY: the `&self` methods (bind, listen, resolve_addr, disconnect, queries)
 // are RDMA CM calls that lock the id themselves; posting to and tearing down
-// the QP take `&mut self`.
-unsafe impl Sync for CmId {}
+// the QP take `&mut self`; `context` lends a `Sync` context.
+unsafe impl<T: CmEvents> Sync for CmId<T> {}
 
-impl CmId {
-    /// A new id whose events go to `handler` with `ctx` as the context.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must stay valid for the handlers it is given to until the
-    /// id (or QP) is destroyed or given another context.
-    pub unsafe fn new(handler: CmHandler, ctx: *mut c_void) -> Result<CmId> {
-        // SAFETY: the handler has the CM's signature; `ctx` is only stored.
-        let id = from_err_ptr(unsafe { kapi_rdma_create_id(handler, ctx) })?;
-        Ok(CmId { id })
+impl<T: CmEvents> CmId<T> {
+    /// A new id whose events go to `ctx` ([`CmEvents::event`]).
+    pub fn new(ctx: Arc<T>) -> Result<CmId<T>> {
+        let ctx = Arc::into_raw(ctx);
+        // SAFETY: `cm_event::<T>` has the CM's signature and takes `ctx`,
+        // an `Arc<T>`, as the context; `ctx` is only stored.
+        let id = unsafe { kapi_rdma_create_id(cm_event::<T>, ctx.cast_mut().cast()) };
+        match from_err_ptr(id) {
+            // INVARIANT: a new id with `cm_event::<T>` and `ctx`.
+            Ok(id) => Ok(CmId { id, ctx }),
+            Err(e) => {
+                // SAFETY: the reference `into_raw` made above; no id took it.
+                drop(unsafe { Arc::from_raw(ctx) });
+                Err(e)
+            }
+        }
     }
 
     fn raw(&self) -> RawCmId {
         self.id.as_ptr()
+    }
+
+    /// What the id's events go to.
+    pub fn context(&self) -> ArcBorrow<'_, T> {
+        // SAFETY: `ctx` is an `Arc::into_raw` this owns until it is dropped
+        // (type invariant).
+        unsafe { ArcBorrow::from_raw(self.ctx) }
     }
 
     /// Binds to a local IPv4 address (and port, 0 for any); this finds the
@@ -520,17 +601,6 @@ impl CmId {
         check(unsafe { kapi_rdma_resolve_addr4(self.raw(), src, dst.0, dst.1, timeout_ms) })
     }
 
-    /// The context pointer the handler sees.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must stay valid for the handlers it is given to until the
-    /// id (or QP) is destroyed or given another context.
-    pub unsafe fn set_context(&self, ctx: *mut c_void) {
-        // SAFETY: a live id; the context is only stored.
-        unsafe { kapi_rdma_id_set_context(self.raw(), ctx) }
-    }
-
     /// The RDMA device the id is bound to, once bound or resolved.
     pub fn device(&self) -> Option<Device> {
         // SAFETY: a live id.
@@ -546,39 +616,6 @@ impl CmId {
     /// The peer's address.
     pub fn peer(&self) -> Result<Addr4> {
         peer4(self.raw())
-    }
-
-    /// Creates the id's RC queue pair on `pd`, both queues completing on
-    /// `cq`, with QP events to `event(ctx)`. `send_wr` is lowered to what
-    /// the device gave.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must stay valid for the handlers it is given to until the
-    /// id (or QP) is destroyed or given another context.
-    pub unsafe fn create_qp(
-        &mut self,
-        pd: &Pd,
-        cq: &Cq,
-        event: IbEventHandler,
-        ctx: *mut c_void,
-        send_wr: &mut i32,
-        recv_wr: i32,
-    ) -> Result {
-        // SAFETY: a live id, PD and CQ; the QP lives until `destroy_qp` or
-        // the id goes.
-        check(unsafe {
-            kapi_rdma_create_qp(
-                self.raw(),
-                pd.raw(),
-                cq.raw(),
-                event,
-                ctx,
-                send_wr,
-                recv_wr,
-                4,
-            )
-        })
     }
 
     /// Destroys the id's QP, if any; nothing is posted on it afterwards.
@@ -620,72 +657,71 @@ impl CmId {
         check(unsafe { kapi_ib_post_recv(self.raw(), wr_id, &sge) })
     }
 
-    /// Registers `map` for the peer to write into, then sends the first
-    /// `len` bytes of `buf` (a PUT_ACK naming it), in that order.
+    /// Posts a signalled SEND of the first `len` bytes of `buf`, after
+    /// the work requests `chain` asks for: `map`'s registration for the
+    /// peer to write into (a PUT_ACK or GET_REQ naming it), or its
+    /// registration and the RDMA writes of `segs` (a PUT_DONE or GET_DONE),
+    /// in that order.
     ///
     /// # Safety
     ///
-    /// `map` and `buf` must not be dropped until each work request of the
-    /// post has completed or been flushed, or the QP was destroyed; an
-    /// error may come after the registration was queued, which then holds
-    /// the `ib_mr` itself.
-    pub unsafe fn post_reg_send(
+    /// `buf` and the map must not be dropped until each work request of
+    /// the post has completed or been flushed, or the QP was destroyed; an
+    /// error means nothing was queued for [`Chain::Send`], but may come
+    /// after a registration was queued, which then holds the `ib_mr`
+    /// itself.
+    pub unsafe fn post_chain(
         &mut self,
         wr_id: u64,
-        map: &mut RdmaMap,
+        chain: Chain<'_>,
         buf: &DmaBuf,
         len: usize,
     ) -> Result {
         let sge = buf.sge(len.min(buf.len()));
-        // SAFETY: a live id and mapped registration and buffer, which the
-        // caller keeps as the function's contract says.
-        check(unsafe { kapi_ib_post_reg_send(self.raw(), wr_id, map.m.as_ptr(), &sge) })
-    }
-
-    /// Registers `map`, RDMA-writes `segs` of it to the peer, then sends
-    /// the first `len` bytes of `buf` (a PUT_DONE), in that order.
-    ///
-    /// # Safety
-    ///
-    /// As [`Self::post_reg_send`].
-    pub unsafe fn post_reg_write_send(
-        &mut self,
-        wr_id: u64,
-        map: &mut RdmaMap,
-        segs: &[RdmaSeg],
-        buf: &DmaBuf,
-        len: usize,
-    ) -> Result {
-        let sge = buf.sge(len.min(buf.len()));
-        let n = c_int::try_from(segs.len()).map_err(|_| EINVAL)?;
-        // SAFETY: as `post_reg_send`; the segments are read during the call.
+        let nseg = match &chain {
+            Chain::RegWrite(_, segs) => c_int::try_from(segs.len()).map_err(|_| EINVAL)?,
+            _ => 0,
+        };
+        // SAFETY: a live id (type invariant) and a mapped registration and
+        // buffer, which the caller keeps as the function's contract says;
+        // the segments are read during the call.
         check(unsafe {
-            kapi_ib_post_reg_write_send(self.raw(), wr_id, map.m.as_ptr(), segs.as_ptr(), n, &sge)
+            match chain {
+                Chain::Send => kapi_ib_post_send(self.raw(), wr_id, &sge, 1),
+                Chain::Reg(map) => kapi_ib_post_reg_send(self.raw(), wr_id, map.m.as_ptr(), &sge),
+                Chain::RegWrite(map, segs) => kapi_ib_post_reg_write_send(
+                    self.raw(),
+                    wr_id,
+                    map.m.as_ptr(),
+                    segs.as_ptr(),
+                    nseg,
+                    &sge,
+                ),
+            }
         })
     }
-
-    /// Posts a signalled SEND of the first `len` bytes of `buf`.
-    ///
-    /// # Safety
-    ///
-    /// `buf` must not be dropped until the send completed or was flushed,
-    /// or the QP was destroyed (an error means nothing was queued).
-    pub unsafe fn post_send(&mut self, wr_id: u64, buf: &DmaBuf, len: usize) -> Result {
-        let sge = buf.sge(len.min(buf.len()));
-        // SAFETY: a live id; the caller keeps the buffer mapped until its
-        // completion.
-        check(unsafe { kapi_ib_post_send(self.raw(), wr_id, &sge, 1) })
-    }
 }
 
-impl Drop for CmId {
+/// The work requests a SEND follows ([`CmId::post_chain`]).
+pub enum Chain<'a> {
+    /// None.
+    Send,
+    /// The registration of a map.
+    Reg(&'a mut RdmaMap),
+    /// The registration of a map and RDMA writes from it.
+    RegWrite(&'a mut RdmaMap, &'a [RdmaSeg]),
+}
+
+impl<T: CmEvents> Drop for CmId<T> {
     fn drop(&mut self) {
         // SAFETY: live by the type invariant and not used after; not from
-        // its own handler (module doc).
-        unsafe { kapi_rdma_destroy_id(self.raw()) }
+        // its own handler (module doc). The QP goes first.
+        unsafe { kapi_rdma_destroy_id(self.raw()) };
+        // SAFETY: the reference the id held (type invariant): destroyed,
+        // it runs no handler any more.
+        drop(unsafe { Arc::from_raw(self.ctx) });
     }
 }
-
 /// An RDMA device, as a bound cm_id found it. Valid while that id lives
 /// (module doc).
 #[derive(Clone, Copy)]
@@ -804,41 +840,96 @@ struct Sge {
     lkey: u32,
 }
 
-/// A completion queue.
+/// What a CQ's completions and events, and those of the QPs completing
+/// on it, go to: the CQ holds an `Arc<Self>` as their context.
+pub trait CqEvents: Send + Sync + Sized {
+    /// Completions may be ready. Any context, hard IRQ included.
+    fn completion(this: ArcBorrow<'_, Self>);
+    /// A CQ event (`enum ib_event_type`).
+    fn cq_event(this: ArcBorrow<'_, Self>, event: i32);
+    /// An event of a QP completing on the CQ (`enum ib_event_type`). HCA
+    /// drivers call this in hard IRQ.
+    fn qp_event(this: ArcBorrow<'_, Self>, event: i32);
+}
+
+/// # Safety
 ///
-/// INVARIANT: `cq` is live until drop.
-pub struct Cq {
+/// Called by the verbs core only, with the context of a `Cq<T>`.
+unsafe extern "C" fn cq_completion<T: CqEvents>(_cq: RawCq, ctx: *mut c_void) {
+    // SAFETY: the CQ's context is the `Arc::into_raw` its `Cq<T>` holds
+    // until the CQ is destroyed, after which no call comes.
+    T::completion(unsafe { ArcBorrow::from_raw(ctx.cast_const().cast()) })
+}
+
+/// # Safety
+///
+/// Called by the verbs core only, with its event and the context of a
+/// `Cq<T>`.
+unsafe extern "C" fn cq_event<T: CqEvents>(ev: RawIbEvent, ctx: *mut c_void) {
+    // SAFETY: the event of this call.
+    let t = unsafe { kapi_ib_event_type(ev) };
+    // SAFETY: as in `cq_completion`.
+    T::cq_event(unsafe { ArcBorrow::from_raw(ctx.cast_const().cast()) }, t)
+}
+
+/// # Safety
+///
+/// Called by the verbs core only, with its event and the context of a QP
+/// made by [`CmIdRef::create_qp`]: the context of its `Cq<T>`.
+unsafe extern "C" fn qp_event<T: CqEvents>(ev: RawIbEvent, ctx: *mut c_void) {
+    // SAFETY: the event of this call.
+    let t = unsafe { kapi_ib_event_type(ev) };
+    // SAFETY: the CQ's context, which its `Cq<T>` releases only once the
+    // CQ is destroyed, which the core refuses while this QP uses it.
+    T::qp_event(unsafe { ArcBorrow::from_raw(ctx.cast_const().cast()) }, t)
+}
+
+/// A completion queue, whose completions and events go to its context.
+///
+/// # Invariants
+///
+/// `cq` is live until drop, made with the handlers for `T` and `ctx`, an
+/// `Arc::into_raw` this owns: released once the CQ is destroyed.
+pub struct Cq<T: CqEvents> {
     cq: NonNull<c_void>,
+    ctx: *const T,
 }
 
 // SAFETY: polling and re-arming are thread-safe verbs; the user polls one
-// CQ from one thread at a time.
-unsafe impl Send for Cq {}
+// CQ from one thread at a time; the context is an `Arc` of a `Send + Sync`
+// type.
+unsafe impl<T: CqEvents> Send for Cq<T> {}
 // SAFETY: `&Cq` gives only `poll` and `arm` (ib_poll_cq, ib_req_notify_cq),
 // which providers make safe to call at once (rxe and siw take the CQ's lock);
 // the LNDs also poll each CQ from one thread.
-unsafe impl Sync for Cq {}
+unsafe impl<T: CqEvents> Sync for Cq<T> {}
 
-impl Cq {
-    /// A CQ of `cqe` entries on `dev` whose completions call `comp(ctx)`
-    /// and whose errors call `event(ctx)`, until it is dropped.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must be valid for both handlers until the CQ is dropped.
-    pub unsafe fn new(
-        dev: Device,
-        comp: CqCompHandler,
-        event: IbEventHandler,
-        ctx: *mut c_void,
-        cqe: i32,
-    ) -> Result<Cq> {
-        // SAFETY: a registered device; the handlers' context is the
-        // caller's to keep valid.
-        let raw = unsafe { kapi_ib_create_cq(dev.dev.as_ptr(), comp, event, ctx, cqe, 0) };
-        Ok(Cq {
-            cq: from_err_ptr(raw)?,
-        })
+impl<T: CqEvents> Cq<T> {
+    /// A CQ of `cqe` entries on `dev` whose completions and events go to
+    /// `ctx`, until it is dropped.
+    pub fn new(dev: Device, ctx: Arc<T>, cqe: i32) -> Result<Cq<T>> {
+        let ctx = Arc::into_raw(ctx);
+        // SAFETY: a registered device; the handlers take `ctx`, an
+        // `Arc<T>`, which is only stored.
+        let raw = unsafe {
+            kapi_ib_create_cq(
+                dev.dev.as_ptr(),
+                cq_completion::<T>,
+                cq_event::<T>,
+                ctx.cast_mut().cast(),
+                cqe,
+                0,
+            )
+        };
+        match from_err_ptr(raw) {
+            // INVARIANT: made with `T`'s handlers and `ctx`.
+            Ok(cq) => Ok(Cq { cq, ctx }),
+            Err(e) => {
+                // SAFETY: the reference made above; no CQ took it.
+                drop(unsafe { Arc::from_raw(ctx) });
+                Err(e)
+            }
+        }
     }
 
     fn raw(&self) -> RawCq {
@@ -864,21 +955,18 @@ impl Cq {
     }
 }
 
-impl Drop for Cq {
+impl<T: CqEvents> Drop for Cq<T> {
     fn drop(&mut self) {
-        // SAFETY: live by the type invariant; its QP was destroyed first.
-        unsafe { kapi_ib_destroy_cq(self.raw()) }
+        // SAFETY: live by the type invariant and not used after.
+        let rc = unsafe { kapi_ib_destroy_cq(self.raw()) };
+        if rc == 0 {
+            // SAFETY: the reference the CQ held (type invariant); destroyed,
+            // it and its QPs call no handler any more.
+            drop(unsafe { Arc::from_raw(self.ctx) });
+        }
+        // Else a QP still uses it (refused, and warned about, by the core):
+        // the CQ stays, and so does the context its handlers may be given.
     }
-}
-
-/// The type of an IB asynchronous event (`enum ib_event_type`).
-///
-/// # Safety
-///
-/// `ev` is the event passed to the running handler.
-pub unsafe fn ib_event_type(ev: RawIbEvent) -> i32 {
-    // SAFETY: by the caller.
-    unsafe { kapi_ib_event_type(ev) }
 }
 
 /// `IB_EVENT_QP_FATAL`.
@@ -1028,12 +1116,16 @@ impl RdmaSeg {
 
 /// Pages registered for RDMA through a fast-registration MR: one
 /// virtually contiguous region under one key. The registration itself is
-/// a work request ([`CmId::post_reg_send`], [`CmId::post_reg_write_send`]).
+/// a work request ([`CmId::post_chain`]). It holds the fragments it maps.
 ///
-/// INVARIANT: `m` is a live `kapi_rdma_map` until drop; `pd` is its PD.
+/// # Invariants
+///
+/// `m` is a live `kapi_rdma_map` until drop; `pd` is its PD; the pages it
+/// maps are those of `frags`, valid while it holds them.
 pub struct RdmaMap {
     m: NonNull<c_void>,
     _pd: Arc<Pd>,
+    frags: Option<Frags>,
 }
 
 // SAFETY: used by one owner at a time; the verbs calls are thread-safe.
@@ -1045,37 +1137,41 @@ impl RdmaMap {
         let max = c_int::try_from(max_frags).map_err(|_| EINVAL)?;
         // SAFETY: a live PD.
         let m = from_err_ptr(unsafe { kapi_rdma_map_alloc(pd.raw(), max) })?;
-        Ok(RdmaMap { m, _pd: pd.clone() })
+        // INVARIANT: maps nothing yet.
+        Ok(RdmaMap {
+            m,
+            _pd: pd.clone(),
+            frags: None,
+        })
     }
 
-    /// Maps bytes `[offset, offset + len)` of `kiov` (for the peer to
-    /// write into when `remote_write`) under a new key. Bytes with gaps (a
-    /// fragment but the first starting mid-page, or one but the last
-    /// ending mid-page) fail with `EPROTONOSUPPORT`: one registration maps
-    /// pages in a row.
-    ///
-    /// # Safety
-    ///
-    /// The pages must stay valid until the map is dropped.
-    pub unsafe fn map(
-        &mut self,
-        kiov: &[BioVec],
-        offset: u32,
-        len: u32,
-        remote_write: bool,
-    ) -> Result {
+    /// Maps the first `len` bytes of `frags` (all of them if fewer; for
+    /// the peer to write into when `remote_write`) under a new key, keeping
+    /// the fragments until dropped. Bytes with gaps (a fragment but the
+    /// first starting mid-page, or one but the last ending mid-page) fail
+    /// with `EPROTONOSUPPORT`: one registration maps pages in a row. A map
+    /// maps once (`EINVAL` after).
+    pub fn map(&mut self, frags: &Frags, len: u32, remote_write: bool) -> Result {
+        if self.frags.is_some() {
+            return Err(EINVAL);
+        }
+        let kiov = frags.slice();
         let n = c_int::try_from(kiov.len()).map_err(|_| EINVAL)?;
-        // SAFETY: a live map; the pages are the caller's to keep.
+        // SAFETY: a live map (type invariant); valid pages, which `self`
+        // keeps by holding `frags` (its invariant) until it is dropped.
         check(unsafe {
             kapi_rdma_map_kiov(
                 self.m.as_ptr(),
                 kiov.as_ptr().cast(),
                 n,
-                offset,
-                len,
+                frags.offset,
+                len.min(frags.len),
                 remote_write.into(),
             )
-        })
+        })?;
+        // INVARIANT: the pages just mapped.
+        self.frags = Some(frags.dup());
+        Ok(())
     }
 
     /// The key the peer names the region with.
@@ -1109,39 +1205,190 @@ pub const IB_EVENT_PORT_ACTIVE: i32 = 9;
 /// `IB_EVENT_PORT_ERR`.
 pub const IB_EVENT_PORT_ERR: i32 = 10;
 
-/// A device's asynchronous events (`ib_register_event_handler`) going to
-/// `f(ctx, event, port)` in process context until dropped.
-///
-/// INVARIANT: `e` is a registered handler until drop.
-pub struct AsyncEvents {
-    e: NonNull<c_void>,
+/// What a device's asynchronous events go to ([`AsyncEvents`]).
+pub trait IbAsyncEvents: Send + Sync + Sized {
+    /// `event` (`enum ib_event_type`) on `port`, in process context.
+    fn async_event(this: ArcBorrow<'_, Self>, event: i32, port: u32);
 }
 
-// SAFETY: unregistering may happen from any thread.
-unsafe impl Send for AsyncEvents {}
-// SAFETY: no method uses `&self`.
-unsafe impl Sync for AsyncEvents {}
+/// # Safety
+///
+/// Called by `kapi_ib_evh_call` only, with the context of an
+/// `AsyncEvents<T>`.
+unsafe extern "C" fn async_event<T: IbAsyncEvents>(ctx: *mut c_void, event: c_int, port: u32) {
+    // SAFETY: the `Arc::into_raw` the `AsyncEvents<T>` holds until it has
+    // unregistered the handler, which waits for a running call.
+    T::async_event(
+        unsafe { ArcBorrow::from_raw(ctx.cast_const().cast()) },
+        event,
+        port,
+    )
+}
 
-impl AsyncEvents {
-    /// Registers `f` for `dev`'s events.
-    ///
-    /// # Safety
-    ///
-    /// `ctx` must stay valid for `f` until the handler is dropped.
-    pub unsafe fn new(
-        dev: Device,
-        f: unsafe extern "C" fn(*mut c_void, c_int, u32),
-        ctx: *mut c_void,
-    ) -> Result<AsyncEvents> {
-        // SAFETY: a registered device; `ctx` by the caller.
-        let e = from_err_ptr(unsafe { kapi_ib_register_event_handler(dev.dev.as_ptr(), f, ctx) })?;
-        Ok(AsyncEvents { e })
+/// A device's asynchronous events (`ib_register_event_handler`) going to
+/// its context in process context until dropped.
+///
+/// # Invariants
+///
+/// `e` is a registered handler until drop, calling `async_event::<T>`
+/// with `ctx`, an `Arc::into_raw` this owns: released once unregistered.
+pub struct AsyncEvents<T: IbAsyncEvents> {
+    e: NonNull<c_void>,
+    ctx: *const T,
+}
+
+// SAFETY: unregistering may happen from any thread; the context is an `Arc`
+// of a `Send + Sync` type.
+unsafe impl<T: IbAsyncEvents> Send for AsyncEvents<T> {}
+// SAFETY: no method uses `&self`.
+unsafe impl<T: IbAsyncEvents> Sync for AsyncEvents<T> {}
+
+impl<T: IbAsyncEvents> AsyncEvents<T> {
+    /// Registers `ctx` for `dev`'s events.
+    pub fn new(dev: Device, ctx: Arc<T>) -> Result<AsyncEvents<T>> {
+        let ctx = Arc::into_raw(ctx);
+        // SAFETY: a registered device; `async_event::<T>` takes `ctx`, an
+        // `Arc<T>`, which is only stored.
+        let e = unsafe {
+            kapi_ib_register_event_handler(
+                dev.dev.as_ptr(),
+                async_event::<T>,
+                ctx.cast_mut().cast(),
+            )
+        };
+        match from_err_ptr(e) {
+            // INVARIANT: registered with `async_event::<T>` and `ctx`.
+            Ok(e) => Ok(AsyncEvents { e, ctx }),
+            Err(err) => {
+                // SAFETY: the reference made above; nothing took it.
+                drop(unsafe { Arc::from_raw(ctx) });
+                Err(err)
+            }
+        }
     }
 }
 
-impl Drop for AsyncEvents {
+impl<T: IbAsyncEvents> Drop for AsyncEvents<T> {
     fn drop(&mut self) {
         // SAFETY: registered (type invariant); waits for a running call.
-        unsafe { kapi_ib_unregister_event_handler(self.e.as_ptr()) }
+        unsafe { kapi_ib_unregister_event_handler(self.e.as_ptr()) };
+        // SAFETY: the reference the handler held (type invariant), which no
+        // call uses any more.
+        drop(unsafe { Arc::from_raw(self.ctx) });
+    }
+}
+
+/// Page fragments of an LNet message (an MD's, or a receive's sink) for
+/// RDMA and copies: bytes `[offset, offset + len)` of `niov` fragments.
+///
+/// There is one such value for the fragments, besides the copies the maps
+/// made of them keep ([`RdmaMap::map`]), which touch no byte: so no two
+/// copies into them run at once.
+///
+/// # Invariants
+///
+/// `ptr` is null or points to `niov` fragments, each naming a valid page
+/// and lying within it, that stay valid (and whose bytes nothing else
+/// writes while they are copied into) while this value or a copy of it
+/// a map keeps exists ([`Frags::new`]).
+pub struct Frags {
+    ptr: *const BioVec,
+    niov: u32,
+    offset: u32,
+    len: u32,
+}
+
+// SAFETY: by the type invariant the fragments are valid pages, which may be
+// used from any thread while the value exists.
+unsafe impl Send for Frags {}
+// SAFETY: `&Frags` only reads the fragments and copies out of their pages.
+unsafe impl Sync for Frags {}
+
+/// Nothing to release: its end is made explicit where it must come before
+/// its message's.
+impl Drop for Frags {
+    fn drop(&mut self) {}
+}
+
+impl Frags {
+    /// Bytes `[offset, offset + len)` of the `niov` fragments at `ptr`.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` is null or points to `niov` fragments, each naming a valid page
+    /// and lying within it, that stay valid (and whose bytes nothing else
+    /// writes while they are copied into) until the returned value and
+    /// every map made of it are dropped: an LNet message's fragments, until
+    /// the message is finalized. One value is made for them.
+    pub unsafe fn new(ptr: *const BioVec, niov: u32, offset: u32, len: u32) -> Frags {
+        // INVARIANT: the caller's promise (# Safety).
+        Frags {
+            ptr,
+            niov,
+            offset,
+            len,
+        }
+    }
+
+    fn slice(&self) -> &[BioVec] {
+        // SAFETY: null or `niov` fragments, valid while `self` exists (type
+        // invariant).
+        unsafe { kiov::slice(self.ptr, self.niov) }
+    }
+
+    /// Bytes.
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Fragments.
+    pub fn niov(&self) -> u32 {
+        self.niov
+    }
+
+    /// The copy a map keeps, which copies no byte.
+    fn dup(&self) -> Frags {
+        // INVARIANT: the same fragments, kept by a map while it maps them.
+        Frags {
+            ptr: self.ptr,
+            niov: self.niov,
+            offset: self.offset,
+            len: self.len,
+        }
+    }
+
+    /// Copies the bytes into `buf` from byte `at` on: how many were
+    /// copied, fewer than [`Self::len`] if either ends first.
+    pub fn copy_to(&self, buf: &mut DmaBuf, at: usize) -> Result<u32> {
+        let dst = buf.buf.get_mut(at..).ok_or(EINVAL)?;
+        let n = u32::try_from(dst.len()).unwrap_or(u32::MAX).min(self.len);
+        let mut dv = KVec::<BioVec>::new();
+        // SAFETY: the buffer is kmalloc'ed (lowmem), borrowed mutably for
+        // the copy, so nothing else uses it.
+        unsafe { kiov::push_kvaddr_range(&mut dv, dst.as_mut_ptr() as usize, n as usize)? };
+        // SAFETY: valid fragments (type invariant) and the buffer's pages;
+        // nothing else writes the buffer while it is borrowed.
+        Ok(unsafe { kiov::copy(&dv, 0, self.slice(), self.offset, n) })
+    }
+
+    /// Copies `len` bytes of `buf` from byte `at` on into the fragments,
+    /// whose only handle this is (a map's copy copies nothing): how many
+    /// were copied, fewer if either ends first.
+    pub fn copy_from(self, buf: &DmaBuf, at: usize, len: usize) -> Result<u32> {
+        let src = buf.buf.get(at..).ok_or(EINVAL)?;
+        let n = u32::try_from(src.len().min(len))
+            .unwrap_or(u32::MAX)
+            .min(self.len);
+        let mut sv = KVec::<BioVec>::new();
+        // SAFETY: the buffer is kmalloc'ed (lowmem) and borrowed for the copy.
+        unsafe { kiov::push_kvaddr_range(&mut sv, src.as_ptr() as usize, n as usize)? };
+        // SAFETY: valid fragments whose bytes nothing else writes during the
+        // copy (type invariant), and the buffer's pages, only read.
+        Ok(unsafe { kiov::copy(self.slice(), self.offset, &sv, 0, n) })
     }
 }

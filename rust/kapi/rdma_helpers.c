@@ -232,9 +232,12 @@ struct ib_cq *kapi_ib_create_cq(struct ib_device *dev, kapi_cq_comp_t comp,
 }
 
 /* Refused (-EBUSY) while a QP uses it: the core says so, once. */
-void kapi_ib_destroy_cq(struct ib_cq *cq)
+int kapi_ib_destroy_cq(struct ib_cq *cq)
 {
-	ib_destroy_cq(cq);
+	int rc = ib_destroy_cq_user(cq, NULL);
+
+	WARN_ONCE(rc, "Destroy of kernel CQ shouldn't fail");
+	return rc;
 }
 
 /* Re-arms the CQ; > 0 when completions may have arrived unseen. */
@@ -280,7 +283,12 @@ int kapi_rdma_create_qp(struct rdma_cm_id *id, struct ib_pd *pd,
 		.sq_sig_type = IB_SIGNAL_REQ_WR,
 		.qp_type = IB_QPT_RC,
 	};
-	int rc = rdma_create_qp(id, pd, &attr);
+	int rc;
+
+	/* One QP per id, on the id's device (rdma_create_qp checks the PD's). */
+	if (id->qp || cq->device != id->device)
+		return -EINVAL;
+	rc = rdma_create_qp(id, pd, &attr);
 
 	if (!rc)
 		*send_wr = attr.cap.max_send_wr;

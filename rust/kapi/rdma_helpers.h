@@ -77,7 +77,7 @@ __u32 kapi_ib_pd_lkey(struct ib_pd *pd);
 struct ib_cq *kapi_ib_create_cq(struct ib_device *dev, kapi_cq_comp_t comp,
 				kapi_ib_event_t event, void *ctx, int cqe,
 				int vector);
-void kapi_ib_destroy_cq(struct ib_cq *cq);
+int kapi_ib_destroy_cq(struct ib_cq *cq);
 int kapi_ib_req_notify_cq(struct ib_cq *cq);
 int kapi_ib_poll_cq(struct ib_cq *cq, struct kapi_wc *wc, int n);
 
