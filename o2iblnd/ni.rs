@@ -503,7 +503,13 @@ impl IbNi {
     /// Queues `conn` for the scheduler; any context.
     pub(crate) fn schedule(&self, conn: Arc<Conn>) {
         // Never on it already: only the caller that set `scheduled` pushes.
-        self.sched.push(conn);
+        // Were it refused, the connection would never be polled again: say
+        // so (the caller's own reference keeps this drop from being the
+        // last, here in interrupt context).
+        if !self.sched.push(conn) {
+            crate::cerror!("{}: a connection could not be scheduled\n", self.nid);
+            return;
+        }
         self.sched_wq.wake();
     }
 

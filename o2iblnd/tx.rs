@@ -104,9 +104,12 @@ pub(crate) enum Answered {
 }
 
 pub(crate) struct Tx {
+    /// Declared before `msg`, so dropped first: its maps deregister and
+    /// unmap the message's pages before the message's drop finalizes it
+    /// and gives them back ([`Frags::new`]'s promise).
+    pub(crate) body: Body,
     /// The LNet message (null for NOOPs and completions).
     msg: Msg,
-    pub(crate) body: Body,
     /// The peer NI it goes to.
     pub(crate) target: Nid,
     /// The message is built here when it is posted; an IMMEDIATE's

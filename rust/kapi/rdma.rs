@@ -313,7 +313,12 @@ pub trait CmEvents: Send + Sync + Sized {
     /// One event of `id`, in process context, the id's events one at a
     /// time. Returns 0, or non-zero to refuse a connection request (the
     /// CM then destroys its new id); a request's new id not adopted is
-    /// refused whatever this returns, and an adopted one is kept.
+    /// refused whatever this returns, and an adopted one is kept. For any
+    /// other event the value is ignored: the CM destroys an id whose
+    /// handler fails, and this id's [`CmId`] owns its destruction.
+    ///
+    /// Dropping the [`CmId`] adopted here, inside this call, would wait
+    /// for this very handler: keep it.
     fn event(this: ArcBorrow<'_, Self>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) -> c_int;
 }
 
@@ -353,10 +358,11 @@ unsafe extern "C" fn cm_event<T: CmEvents>(id: RawCmId, ev: RawCmEvent) -> c_int
         _p: core::marker::PhantomData,
     };
     let r = T::event(this, &idr, &ev);
-    if idr.adopted.get() {
-        // Its `CmId` destroys it.
+    if idr.adopted.get() || !request {
+        // Its `CmId` destroys it: a non-zero return would have the CM
+        // free it under its owner.
         0
-    } else if request && r == 0 {
+    } else if r == 0 {
         // Nobody holds it: the CM must destroy it, and its events must
         // not find the listener's context after the listener is gone.
         CmIdRef::DESTROY
@@ -377,6 +383,7 @@ impl<'a> CmIdRef<'a> {
     /// events go to `ctx`: the handler's return value no longer matters
     /// (the id is kept), and the owner destroys it. None for any other
     /// id, or one already taken.
+    #[must_use = "dropping the adopted id in its own handler waits for that handler"]
     pub fn adopt<C: CmEvents>(&self, ctx: Arc<C>) -> Option<CmId<C>> {
         let id = NonNull::new(self.id)?;
         if !self.request.replace(false) {
@@ -1157,8 +1164,9 @@ impl RdmaMap {
         }
         let kiov = frags.slice();
         let n = c_int::try_from(kiov.len()).map_err(|_| EINVAL)?;
-        // SAFETY: a live map (type invariant); valid pages, which `self`
-        // keeps by holding `frags` (its invariant) until it is dropped.
+        // SAFETY: a live map (type invariant); valid pages: `Frags::new`'s
+        // caller promised them valid until every map made of them is
+        // dropped, and `self` is such a map (it keeps a copy to name them).
         check(unsafe {
             kapi_rdma_map_kiov(
                 self.m.as_ptr(),
