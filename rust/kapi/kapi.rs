@@ -23,6 +23,9 @@ pub mod kthread;
 // The LNDs' side of lnet.ko's LND interface; lnet.ko defines it.
 #[cfg(kapi_lnd)]
 pub mod lnd;
+// The link notifiers of link_watch.c, which only the LNDs build.
+#[cfg(kapi_lnd)]
+pub mod link;
 pub mod lnet_abi;
 pub mod param;
 // Only ko2iblnd links the RDMA helpers (its Kbuild sets the cfg): lnet.ko
@@ -30,5 +33,6 @@ pub mod param;
 #[cfg(kapi_rdma)]
 pub mod rdma;
 pub mod sock;
+pub mod sys;
 pub mod vec;
 pub mod waitq;
