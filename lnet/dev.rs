@@ -14,6 +14,7 @@ use crate::kapi::bindings::{
     lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_udsp, lnet_ioc_value, LNET_IOC_VERSION,
 };
 use crate::kapi::errno;
+use crate::kapi::lnet_abi::bytes_of;
 use crate::lnet_core::credits::{NetTunables, TxCredits};
 use crate::lnet_core::nid::Nid;
 use crate::ni::Ni;
@@ -23,6 +24,7 @@ use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
 use core::mem::size_of;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
+use kernel::types::{AsBytes, FromBytes};
 use kernel::uaccess::UserSlice;
 
 extern "C" {
@@ -62,89 +64,20 @@ const UDSP_DEL: u32 = iowr(0xd5, size_of::<lnet_ioc_udsp>());
 const UDSP_GET: u32 = iowr(0xd6, size_of::<lnet_ioc_udsp>());
 const DISCOVER: u32 = iowr(0xd7, size_of::<lnet_ioc_ping>());
 
-const CAP_SYS_ADMIN: c_int = 21;
 const CFG_LOAD_NETWORKS: u32 = 1;
 const TUNABLE_DEFAULT: u32 = u32::MAX;
 /// Largest wait a ping may ask for.
 const PING_MAX_MS: u32 = 600_000;
 
-/// A structure of the ioctl ABI: only integers and arrays of them.
-///
-/// # Safety
-///
-/// Every bit pattern must be a valid value of the type.
-unsafe trait Ioc: Default + Copy {}
-// SAFETY: bindgen structs of __u8/__u16/__u32/__u64 fields and arrays.
-unsafe impl Ioc for lnet_ioc_config {}
-// SAFETY: `lnet_ioc_ni` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8/__u16/__u32/__u64 fields, arrays and structs of them: every bit pattern
-// is a valid value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_ni {}
-// SAFETY: `lnet_ioc_stats` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u32/__u64 fields: every bit pattern is a valid value, and every hole is a
-// named field.
-unsafe impl Ioc for lnet_ioc_stats {}
-// SAFETY: `lnet_ioc_ping` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
-// valid value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_ping {}
-// SAFETY: `lnet_ioc_value` is bindgen's #[repr(C)] copy of a uapi struct of
-// integer fields: every bit pattern is a valid value, and every hole is a named
-// field.
-unsafe impl Ioc for lnet_ioc_value {}
-// SAFETY: `lnet_ioc_globals` is bindgen's #[repr(C)] copy of a uapi struct of
-// integer fields: every bit pattern is a valid value, and every hole is a named
-// field.
-unsafe impl Ioc for lnet_ioc_globals {}
-// SAFETY: `lnet_ioc_health` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
-// valid value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_health {}
-// SAFETY: `lnet_ioc_recovery` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
-// valid value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_recovery {}
-// SAFETY: `lnet_ioc_net_cfg` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8/__u32 fields and arrays of them: every bit pattern is a valid value, and
-// every hole is a named field.
-unsafe impl Ioc for lnet_ioc_net_cfg {}
-// SAFETY: `lnet_ioc_peer_cfg` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
-// valid value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_peer_cfg {}
-// SAFETY: `lnet_ioc_peer` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8/__u16/__u32 fields, arrays and structs of them: every bit pattern is a
-// valid value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_peer {}
-// SAFETY: `lnet_ioc_peer_ni` is bindgen's #[repr(C)] copy of a uapi struct of
-// __u8..__u64 fields, arrays and structs of them: every bit pattern is a valid
-// value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_peer_ni {}
-// SAFETY: `lnet_ioc_fault` is bindgen's #[repr(C)] copy of a uapi struct of
-// integer fields, arrays and structs of them: every bit pattern is a valid
-// value, and every hole is a named field.
-unsafe impl Ioc for lnet_ioc_fault {}
-// SAFETY: integers and arrays of them only.
-unsafe impl Ioc for lnet_ioc_udsp {}
-
-fn bytes_mut<T: Ioc>(v: &mut T) -> &mut [u8] {
-    // SAFETY: `Ioc` types accept any bytes; the slice covers exactly `v`.
-    unsafe { core::slice::from_raw_parts_mut((v as *mut T).cast::<u8>(), size_of::<T>()) }
-}
-
-fn bytes<T: Ioc>(v: &T) -> &[u8] {
-    // SAFETY: the slice is `v`'s size_of::<T>() bytes while `v` is borrowed; Ioc types name every
-    // hole as a field (lnet-rs-ioctl.h), so all bytes are initialized.
-    unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), size_of::<T>()) }
-}
+/// A structure of the ioctl ABI: only integers and arrays of them, with
+/// every hole a named field (kapi::lnet_abi implements the byte traits).
+trait Ioc: Default + FromBytes + AsBytes {}
+impl<T: Default + FromBytes + AsBytes> Ioc for T {}
 
 /// Copies the argument in and checks its header (length, then version).
 fn read<T: Ioc>(arg: usize) -> Result<T> {
-    let mut v = T::default();
-    UserSlice::new(arg, size_of::<T>())
-        .reader()
-        .read_slice(bytes_mut(&mut v))?;
-    check_hdr(bytes(&v), size_of::<T>())?;
+    let v: T = UserSlice::new(arg, size_of::<T>()).reader().read()?;
+    check_hdr(bytes_of(&v), size_of::<T>())?;
     Ok(v)
 }
 
@@ -165,14 +98,11 @@ fn check_hdr(b: &[u8], size: usize) -> Result {
 }
 
 fn write<T: Ioc>(arg: usize, v: &T) -> Result {
-    UserSlice::new(arg, size_of::<T>())
-        .writer()
-        .write_slice(bytes(v))
+    UserSlice::new(arg, size_of::<T>()).writer().write(v)
 }
 
 fn need_admin() -> Result {
-    // SAFETY: checks the current task's credentials.
-    if unsafe { kernel::bindings::capable(CAP_SYS_ADMIN) } {
+    if crate::kapi::sys::capable_sys_admin() {
         Ok(())
     } else {
         Err(EACCES)

@@ -4,12 +4,11 @@
 //! callbacks that /sys/module/lnet/parameters and insmod reach through
 //! lnet_params.c. The rules themselves are lnet-core's.
 
-use crate::kapi::param::{self, PageWriter};
+use crate::kapi::param::{self, KernelParam, ParamPage, ParamValue};
 use crate::lnet_core::params::{self as rules, Param, Tunables};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicI32, AtomicU32, Ordering::Relaxed};
-use kernel::bindings::kernel_param;
-use kernel::ffi::{c_char, c_int};
+use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 /// The live values, one atomic per field so readers on any path can load
@@ -109,33 +108,20 @@ pub(crate) fn set_numa_range(v: u32) {
     LIVE.numa_range.store(v, Relaxed);
 }
 
-extern "C" {
-    fn lnet_param_networks() -> *const c_char;
-    fn lnet_param_ip2nets() -> *const c_char;
-}
-
 /// A load-time string parameter, or a replacement character if it is not
 /// UTF-8 (then it cannot name a network either, and validation says so).
-fn load_time_str(p: *const c_char) -> &'static str {
-    if p.is_null() {
-        return "";
-    }
-    // SAFETY: the pointer is a charp parameter: NUL-terminated, set before
-    // the module runs and never changed afterwards (mode 0444).
-    let s = unsafe { kernel::str::CStr::from_char_ptr(p) };
-    s.to_str().unwrap_or("\u{fffd}")
+fn load_time_str(p: Option<&'static kernel::str::CStr>) -> &'static str {
+    p.map_or("", |s| s.to_str().unwrap_or("\u{fffd}"))
 }
 
 /// The `networks` parameter.
 pub(crate) fn networks() -> &'static str {
-    // SAFETY: a plain accessor in lnet_params.c.
-    load_time_str(unsafe { lnet_param_networks() })
+    load_time_str(param::lnet_networks())
 }
 
 /// The `ip2nets` parameter.
 pub(crate) fn ip2nets() -> &'static str {
-    // SAFETY: a plain accessor in lnet_params.c.
-    load_time_str(unsafe { lnet_param_ip2nets() })
+    load_time_str(param::lnet_ip2nets())
 }
 
 /// The derived LND timeout, for the read-only debugfs file Lustre also has.
@@ -143,16 +129,14 @@ pub(crate) fn lnd_timeout_cell() -> &'static AtomicU32 {
     &LIVE.lnd_timeout
 }
 
-/// `kernel_param_ops.set` for every numeric lnet parameter.
-///
-/// # Safety
-///
-/// Called only by the kernel's parameter code, with its own arguments.
+/// `kernel_param_ops.set` for every numeric lnet parameter; called only
+/// by the kernel's parameter code, with its own arguments.
 #[no_mangle]
-unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param) -> c_int {
-    // SAFETY: the kernel passes a registered parameter and a NUL-terminated
-    // value (or null), valid for this call.
-    let req = unsafe { param::set_request(val, kp) };
+extern "C" fn lnet_param_set(val: ParamValue<'_>, kp: Option<&KernelParam>) -> c_int {
+    let Some(kp) = kp else {
+        return -(rules::EINVAL);
+    };
+    let req = val.request(kp);
     let Some(p) = Param::from_name(req.name) else {
         pr_err!("no rule for parameter {:?}\n", BStr(req.name));
         return -(rules::EINVAL);
@@ -200,17 +184,11 @@ unsafe extern "C" fn lnet_param_set(val: *const c_char, kp: *const kernel_param)
 
 /// `kernel_param_ops.set` of `libcfs_debug`: a number, or class names
 /// with `+`/`-` (`lnet_core::debug::parse`); a refused text leaves the mask
-/// as it was.
-///
-/// # Safety
-///
-/// Called only by the kernel's parameter code, with its own arguments.
+/// as it was. Called only by the kernel's parameter code, with its own
+/// arguments.
 #[no_mangle]
-unsafe extern "C" fn lnet_debug_param_set(val: *const c_char, kp: *const kernel_param) -> c_int {
-    // SAFETY: the kernel passes a registered parameter and a NUL-terminated
-    // value (or null), valid for this call.
-    let req = unsafe { param::set_request(val, kp) };
-    let Some(text) = req.value else {
+extern "C" fn lnet_debug_param_set(val: ParamValue<'_>, _kp: Option<&KernelParam>) -> c_int {
+    let Some(text) = val.get() else {
         pr_err!("libcfs_debug needs a value\n");
         return -(rules::EINVAL);
     };
@@ -237,15 +215,13 @@ unsafe extern "C" fn lnet_debug_param_set(val: *const c_char, kp: *const kernel_
 }
 
 /// `kernel_param_ops.get` of `libcfs_debug`: the mask as an `int`, as
-/// Lustre's parameter shows it (`all` reads -1).
-///
-/// # Safety
-///
-/// Called only by the kernel's parameter code, with a page-sized buffer.
+/// Lustre's parameter shows it (`all` reads -1). Called only by the
+/// kernel's parameter code, with a page-sized buffer.
 #[no_mangle]
-unsafe extern "C" fn lnet_debug_param_get(buf: *mut c_char, _kp: *const kernel_param) -> c_int {
-    // SAFETY: `.get` is handed a PAGE_SIZE buffer owned by the caller.
-    let mut out = unsafe { PageWriter::new(buf) };
+extern "C" fn lnet_debug_param_get(buf: ParamPage<'_>, _kp: Option<&KernelParam>) -> c_int {
+    let Some(mut out) = buf.writer() else {
+        return -(rules::EINVAL);
+    };
     let mask = crate::kapi::debug::cell().load(Relaxed);
     if writeln!(out, "{}", mask as i32).is_err() {
         return -(rules::EINVAL);
@@ -253,20 +229,16 @@ unsafe extern "C" fn lnet_debug_param_get(buf: *mut c_char, _kp: *const kernel_p
     c_int::try_from(out.len()).unwrap_or(0)
 }
 
-/// `kernel_param_ops.get` for every numeric lnet parameter.
-///
-/// # Safety
-///
-/// Called only by the kernel's parameter code, with a page-sized buffer.
+/// `kernel_param_ops.get` for every numeric lnet parameter; called only
+/// by the kernel's parameter code, with a page-sized buffer.
 #[no_mangle]
-unsafe extern "C" fn lnet_param_get(buf: *mut c_char, kp: *const kernel_param) -> c_int {
-    // SAFETY: the kernel passes a registered parameter, valid for this call.
-    let name = unsafe { param::param_name(kp) };
-    let Some(p) = Param::from_name(name) else {
+extern "C" fn lnet_param_get(buf: ParamPage<'_>, kp: Option<&KernelParam>) -> c_int {
+    let Some(p) = kp.and_then(|kp| Param::from_name(kp.name())) else {
         return -(rules::EINVAL);
     };
-    // SAFETY: `.get` is handed a PAGE_SIZE buffer owned by the caller.
-    let mut out = unsafe { PageWriter::new(buf) };
+    let Some(mut out) = buf.writer() else {
+        return -(rules::EINVAL);
+    };
     if writeln!(out, "{}", p.value(&snapshot())).is_err() {
         return -(rules::EINVAL);
     }

@@ -10,9 +10,8 @@
 //! threads park, and the NI's reaper frees it.
 
 use crate::handshake::Peer;
-use crate::kapi::bindings::lnet_tx_desc;
-use crate::kapi::kiov::{self, BioVec};
 use crate::kapi::kthread::{self, Thread};
+use crate::kapi::lnd::{RxMsg, TxMsg};
 use crate::kapi::sock::Socket;
 use crate::kapi::{errno, vec};
 use crate::lnd::Msg;
@@ -24,46 +23,25 @@ use crate::lnet_core::socklnd::{
 };
 use crate::lnet_core::socklnd_conns::{Frame, LNET_FRAME_LEN};
 use crate::ni::SockNi;
-use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, CondVar, Mutex, SpinLock};
 use kernel::{c_str, new_condvar, new_mutex, new_spinlock};
 
 /// Something to send on a connection.
-///
-/// # Invariants
-///
-/// In `Tx::Lnet`, `desc` points to the descriptor LNet gave with `msg` in
-/// `lnd_send` (inside LNet's message), valid until `msg` is finalized,
-/// which takes `msg` out of the `Tx`; `len` is its `len`.
 pub(crate) enum Tx {
-    /// An LNet message; its descriptor lives in the message.
-    Lnet {
-        msg: Msg,
-        desc: *const lnet_tx_desc,
-        len: u32,
-    },
+    /// An LNet message with its descriptor.
+    Lnet(TxMsg),
     /// A NOOP carrying zero-copy ACK cookies (a keepalive carries
     /// `[0, KEEPALIVE_PING]`).
     Noop([u64; 2]),
 }
 
-// SAFETY: by the type invariant the descriptor lives in LNet's message, which
-// may be used from any thread, until the message is finalized.
-unsafe impl Send for Tx {}
-
 impl Tx {
-    pub(crate) fn lnet(msg: Msg, desc: *const lnet_tx_desc, len: u32) -> Tx {
-        // INVARIANT: the caller (`peer::send`) passes the message and
-        // descriptor of one `lnd_send`, and the descriptor's `len`.
-        Tx::Lnet { msg, desc, len }
-    }
-
     /// What connection choice sees of it.
     pub(crate) fn frame(&self) -> Frame {
         match self {
-            Tx::Lnet { len, .. } => Frame::Lnet(*len as usize),
+            Tx::Lnet(t) => Frame::Lnet(t.desc().len as usize),
             Tx::Noop(_) => Frame::NonBlockingNoop,
         }
     }
@@ -71,7 +49,7 @@ impl Tx {
     /// Bytes it puts on the wire.
     fn wire_len(&self) -> usize {
         match self {
-            Tx::Lnet { len, .. } => (*len as usize).saturating_add(LNET_FRAME_LEN),
+            Tx::Lnet(t) => (t.desc().len as usize).saturating_add(LNET_FRAME_LEN),
             Tx::Noop(_) => KSOCK_MSG_LEN,
         }
     }
@@ -79,38 +57,22 @@ impl Tx {
     /// Its LNet message, handed back with a refusal (none for a NOOP).
     pub(crate) fn into_msg(self) -> Msg {
         match self {
-            Tx::Lnet { msg, .. } => msg,
+            Tx::Lnet(t) => t.into_msg(),
             Tx::Noop(_) => Msg::none(),
         }
     }
 
     /// Ends it unsent (a NOOP just goes).
     pub(crate) fn fail(self, err: i32, hstatus: Status) {
-        if let Tx::Lnet { msg, .. } = self {
-            msg.finalize(err, hstatus);
+        if let Tx::Lnet(t) = self {
+            t.finalize(err, hstatus);
         }
     }
 }
 
-/// What LNet asked for a received header (its `lnd_recv` call).
-///
-/// # Invariants
-///
-/// `kiov` is null or points to the `niov` fragments LNet gave with `msg` in
-/// `lnd_recv` (those of an MD the message holds), valid until `msg` is
-/// finalized.
-pub(crate) struct RxReq {
-    pub(crate) msg: Msg,
-    pub(crate) kiov: *mut BioVec,
-    pub(crate) niov: u32,
-    pub(crate) offset: u32,
-    pub(crate) mlen: u32,
-    pub(crate) rlen: u32,
-}
-
-// SAFETY: by the type invariant the fragments belong to an MD the message
-// holds, and LNet's pages may be used from any thread until it is finalized.
-unsafe impl Send for RxReq {}
+/// What LNet asked for a received header (its `lnd_recv` call): the
+/// message and the fragments its payload goes to.
+pub(crate) type RxReq = RxMsg;
 
 /// Signs of life in each direction.
 struct Progress {
@@ -137,13 +99,13 @@ impl Progress {
 ///
 /// # Invariants
 ///
-/// While either of its threads runs, the NI's table holds a reference to
-/// it: it leaves the table only once its threads have parked (the reaper)
-/// or been stopped (`SockNi::stop`). Its receive thread relies on this to
-/// borrow the `Arc` from its own address.
+/// Each of its threads holds a reference to it (its `Thread`), released
+/// once the thread is stopped: whoever takes it out of the NI's table stops
+/// its threads (`stop_threads`), or the connection and its threads keep
+/// each other.
 #[pin_data]
 pub(crate) struct Conn {
-    /// The connection's threads; first, so they stop before the rest goes.
+    /// The connection's threads, each holding a reference to it.
     #[pin]
     threads: Mutex<KVec<Thread>>,
     sni: *const SockNi,
@@ -233,9 +195,14 @@ impl Conn {
             c.close(errno::ESTALE().to_errno());
         }
         let conn = registered?;
-        let r = conn
-            .spawn(c_str!("socknal_rx"), rx_main)
-            .and_then(|()| conn.spawn(c_str!("socknal_tx"), tx_main));
+        let r = {
+            // Held across both starts: a reaper that takes the connection
+            // (its first thread may park at once) waits for it in
+            // `stop_threads`, and stops both threads, not just the first.
+            let mut threads = conn.threads.lock();
+            conn.spawn(&mut threads, c_str!("socknal_rx"), rx_main)
+                .and_then(|()| conn.spawn(&mut threads, c_str!("socknal_tx"), tx_main))
+        };
         if let Err(e) = r {
             conn.close(e.to_errno());
             return Err(e);
@@ -325,19 +292,16 @@ impl Conn {
         }
     }
 
+    /// Starts a thread of the connection; `threads` is its locked list.
     fn spawn(
         self: &Arc<Self>,
+        threads: &mut KVec<Thread>,
         name: &CStr,
-        f: unsafe extern "C" fn(*mut c_void) -> c_int,
+        f: fn(ArcBorrow<'_, Conn>),
     ) -> Result {
-        // The connection's address inside its `Arc`, as `Arc::into_raw`
-        // gives it: the receive thread borrows the `Arc` from it.
-        let data = (&**self as *const Conn).cast_mut().cast();
-        // SAFETY: the thread is stopped (dropping `threads`) before the
-        // connection is freed.
-        let t = unsafe { Thread::spawn(name, f, data)? };
+        let t = Thread::spawn_arc(name, self.clone(), f)?;
         self.started.fetch_add(1, Ordering::Relaxed);
-        self.threads.lock().push(t, GFP_KERNEL)?;
+        threads.push(t, GFP_KERNEL)?;
         Ok(())
     }
 
@@ -414,14 +378,14 @@ impl Conn {
         // the receive lock is not held across it.
         let req = self.rx.lock().take();
         if let Some(req) = req {
-            if !req.msg.is_none() {
+            if !req.msg().is_none() {
                 crate::cneterr!(
                     "{} fails the receive from {} with its connection\n",
                     self.sni().nid,
                     self.peer
                 );
             }
-            req.msg.finalize(EIO.to_errno(), Status::RemoteError);
+            req.finalize(EIO.to_errno(), Status::RemoteError);
         }
     }
 
@@ -442,15 +406,14 @@ impl Conn {
             }
         };
         match late {
-            Some(req) => req.msg.finalize(EIO.to_errno(), Status::RemoteError),
+            Some(req) => req.finalize(EIO.to_errno(), Status::RemoteError),
             None => self.rx_wake.notify_all(),
         }
     }
 
     /// Stops both threads (after `close`): they see the connection dead,
-    /// park and exit. The NI does this before letting go of a connection
-    /// whose threads may still run, so that its table's reference outlives
-    /// them (see `rx_main`).
+    /// park and exit, and release their references to it. The NI does
+    /// this as it takes a connection out of its table (see the type).
     pub(crate) fn stop_threads(&self) {
         loop {
             let t = vec::pop(&mut self.threads.lock());
@@ -484,24 +447,17 @@ impl Conn {
         }
         .encode(&mut b)
         .ok_or(EINVAL)?;
-        let Tx::Lnet { desc, .. } = tx else {
+        let Tx::Lnet(t) = tx else {
             return self.sock.send(b.get(..KSOCK_MSG_LEN).ok_or(EINVAL)?, false);
         };
-        // SAFETY: LNet's descriptor, valid until the message is finalized
-        // (the type invariant), which `tx` still holds.
-        let desc = unsafe { &**desc };
+        let desc = t.desc();
         let hdr = desc.hdr.get(..HDR_NID4_LEN).ok_or(EINVAL)?;
         b.get_mut(KSOCK_MSG_LEN..)
             .ok_or(EINVAL)?
             .copy_from_slice(hdr);
         self.sock.send(&b, desc.len > 0)?;
         if desc.len > 0 {
-            // SAFETY: the payload fragments belong to an MD the message
-            // holds until it is finalized, after this.
-            unsafe {
-                let v = kiov::slice(desc.kiov.cast(), desc.niov);
-                self.sock.send_kiov(v, desc.offset, desc.len)?;
-            }
+            self.sock.send_frags(t.payload(), desc.offset, desc.len)?;
         }
         Ok(())
     }
@@ -519,14 +475,7 @@ pub(crate) fn type_name(t: ConnType) -> &'static str {
 }
 
 /// The send thread: sends what is queued, in order.
-///
-/// # Safety
-///
-/// Started by [`Conn::spawn`].
-unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the address of the `Conn` Conn::spawn started this thread for (# Safety);
-    // the thread is stopped (dropping `threads`) before the connection is freed.
-    let conn = unsafe { &*data.cast_const().cast::<Conn>() };
+fn tx_main(conn: ArcBorrow<'_, Conn>) {
     while !conn.is_dead() && !kthread::should_stop() {
         let next = {
             let mut q = conn.txq.lock();
@@ -542,7 +491,7 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
         // gets its turn even when the queue never empties.
         kthread::cond_resched();
         let zc = match &tx {
-            Tx::Lnet { len, .. } if crate::zc::wanted(conn, *len) => crate::zc::register(conn),
+            Tx::Lnet(t) if crate::zc::wanted(&conn, t.desc().len) => crate::zc::register(&conn),
             _ => None,
         };
         let r = conn.transmit(&tx, zc.unwrap_or(0));
@@ -553,17 +502,17 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
             });
         match r {
             Ok(()) => {
-                if let Tx::Lnet { msg, .. } = tx {
+                if let Tx::Lnet(t) = tx {
                     match zc {
                         // Complete once the peer acknowledges it.
-                        Some(cookie) => crate::zc::sent(conn, cookie, msg),
-                        None => msg.finalize(0, Status::Ok),
+                        Some(cookie) => crate::zc::sent(&conn, cookie, t.into_msg()),
+                        None => t.finalize(0, Status::Ok),
                     }
                 }
             }
             Err(e) => {
                 if let Some(cookie) = zc {
-                    crate::zc::unsent(conn, cookie);
+                    crate::zc::unsent(&conn, cookie);
                 }
                 tx.fail(e.to_errno(), socklnd::send_error_status(e.to_errno()));
                 conn.close_with_siblings(e.to_errno());
@@ -571,21 +520,11 @@ unsafe extern "C" fn tx_main(data: *mut c_void) -> c_int {
         }
     }
     conn.park();
-    0
 }
 
 /// The receive thread: reads `ksock_msg` headers, hands LNet headers to
 /// LNet and receives or discards the payload as LNet says.
-///
-/// # Safety
-///
-/// Started by [`Conn::spawn`].
-unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
-    // The NI's table holds the connection's `Arc` until this thread has
-    // stopped: the reaper takes only connections whose threads have
-    // parked, and `SockNi::stop` stops them before dropping its reference.
-    // SAFETY: `data` is `Arc::into_raw` of the connection (`Conn::spawn`), alive (above).
-    let conn = unsafe { ArcBorrow::<Conn>::from_raw(data.cast_const().cast()) };
+fn rx_main(conn: ArcBorrow<'_, Conn>) {
     while !conn.is_dead() && !kthread::should_stop() {
         kthread::cond_resched();
         if let Err(e) = rx_one(conn) {
@@ -605,7 +544,6 @@ unsafe extern "C" fn rx_main(data: *mut c_void) -> c_int {
         }
     }
     conn.park();
-    0
 }
 
 enum RxError {
@@ -666,39 +604,37 @@ fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
         }
         rx.take()
     };
-    let Some(req) = req else {
+    let Some(mut req) = req else {
         return Ok(());
     };
     // A zero-copy request: the sender holds its pages until we say we
     // have the whole message.
     let zc = m.zc_cookies[0];
-    if req.msg.is_none() {
-        conn.sock.discard(req.rlen)?;
+    if req.msg().is_none() {
+        conn.sock.discard(req.rlen())?;
         if zc != 0 {
             ack_zc(&conn, zc);
         }
         return Ok(());
     }
-    // SAFETY: by the type invariant the fragments belong to the MD LNet
-    // attached to the message, which `req` holds, not yet finalized.
-    let r = unsafe {
-        let v = kiov::slice(req.kiov, req.niov);
-        conn.sock.recv_kiov(v, req.offset, req.mlen)
-    }
-    .and_then(|()| conn.sock.discard(req.rlen.saturating_sub(req.mlen)));
+    let (offset, mlen, rlen) = (req.offset(), req.mlen(), req.rlen());
+    let r = conn
+        .sock
+        .recv_frags(req.dest(), offset, mlen)
+        .and_then(|()| conn.sock.discard(rlen.saturating_sub(mlen)));
     conn.progress
         .last_rx_ms
         .store(kthread::now_ms(), Ordering::Relaxed);
     match r {
         Ok(()) => {
-            req.msg.finalize(0, Status::Ok);
+            req.finalize(0, Status::Ok);
             if zc != 0 {
                 ack_zc(&conn, zc);
             }
             Ok(())
         }
         Err(e) => {
-            req.msg.finalize(EIO.to_errno(), Status::RemoteError);
+            req.finalize(EIO.to_errno(), Status::RemoteError);
             Err(RxError::Io(e))
         }
     }

@@ -22,10 +22,9 @@ use crate::lnet_core::socklnd_conns::ACTIVE_TYPES;
 use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
 use crate::{conn, params, peer};
-use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, Mutex};
+use kernel::sync::{Arc, ArcBorrow, Mutex};
 use kernel::{c_str, new_mutex};
 
 /// Privileged source ports tried for active connections, high to low.
@@ -46,7 +45,7 @@ const RACE_RETRIES: u32 = 3;
 /// its lock, before that socket moves or is dropped.
 #[pin_data]
 pub(crate) struct Connector {
-    /// First, so the thread stops before the rest goes.
+    /// Holds a reference to the connector until stopped (`stop_thread`).
     #[pin]
     thread: Mutex<Option<Thread>>,
     sni: *const SockNi,
@@ -97,12 +96,12 @@ impl Connector {
             }
             t.connectors.push(c.clone(), GFP_ATOMIC)?;
         }
-        let data = (&*c as *const Connector).cast_mut().cast();
-        // SAFETY: the thread is stopped (dropping `thread`) before the
-        // connector is freed; the table holds it until then.
-        match unsafe { Thread::spawn(c_str!("socknal_cd"), connector_main, data) } {
+        // Held across the start: a reaper that takes the connector (its
+        // thread may be done at once) waits for it in `stop_thread`.
+        let mut slot = c.thread.lock();
+        match Thread::spawn_arc(c_str!("socknal_cd"), c.clone(), connector_main) {
             Ok(t) => {
-                *c.thread.lock() = Some(t);
+                *slot = Some(t);
                 Ok(())
             }
             Err(e) => {
@@ -117,6 +116,14 @@ impl Connector {
         // SAFETY: the NI outlives its connectors (the type invariant); only
         // shared references are made to a `SockNi`.
         unsafe { &*self.sni }
+    }
+
+    /// Stops the thread (once it is done, or the NI stops), which releases
+    /// its reference: whoever takes the connector out of the NI's table
+    /// does this, or the connector and its thread keep each other.
+    pub(crate) fn stop_thread(&self) {
+        let t = self.thread.lock().take();
+        drop(t);
     }
 
     /// The thread has finished and waits to be stopped.
@@ -259,14 +266,8 @@ impl Connector {
     }
 }
 
-/// # Safety
-///
-/// Started by [`Connector::try_start`] with a connector that outlives the
-/// thread.
-unsafe extern "C" fn connector_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the connector try_start spawned this thread for (# Safety), which stops the
-    // thread before the connector goes.
-    let c = unsafe { &*data.cast_const().cast::<Connector>() };
+/// The connector's thread, started by [`Connector::try_start`].
+fn connector_main(c: ArcBorrow<'_, Connector>) {
     let r = c.run();
     let (err, raced) = match r {
         Some((e, raced)) => (Some(e), raced),
@@ -277,5 +278,4 @@ unsafe extern "C" fn connector_main(data: *mut c_void) -> c_int {
     while !kthread::should_stop() {
         kthread::sleep_ms(200);
     }
-    0
 }

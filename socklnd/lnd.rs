@@ -3,9 +3,9 @@
 //! The tcp LND as LNet drives it ([`Lnd`]), and lnet.ko's LND interface
 //! (include/linux/lnet/lnd.h) as this module calls it.
 
-use crate::conn::{Conn, RxReq};
-use crate::kapi::bindings::{lnet_ni_tunables, lnet_tx_desc};
-use crate::kapi::lnd::{Lnd, ModuleRefs, Recv, Refused};
+use crate::conn::Conn;
+use crate::kapi::bindings::lnet_ni_tunables;
+use crate::kapi::lnd::{Lnd, ModuleRefs, Refused, RxMsg, TxMsg};
 use crate::lnet_core::nid::lnd;
 use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
@@ -52,26 +52,18 @@ impl Lnd for Socklnd {
         ni.stop();
     }
 
-    fn send(sni: ArcBorrow<'_, SockNi>, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused> {
+    fn send_tx(sni: ArcBorrow<'_, SockNi>, tx: TxMsg) -> Result<(), Refused> {
         // Selection avoids an NI whose link is down, but a message may still
         // name it (a recovery ping, a fixed source): fail it now rather than
         // leave it to a connect that cannot complete.
         if sni.link_down.load(core::sync::atomic::Ordering::Acquire) {
-            return Err(msg.refuse(crate::kapi::errno::ENETDOWN(), None));
+            return Err(tx.into_msg().refuse(crate::kapi::errno::ENETDOWN(), None));
         }
-        crate::peer::send(&sni, msg, desc)
+        crate::peer::send(&sni, tx)
     }
 
-    fn recv(conn: Arc<Conn>, r: Recv) -> Result<(), Refused> {
-        // INVARIANT: `lnd_recv`'s fragments and message, together.
-        conn.post_rx(RxReq {
-            msg: r.msg,
-            kiov: r.kiov.cast(),
-            niov: r.niov,
-            offset: r.offset,
-            mlen: r.mlen,
-            rlen: r.rlen,
-        });
+    fn recv_rx(conn: Arc<Conn>, r: RxMsg) -> Result<(), Refused> {
+        conn.post_rx(r);
         Ok(())
     }
 

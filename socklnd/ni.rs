@@ -14,7 +14,7 @@ use crate::peer::Table;
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
-use kernel::sync::{Arc, Mutex, SpinLock};
+use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
 
 extern "C" {
@@ -82,8 +82,7 @@ impl SockNi {
         }
         listener.listen(ACCEPT_BACKLOG)?;
         let mut inc = [0u8; 8];
-        // SAFETY: fills the buffer it is given.
-        unsafe { kernel::bindings::get_random_bytes(inc.as_mut_ptr().cast(), 8) };
+        crate::kapi::sys::random_bytes(&mut inc);
         let sni = Arc::pin_init(
             pin_init!(SockNi {
                 threads <- new_mutex!(KVec::new(), "socklnd_ni_threads"),
@@ -100,21 +99,18 @@ impl SockNi {
             }),
             GFP_KERNEL,
         )?;
-        // The threads and the link watch borrow the NI: `stop` ends them
-        // before LNet's reference, the last, goes.
+        // The threads hold references to the NI, which `stop` releases
+        // by stopping them; the link watch borrows it until `stop`
+        // unwatches it, before LNet's reference goes.
         let p = (&*sni as *const SockNi).cast_mut();
-        // SAFETY: `p` is valid until `stop`, which stops these threads
-        // before LNet drops its reference.
-        let r = unsafe {
-            let data = p.cast::<c_void>();
-            Thread::spawn(c_str!("socknal_accept"), acceptor_main, data).and_then(|a| {
-                let r = Thread::spawn(c_str!("socknal_reaper"), reaper_main, data)?;
+        let r =
+            Thread::spawn_arc(c_str!("socknal_accept"), sni.clone(), acceptor_main).and_then(|a| {
+                let r = Thread::spawn_arc(c_str!("socknal_reaper"), sni.clone(), reaper_main)?;
                 let mut t = sni.threads.lock();
                 t.push(a, GFP_KERNEL)?;
                 t.push(r, GFP_KERNEL)?;
                 Ok(())
-            })
-        };
+            });
         let r = r.and_then(|()| {
             // SAFETY: the name lives with the NI; `stop` unwatches `p`
             // before freeing it.
@@ -168,14 +164,19 @@ impl SockNi {
             drop(t);
         }
         // Connects under way return at once; each connector thread is
-        // stopped as it is dropped.
-        sni.take_each(|t| vec::pop(&mut t.connectors), |c| c.abort());
+        // stopped, releasing its reference.
+        sni.take_each(
+            |t| vec::pop(&mut t.connectors),
+            |c| {
+                c.abort();
+                c.stop_thread();
+            },
+        );
         sni.take_each(
             |t| t.take_conn(|_| true),
             |c| {
                 c.close(crate::kapi::errno::ENETDOWN().to_errno());
-                // INVARIANT: the threads stop before the table's
-                // reference goes.
+                // The threads' references go with them.
                 c.stop_threads();
             },
         );
@@ -229,16 +230,10 @@ impl SockNi {
     }
 }
 
-/// # Safety
-///
-/// Started by [`SockNi::start`] with its NI, which outlives the thread.
-unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the NI SockNi::start spawned this thread for
-    // (# Safety); SockNi::stop stops the thread before freeing it.
-    let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
+fn acceptor_main(sni: ArcBorrow<'_, SockNi>) {
     while !kthread::should_stop() && !sni.is_stopping() {
         match sni.listener.accept() {
-            Ok(sock) => crate::acceptor::accept(sni, sock),
+            Ok(sock) => crate::acceptor::accept(&sni, sock),
             Err(_) if sni.is_stopping() => break,
             Err(e) => {
                 crate::cerror!("accept on {}: {:?}\n", sni.nid, e);
@@ -249,21 +244,18 @@ unsafe extern "C" fn acceptor_main(data: *mut c_void) -> c_int {
     while !kthread::should_stop() {
         kthread::sleep_ms(100);
     }
-    0
 }
 
 /// The link under an NI went down or came back (from the netdev notifier,
 /// with the watch lock held, so `sni` is alive). Only flags change here:
 /// the notifier runs under RTNL, where no message may be finalized.
 ///
-/// # Safety
-///
-/// `sni` is a watched NI (see `kapi_link_watch`).
+/// C passes the `data` of `kapi_link_watch`, a watched NI (null never
+/// comes: `start` watches a live one), with the watch lock held, which
+/// `SockNi::stop` takes to unwatch it before the NI can go.
 #[no_mangle]
-unsafe extern "C" fn kapi_link_event(sni: *mut c_void, down: c_int) {
-    // SAFETY: `sni` is a watched NI (# Safety): the notifier calls with
-    // the watch lock held, and SockNi::stop unwatches the NI before freeing it.
-    let Some(sni) = (unsafe { sni.cast_const().cast::<SockNi>().as_ref() }) else {
+extern "C" fn kapi_link_event(sni: Option<&SockNi>, down: c_int) {
+    let Some(sni) = sni else {
         return;
     };
     let down = down != 0;
@@ -276,27 +268,19 @@ unsafe extern "C" fn kapi_link_event(sni: *mut c_void, down: c_int) {
 }
 
 /// Frees dead connections once their threads have parked.
-///
-/// # Safety
-///
-/// Started by [`SockNi::start`] with its NI, which outlives the thread.
-unsafe extern "C" fn reaper_main(data: *mut c_void) -> c_int {
-    // SAFETY: `data` is the NI SockNi::start spawned this thread for
-    // (# Safety); SockNi::stop stops the thread before freeing it.
-    let sni = unsafe { &*data.cast_const().cast::<SockNi>() };
+fn reaper_main(sni: ArcBorrow<'_, SockNi>) {
     while !kthread::should_stop() {
-        // INVARIANT: only connections whose threads have parked leave
-        // the table; dropping each stops them.
-        sni.take_each(|t| t.take_conn(|c| c.reapable()), drop);
+        // Only connections whose threads have parked leave the table;
+        // stopping them releases the threads' references.
+        sni.take_each(|t| t.take_conn(|c| c.reapable()), |c| c.stop_threads());
         sni.take_each(
             |t| {
                 let i = t.connectors.iter().position(|c| c.is_done())?;
                 vec::remove(&mut t.connectors, i)
             },
-            drop,
+            |c| c.stop_thread(),
         );
-        crate::peer::tick(sni);
+        crate::peer::tick(&sni);
         kthread::sleep_ms(1000);
     }
-    0
 }

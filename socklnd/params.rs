@@ -4,14 +4,13 @@
 //! callbacks /sys/module/ksocklnd/parameters and modprobe reach through
 //! socklnd_params.c. Names, defaults and ranges are lnet-core's.
 
-use crate::kapi::param::{self, PageWriter};
+use crate::kapi::param::{KernelParam, ParamPage, ParamValue};
 use crate::kapi::sock::SockOpts;
 use crate::lnet_core::lnd_params::LndParam;
 use crate::lnet_core::socklnd_params::{self as rules, SockParam};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicI32, Ordering::Relaxed};
-use kernel::bindings::kernel_param;
-use kernel::ffi::{c_char, c_int};
+use kernel::ffi::c_int;
 use kernel::prelude::*;
 
 const fn d(p: SockParam) -> AtomicI32 {
@@ -48,15 +47,10 @@ pub(crate) fn get(p: SockParam) -> i32 {
         .map_or(p.default_value(), |v| v.load(Relaxed))
 }
 
-extern "C" {
-    fn lnet_get_lnd_timeout() -> core::ffi::c_uint;
-}
-
 /// Seconds a connect, handshake or stalled send may take: `sock_timeout`,
 /// or LNet's LND timeout when it is 0.
 pub(crate) fn timeout_secs() -> u32 {
-    // SAFETY: a plain getter exported by lnet.ko.
-    let lnet = unsafe { lnet_get_lnd_timeout() };
+    let lnet = crate::kapi::lnd::lnet_lnd_timeout();
     rules::effective_timeout(get(SockParam::SockTimeout), lnet)
 }
 
@@ -73,16 +67,14 @@ pub(crate) fn sock_opts() -> SockOpts {
     }
 }
 
-/// `kernel_param_ops.set` for every ksocklnd parameter.
-///
-/// # Safety
-///
-/// Called only by the kernel's parameter code, with its own arguments.
+/// `kernel_param_ops.set` for every ksocklnd parameter; called only by
+/// the kernel's parameter code, with its own arguments.
 #[no_mangle]
-unsafe extern "C" fn ksocknal_param_set(val: *const c_char, kp: *const kernel_param) -> c_int {
-    // SAFETY: the kernel passes a registered parameter and a NUL-terminated
-    // value (or null), valid for this call.
-    let req = unsafe { param::set_request(val, kp) };
+extern "C" fn ksocknal_param_set(val: ParamValue<'_>, kp: Option<&KernelParam>) -> c_int {
+    let Some(kp) = kp else {
+        return -rules_einval();
+    };
+    let req = val.request(kp);
     let Some(p) = SockParam::from_name(req.name) else {
         return -rules_einval();
     };
@@ -100,20 +92,16 @@ unsafe extern "C" fn ksocknal_param_set(val: *const c_char, kp: *const kernel_pa
     }
 }
 
-/// `kernel_param_ops.get` for every ksocklnd parameter.
-///
-/// # Safety
-///
-/// Called only by the kernel's parameter code, with a page-sized buffer.
+/// `kernel_param_ops.get` for every ksocklnd parameter; called only by
+/// the kernel's parameter code, with a page-sized buffer.
 #[no_mangle]
-unsafe extern "C" fn ksocknal_param_get(buf: *mut c_char, kp: *const kernel_param) -> c_int {
-    // SAFETY: the kernel passes a registered parameter, valid for this call.
-    let name = unsafe { param::param_name(kp) };
-    let Some(p) = SockParam::from_name(name) else {
+extern "C" fn ksocknal_param_get(buf: ParamPage<'_>, kp: Option<&KernelParam>) -> c_int {
+    let Some(p) = kp.and_then(|kp| SockParam::from_name(kp.name())) else {
         return -rules_einval();
     };
-    // SAFETY: `.get` is handed a PAGE_SIZE buffer owned by the caller.
-    let mut out = unsafe { PageWriter::new(buf) };
+    let Some(mut out) = buf.writer() else {
+        return -rules_einval();
+    };
     if writeln!(out, "{}", get(p)).is_err() {
         return -rules_einval();
     }

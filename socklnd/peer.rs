@@ -12,12 +12,11 @@
 
 use crate::conn::{Conn, Tx};
 use crate::connector::Connector;
-use crate::kapi::bindings::lnet_tx_desc;
 use crate::kapi::errno;
 use crate::kapi::kthread;
 use crate::kapi::lnd::Refused;
+use crate::kapi::lnd::TxMsg;
 use crate::kapi::vec;
-use crate::lnd::Msg;
 use crate::lnet_core::hdr::HDR_NID4_LEN;
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
@@ -279,17 +278,18 @@ enum Placed {
 /// made. With none up and none coming (a recent connect failed and the
 /// backoff has not run out), it is refused with `EHOSTUNREACH` and
 /// REMOTE_ERROR, at once.
-pub(crate) fn send(sni: &SockNi, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused> {
+pub(crate) fn send(sni: &SockNi, t: TxMsg) -> Result<(), Refused> {
+    let desc = t.desc();
     if desc.hdr_len as usize != HDR_NID4_LEN {
         // Hello V3 carries NID4 headers only.
-        return Err(msg.refuse(errno::EHOSTUNREACH(), None));
+        return Err(t.into_msg().refuse(errno::EHOSTUNREACH(), None));
     }
     let peer = match crate::kapi::lnet_abi::nid_from_c(&desc.target.nid) {
         Ok(p) if p.addr4().is_some() => p,
-        Ok(_) => return Err(msg.refuse(errno::EHOSTUNREACH(), None)),
-        Err(e) => return Err(msg.refuse(e, None)),
+        Ok(_) => return Err(t.into_msg().refuse(errno::EHOSTUNREACH(), None)),
+        Err(e) => return Err(t.into_msg().refuse(e, None)),
     };
-    let tx = Tx::lnet(msg, desc, desc.len);
+    let tx = Tx::Lnet(t);
     let frame = tx.frame();
     let now = kthread::now_ms();
     let mut start = false;

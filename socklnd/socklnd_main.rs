@@ -31,29 +31,18 @@ module! {
     license: "GPL",
 }
 
-extern "C" {
-    fn kapi_link_notifiers_register() -> core::ffi::c_int;
-    fn kapi_link_notifiers_unregister();
-}
-
 struct Ksocklnd {
     /// LNet's table entry; gone before the notifiers (see `drop`).
     lnd: Option<kapi::lnd::Registration<lnd::Socklnd>>,
     _debugfs: Option<kapi::debugfs::Dir>,
+    /// The link notifiers; unregistered after the LND (see `drop`).
+    notifiers: Option<kapi::link::LinkNotifiers>,
 }
 
 impl kernel::Module for Ksocklnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        // SAFETY: registers static notifier blocks, unregistered in drop.
-        kernel::error::to_result(unsafe { kapi_link_notifiers_register() })?;
-        let reg = match kapi::lnd::Registration::new(module) {
-            Ok(r) => r,
-            Err(e) => {
-                // SAFETY: registered above.
-                unsafe { kapi_link_notifiers_unregister() };
-                return Err(e);
-            }
-        };
+        let notifiers = kapi::link::LinkNotifiers::register()?;
+        let reg = kapi::lnd::Registration::new(module)?;
         // The reject counters, for administrators and the hostile-peer
         // test; the LND works without them.
         let debugfs = kapi::debugfs::Dir::new(kernel::c_str!("ksocklnd"))
@@ -72,6 +61,7 @@ impl kernel::Module for Ksocklnd {
         Ok(Ksocklnd {
             lnd: Some(reg),
             _debugfs: debugfs,
+            notifiers: Some(notifiers),
         })
     }
 }
@@ -79,8 +69,7 @@ impl kernel::Module for Ksocklnd {
 impl Drop for Ksocklnd {
     fn drop(&mut self) {
         drop(self.lnd.take());
-        // SAFETY: registered by init; no NI is watched any more (each held
-        // a reference on this module).
-        unsafe { kapi_link_notifiers_unregister() };
+        // No NI is watched any more (each held a reference on this module).
+        drop(self.notifiers.take());
     }
 }

@@ -25,6 +25,9 @@ pub mod kthread;
 // The LNDs' side of lnet.ko's LND interface; lnet.ko defines it.
 #[cfg(kapi_lnd)]
 pub mod lnd;
+// The link notifiers of link_watch.c, which only the LNDs build.
+#[cfg(kapi_lnd)]
+pub mod link;
 pub mod lnet_abi;
 pub mod param;
 // Only ko2iblnd links the RDMA helpers (its Kbuild sets the cfg): lnet.ko
@@ -36,5 +39,6 @@ pub mod rdma;
 #[cfg(kapi_rdma)]
 pub mod rdma_ni;
 pub mod sock;
+pub mod sys;
 pub mod vec;
 pub mod waitq;

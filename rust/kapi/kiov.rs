@@ -63,6 +63,61 @@ pub unsafe fn slice<'a>(p: *const BioVec, n: u32) -> &'a [BioVec] {
     }
 }
 
+/// Page fragments lent for reading: a message's payload as its MD holds it.
+///
+/// # Invariants
+///
+/// Every fragment names a valid page and lies within it, and the pages
+/// stay valid for `'a`. Made only in kapi, from fragments LNet lent with a
+/// message, for as long as that message is borrowed.
+#[derive(Clone, Copy)]
+pub struct Kiov<'a>(&'a [BioVec]);
+
+impl<'a> Kiov<'a> {
+    /// # Safety
+    ///
+    /// A non-null `p` points to `n` fragments that name valid pages and lie
+    /// within them, all valid for `'a`.
+    pub unsafe fn from_raw(p: *const BioVec, n: u32) -> Self {
+        // INVARIANT: as the caller promises; null or none is empty.
+        // SAFETY: `p` is null or points to `n` fragments valid for `'a`
+        // (# Safety), what `slice` asks.
+        Kiov(unsafe { slice(p, n) })
+    }
+
+    /// The fragments.
+    pub fn frags(&self) -> &'a [BioVec] {
+        self.0
+    }
+}
+
+/// Page fragments lent for writing: where a received payload goes.
+///
+/// # Invariants
+///
+/// As [`Kiov`], and nothing else reads or writes the pages' bytes in the
+/// fragments for `'a` (LNet gave them to be filled, until the message is
+/// finalized).
+pub struct KiovMut<'a>(&'a [BioVec]);
+
+impl<'a> KiovMut<'a> {
+    /// # Safety
+    ///
+    /// As [`Kiov::from_raw`], and nothing else reads or writes the
+    /// fragments' bytes for `'a`.
+    pub unsafe fn from_raw(p: *const BioVec, n: u32) -> Self {
+        // INVARIANT: as the caller promises; null or none is empty.
+        // SAFETY: `p` is null or points to `n` fragments valid for `'a`
+        // (# Safety), what `slice` asks.
+        KiovMut(unsafe { slice(p, n) })
+    }
+
+    /// The fragments.
+    pub fn frags(&self) -> &[BioVec] {
+        self.0
+    }
+}
+
 /// Copies `len` bytes from `src` at byte `soff` to `dst` at byte `doff`.
 /// Returns the bytes copied, which is less than `len` only if a vector ends
 /// first.

@@ -3,19 +3,66 @@
 //! A kernel thread that runs one function until it is asked to stop.
 
 use kernel::bindings;
+use kernel::ffi::{c_int, c_void};
 use kernel::prelude::*;
 use kernel::str::CStr;
+use kernel::sync::{Arc, ArcBorrow};
 
-/// A running kernel thread; dropping it stops the thread and waits for it.
+/// What a `Thread` frees once its thread has exited: a function and its
+/// argument.
+type Owned = (unsafe fn(*mut c_void), *mut c_void);
+
+/// A running kernel thread; dropping it stops the thread, waits for it
+/// and then drops what it was started with.
+///
+/// # Invariants
+///
+/// `task` is a kthread this value holds a task reference on, so that
+/// `kthread_stop_put` may be called whether or not the thread has already
+/// returned. `owned`, if set, is freed by its function only after the
+/// thread has exited: the thread reads it until then.
 pub struct Thread {
     task: *mut bindings::task_struct,
+    owned: Option<Owned>,
 }
 
-// SAFETY: the task pointer is only passed to kthread_stop(), which may be
-// called from any thread.
+// SAFETY: the task pointer is only passed to kthread_stop_put(), which may be
+// called from any thread; `owned` is an `Arc` of a `Send + Sync` type (see
+// `spawn_arc`), which may be dropped from any thread.
 unsafe impl Send for Thread {}
 // SAFETY: no method reads or writes through `&Thread`.
 unsafe impl Sync for Thread {}
+
+/// What a thread of [`Thread::spawn_arc`] runs.
+struct Start<T: Send + Sync + 'static> {
+    data: Arc<T>,
+    run: fn(ArcBorrow<'_, T>),
+}
+
+/// The entry point of a thread of [`Thread::spawn_arc`].
+///
+/// # Safety
+///
+/// `p` is the `Start<T>` its `Thread` owns, freed only once this thread
+/// has exited.
+unsafe extern "C" fn start_arc<T: Send + Sync + 'static>(p: *mut c_void) -> c_int {
+    // SAFETY: the `Start<T>` the `Thread` owns and frees only after this
+    // thread has exited (# Safety); only shared references are made to it.
+    let s = unsafe { &*p.cast_const().cast::<Start<T>>() };
+    (s.run)(s.data.as_arc_borrow());
+    0
+}
+
+/// Frees a `Start<T>` of [`Thread::spawn_arc`].
+///
+/// # Safety
+///
+/// `p` came from `KBox::into_raw` of a `Start<T>` in `spawn_arc`, and no
+/// thread uses it any more.
+unsafe fn free_start<T: Send + Sync + 'static>(p: *mut c_void) {
+    // SAFETY: from `KBox::into_raw` and no longer used (# Safety).
+    drop(unsafe { KBox::from_raw(p.cast::<Start<T>>()) });
+}
 
 impl Thread {
     /// Starts `run(data)` in a thread named `name`. `run` must return only
@@ -28,11 +75,44 @@ impl Thread {
     /// another thread.
     pub unsafe fn spawn(
         name: &CStr,
-        run: unsafe extern "C" fn(*mut kernel::ffi::c_void) -> kernel::ffi::c_int,
-        data: *mut kernel::ffi::c_void,
+        run: unsafe extern "C" fn(*mut c_void) -> c_int,
+        data: *mut c_void,
     ) -> Result<Thread> {
-        // SAFETY: "%s" takes the NUL-terminated `name`; `data` outlives the
-        // thread and `run` may use it from another thread (# Safety).
+        // SAFETY: `data` outlives the thread and `run` may use it from
+        // another thread (# Safety).
+        unsafe { Self::create(name, run, data, None) }
+    }
+
+    /// Starts `run` in a thread named `name`, over a reference to `data`
+    /// that the `Thread` holds: it is released once the thread has been
+    /// stopped (or has returned) and the `Thread` is dropped. `run` should
+    /// return once [`should_stop`] is true; an object that keeps its own
+    /// `Thread` must drop it explicitly, or the two keep each other.
+    pub fn spawn_arc<T: Send + Sync + 'static>(
+        name: &CStr,
+        data: Arc<T>,
+        run: fn(ArcBorrow<'_, T>),
+    ) -> Result<Thread> {
+        let p = KBox::into_raw(KBox::new(Start { data, run }, GFP_KERNEL)?).cast::<c_void>();
+        // SAFETY: `start_arc::<T>` gets the `Start<T>` just boxed, which the
+        // new `Thread` owns and frees (`free_start::<T>`) only after the
+        // thread has exited; `T` is `Sync`, so the thread may share it.
+        unsafe { Self::create(name, start_arc::<T>, p, Some((free_start::<T>, p))) }
+    }
+
+    /// # Safety
+    ///
+    /// `run` may use `data` from another thread until the thread exits, and
+    /// `owned`'s function frees its pointer once nothing uses it (or, on
+    /// error, at once).
+    unsafe fn create(
+        name: &CStr,
+        run: unsafe extern "C" fn(*mut c_void) -> c_int,
+        data: *mut c_void,
+        owned: Option<Owned>,
+    ) -> Result<Thread> {
+        // SAFETY: "%s" takes the NUL-terminated `name`; `run` may use `data`
+        // from another thread until it exits (# Safety).
         let task = unsafe {
             bindings::kthread_create_on_node(
                 Some(run),
@@ -42,18 +122,39 @@ impl Thread {
                 name.as_char_ptr(),
             )
         };
-        let task = kernel::error::from_err_ptr(task)?;
-        // SAFETY: a freshly created, not yet running kthread.
-        unsafe { bindings::wake_up_process(task) };
-        Ok(Thread { task })
+        let task = match kernel::error::from_err_ptr(task) {
+            Ok(t) => t,
+            Err(e) => {
+                if let Some((free, p)) = owned {
+                    // SAFETY: no thread was created, so nothing uses `p`.
+                    unsafe { free(p) };
+                }
+                return Err(e);
+            }
+        };
+        // SAFETY: a freshly created kthread, not yet woken: it cannot have
+        // exited, so its task is valid; the reference is dropped by
+        // kthread_stop_put() in `drop`.
+        unsafe {
+            bindings::get_task_struct(task);
+            bindings::wake_up_process(task);
+        }
+        // INVARIANT: the task reference is taken above; `owned` is freed
+        // in `drop`, after the thread has exited.
+        Ok(Thread { task, owned })
     }
 }
 
 impl Drop for Thread {
     fn drop(&mut self) {
-        // SAFETY: the thread runs until kthread_should_stop(), so it has not
-        // exited and the task is still valid.
-        unsafe { bindings::kthread_stop(self.task) };
+        // SAFETY: a kthread we hold a task reference on (# Invariants),
+        // valid even if it has returned; the call drops that reference.
+        unsafe { bindings::kthread_stop_put(self.task) };
+        if let Some((free, p)) = self.owned.take() {
+            // SAFETY: kthread_stop_put() returned once the thread exited,
+            // so nothing uses `p` any more (# Invariants).
+            unsafe { free(p) };
+        }
     }
 }
 

@@ -114,22 +114,41 @@ static struct notifier_block kapi_inetaddr_nb = {
 	.notifier_call = kapi_inetaddr_event,
 };
 
+/*
+ * Registrations of the notifiers, each paired with an unregistration: the
+ * first registers them, the last unregisters them. Not kapi_link_lock: the
+ * netdev notifier's registration replays events, which take that lock.
+ */
+static DEFINE_MUTEX(kapi_link_reg_lock);
+static unsigned int kapi_link_users;
+
 int kapi_link_notifiers_register(void)
 {
-	int rc = register_netdevice_notifier(&kapi_netdev_nb);
+	int rc = 0;
 
-	if (rc)
-		return rc;
-	rc = register_inetaddr_notifier(&kapi_inetaddr_nb);
-	if (rc)
-		unregister_netdevice_notifier(&kapi_netdev_nb);
+	mutex_lock(&kapi_link_reg_lock);
+	if (kapi_link_users == 0) {
+		rc = register_netdevice_notifier(&kapi_netdev_nb);
+		if (!rc) {
+			rc = register_inetaddr_notifier(&kapi_inetaddr_nb);
+			if (rc)
+				unregister_netdevice_notifier(&kapi_netdev_nb);
+		}
+	}
+	if (!rc)
+		kapi_link_users++;
+	mutex_unlock(&kapi_link_reg_lock);
 	return rc;
 }
 
 void kapi_link_notifiers_unregister(void)
 {
-	unregister_inetaddr_notifier(&kapi_inetaddr_nb);
-	unregister_netdevice_notifier(&kapi_netdev_nb);
+	mutex_lock(&kapi_link_reg_lock);
+	if (kapi_link_users > 0 && --kapi_link_users == 0) {
+		unregister_inetaddr_notifier(&kapi_inetaddr_nb);
+		unregister_netdevice_notifier(&kapi_netdev_nb);
+	}
+	mutex_unlock(&kapi_link_reg_lock);
 }
 
 /*

@@ -9,6 +9,7 @@
 use super::bindings::{
     bio_vec, lnet_lnd, lnet_msg, lnet_ni, lnet_ni_tunables, lnet_nid, lnet_tx_desc,
 };
+use super::kiov::{Kiov, KiovMut};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use core::ffi::{c_char, c_int, c_uint, c_void};
@@ -48,6 +49,15 @@ extern "C" {
         len: *mut c_uint,
     ) -> *mut lnet_msg;
     fn lnet_set_reply_msg_len(ni: *mut lnet_ni, reply: *mut lnet_msg, len: c_uint) -> c_int;
+    fn lnet_get_lnd_timeout() -> c_uint;
+}
+
+/// LNet's derived LND timeout in seconds (`lnet_get_lnd_timeout`), for an
+/// LND whose own timeout parameter is 0.
+pub fn lnet_lnd_timeout() -> u32 {
+    // SAFETY: a getter of lnet.ko's, callable in any context: it reads a
+    // value and takes no argument.
+    unsafe { lnet_get_lnd_timeout() }
 }
 
 /// A REPLY whose data the target writes into the GET's MD, and that MD's
@@ -86,12 +96,51 @@ pub trait Lnd: Sized + 'static {
     fn shutdown(ni: Arc<Self::Ni>);
     /// Sends a message (`lnd_send`). A refused one comes back with the
     /// error, and LNet finalizes it with the health status the LND may
-    /// have set ([`Msg::set_hstatus`]).
-    fn send(ni: ArcBorrow<'_, Self::Ni>, msg: Msg, desc: &lnet_tx_desc) -> Result<(), Refused>;
+    /// have set ([`Msg::set_hstatus`]). An LND implements this or
+    /// [`Lnd::send_tx`]; this default refuses.
+    fn send(_ni: ArcBorrow<'_, Self::Ni>, msg: Msg, _desc: &lnet_tx_desc) -> Result<(), Refused> {
+        Err(msg.refuse(EINVAL, None))
+    }
+    /// Sends a message (`lnd_send`) that keeps its descriptor: what LNet
+    /// calls. The default hands it to [`Lnd::send`].
+    fn send_tx(ni: ArcBorrow<'_, Self::Ni>, tx: TxMsg) -> Result<(), Refused> {
+        let desc = tx.desc;
+        // SAFETY: by `TxMsg`'s invariant, LNet's descriptor of the message,
+        // valid until it is finalized, which `send` does no sooner than it
+        // last uses `desc` (it gets both for the call).
+        Self::send(ni, tx.msg, unsafe { &*desc })
+    }
     /// Receives what followed a header the LND parsed (`lnd_recv`); the
     /// LND finalizes the message once it is done. A refused one comes back
-    /// with the error, and LNet finalizes it.
-    fn recv(rx: Self::Rx, recv: Recv) -> Result<(), Refused>;
+    /// with the error, and LNet finalizes it. An LND implements this or
+    /// [`Lnd::recv_rx`]; this default refuses.
+    fn recv(_rx: Self::Rx, recv: Recv) -> Result<(), Refused> {
+        Err(recv.msg.refuse(EINVAL, None))
+    }
+    /// Receives what followed a parsed header (`lnd_recv`) into fragments
+    /// that stay with the message: what LNet calls. The default hands it
+    /// to [`Lnd::recv`].
+    fn recv_rx(rx: Self::Rx, recv: RxMsg) -> Result<(), Refused> {
+        let RxMsg {
+            msg,
+            kiov,
+            niov,
+            offset,
+            mlen,
+            rlen,
+        } = recv;
+        Self::recv(
+            rx,
+            Recv {
+                msg,
+                kiov,
+                niov,
+                offset,
+                mlen,
+                rlen,
+            },
+        )
+    }
     /// The LND's timeout in seconds, 0 for LNet's (`lnd_get_timeout`).
     fn timeout() -> u32;
 }
@@ -114,6 +163,111 @@ pub struct Recv {
     pub mlen: u32,
     /// Payload bytes that came (the rest is discarded).
     pub rlen: u32,
+}
+
+/// A message LNet gave `lnd_send`, with its descriptor.
+///
+/// # Invariants
+///
+/// `desc` is the non-null descriptor LNet passed with `msg` to `lnd_send`
+/// (it lives in LNet's message), valid until `msg` is finalized; its
+/// fragments are the message's MD's, held as long.
+pub struct TxMsg {
+    msg: Msg,
+    desc: *const lnet_tx_desc,
+}
+
+// SAFETY: the message may be finalized from any thread (`Msg` is `Send`),
+// and its descriptor, inside LNet's message, read from any.
+unsafe impl Send for TxMsg {}
+
+impl TxMsg {
+    /// The message.
+    pub fn msg(&self) -> &Msg {
+        &self.msg
+    }
+
+    /// Its descriptor.
+    pub fn desc(&self) -> &lnet_tx_desc {
+        // SAFETY: non-null and valid until the message, which `self` holds,
+        // is finalized (# Invariants).
+        unsafe { &*self.desc }
+    }
+
+    /// Its payload's fragments, as many as the descriptor says.
+    pub fn payload(&self) -> Kiov<'_> {
+        let d = self.desc();
+        // SAFETY: the descriptor's fragments belong to the MD the message
+        // holds until it is finalized, no sooner than `self` goes
+        // (# Invariants); LNet sends from them, only reading.
+        unsafe { Kiov::from_raw(d.kiov.cast_const().cast(), d.niov) }
+    }
+
+    /// Ends the message (see [`Msg::finalize`]).
+    pub fn finalize(self, status: i32, hstatus: Status) {
+        self.msg.finalize(status, hstatus);
+    }
+
+    /// The message alone, giving up the descriptor.
+    pub fn into_msg(self) -> Msg {
+        self.msg
+    }
+}
+
+/// What `lnd_recv` is given, with fragments that stay with the message.
+///
+/// # Invariants
+///
+/// `kiov` is null or points to the `niov` fragments LNet gave with `msg`
+/// (those of the MD the message holds, for the LND to fill), valid until
+/// `msg` is finalized.
+pub struct RxMsg {
+    msg: Msg,
+    kiov: *mut bio_vec,
+    niov: u32,
+    offset: u32,
+    mlen: u32,
+    rlen: u32,
+}
+
+// SAFETY: the message may be finalized from any thread (`Msg` is `Send`),
+// and its MD's pages written from any until then.
+unsafe impl Send for RxMsg {}
+
+impl RxMsg {
+    /// The message the payload is for (none: discard it).
+    pub fn msg(&self) -> &Msg {
+        &self.msg
+    }
+
+    /// Where in the fragments the payload starts.
+    pub fn offset(&self) -> u32 {
+        self.offset
+    }
+
+    /// Payload bytes to deliver.
+    pub fn mlen(&self) -> u32 {
+        self.mlen
+    }
+
+    /// Payload bytes that came (the rest is discarded).
+    pub fn rlen(&self) -> u32 {
+        self.rlen
+    }
+
+    /// The fragments to fill, borrowed mutably: only one filler at a time.
+    pub fn dest(&mut self) -> KiovMut<'_> {
+        // SAFETY: LNet's fragments for the message, valid until it is
+        // finalized, no sooner than `self` goes (# Invariants); LNet and
+        // the ULP leave them to the LND meanwhile, and `&mut self` keeps
+        // this the only borrow.
+        unsafe { KiovMut::from_raw(self.kiov.cast_const().cast(), self.niov) }
+    }
+
+    /// Ends the message (see [`Msg::finalize`]).
+    pub fn finalize(self, status: i32, hstatus: Status) {
+        self.msg.finalize(status, hstatus);
+    }
 }
 
 /// `T`'s operations table and the C entry points it names.
@@ -198,12 +352,12 @@ impl<T: Lnd> Adapter<T> {
         // SAFETY: `p` is the reference `startup` gave LNet, which keeps it
         // until `shutdown`, and LNet sends nothing once that has begun.
         let n = unsafe { ArcBorrow::from_raw(p) };
-        // SAFETY: LNet's descriptor, non-null, valid for this call.
-        let desc = unsafe { &*tx };
         // SAFETY: LNet hands the LND this message to send; it is the LND's
         // until finalized, or handed back with an error below.
         let msg = unsafe { Msg::from_raw(msg) };
-        match T::send(n, msg, desc) {
+        // INVARIANT: LNet's descriptor of `msg`, non-null (checked above),
+        // inside the message and valid until it is finalized.
+        match T::send_tx(n, TxMsg { msg, desc: tx }) {
             Ok(()) => 0,
             Err((msg, e)) => {
                 msg.give_back();
@@ -235,7 +389,9 @@ impl<T: Lnd> Adapter<T> {
         // SAFETY: LNet hands the LND this message (or null, to discard) to
         // receive into: the LND's until finalized, or handed back below.
         let msg = unsafe { Msg::from_raw(msg) };
-        let r = Recv {
+        // INVARIANT: the fragments LNet gave with `msg`, valid until it is
+        // finalized.
+        let r = RxMsg {
             msg,
             kiov,
             niov,
@@ -243,7 +399,7 @@ impl<T: Lnd> Adapter<T> {
             mlen,
             rlen,
         };
-        match T::recv(rx, r) {
+        match T::recv_rx(rx, r) {
             Ok(()) => 0,
             Err((msg, e)) => {
                 msg.give_back();

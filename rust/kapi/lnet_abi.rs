@@ -4,9 +4,14 @@
 //! (include/linux/lnet/, include/uapi/linux/lnet/), shared by lnet.ko and
 //! the LNDs.
 
-use super::bindings::lnet_nid;
+use super::bindings::{
+    lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg,
+    lnet_ioc_ni, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
+    lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_udsp, lnet_ioc_value, lnet_nid,
+};
 use crate::lnet_core::nid::{Nid, NID_WIRE_MAX};
 use kernel::prelude::*;
+use kernel::types::{AsBytes, FromBytes};
 
 /// A NID from its C form, which is also its wire form. Any NID of type
 /// 0xff is `LNET_ANY_NID`, whatever its other bytes, as Lustre's
@@ -65,3 +70,97 @@ pub const NI_TUNABLES_UNSET: super::bindings::lnet_ni_tunables =
         fmr_cache: -1,
         ntx: -1,
     };
+
+// The structures of lnet.ko's ioctl ABI (include/lnet_rs/lnet-rs-ioctl.h),
+// copied to and from user space whole.
+// SAFETY: `lnet_ioc_config` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_config {}
+// SAFETY: `lnet_ioc_config` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_config {}
+// SAFETY: `lnet_ioc_ni` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_ni {}
+// SAFETY: `lnet_ioc_ni` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_ni {}
+// SAFETY: `lnet_ioc_stats` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_stats {}
+// SAFETY: `lnet_ioc_stats` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_stats {}
+// SAFETY: `lnet_ioc_ping` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_ping {}
+// SAFETY: `lnet_ioc_ping` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_ping {}
+// SAFETY: `lnet_ioc_value` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_value {}
+// SAFETY: `lnet_ioc_value` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_value {}
+// SAFETY: `lnet_ioc_globals` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_globals {}
+// SAFETY: `lnet_ioc_globals` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_globals {}
+// SAFETY: `lnet_ioc_health` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_health {}
+// SAFETY: `lnet_ioc_health` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_health {}
+// SAFETY: `lnet_ioc_recovery` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_recovery {}
+// SAFETY: `lnet_ioc_recovery` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_recovery {}
+// SAFETY: `lnet_ioc_net_cfg` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_net_cfg {}
+// SAFETY: `lnet_ioc_net_cfg` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_net_cfg {}
+// SAFETY: `lnet_ioc_peer_cfg` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_peer_cfg {}
+// SAFETY: `lnet_ioc_peer_cfg` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_peer_cfg {}
+// SAFETY: `lnet_ioc_peer` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_peer {}
+// SAFETY: `lnet_ioc_peer` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_peer {}
+// SAFETY: `lnet_ioc_peer_ni` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_peer_ni {}
+// SAFETY: `lnet_ioc_peer_ni` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_peer_ni {}
+// SAFETY: `lnet_ioc_fault` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_fault {}
+// SAFETY: `lnet_ioc_fault` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_fault {}
+// SAFETY: `lnet_ioc_udsp` is bindgen's #[repr(C)] copy of a uapi struct of
+// __u8..__u64 fields, arrays and structs of them: any bytes are a value.
+unsafe impl FromBytes for lnet_ioc_udsp {}
+// SAFETY: `lnet_ioc_udsp` names every hole as a field (lnet-rs-ioctl.h), so it
+// has no padding: every byte of a value is initialized.
+unsafe impl AsBytes for lnet_ioc_udsp {}
+
+/// The bytes of `v`, e.g. to read an ioctl structure's header.
+pub fn bytes_of<T: AsBytes>(v: &T) -> &[u8] {
+    // SAFETY: `AsBytes` types have no padding, so all `size_of::<T>()`
+    // bytes of `v` are initialized; the slice borrows `v`.
+    unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), core::mem::size_of::<T>()) }
+}

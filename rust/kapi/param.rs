@@ -6,6 +6,7 @@
 //! turns the raw callback arguments into safe values.
 
 use core::fmt;
+use core::marker::PhantomData;
 use kernel::bindings::kernel_param;
 use kernel::ffi::c_char;
 use kernel::str::CStr;
@@ -75,6 +76,79 @@ pub unsafe fn param_name<'a>(kp: *const kernel_param) -> &'a [u8] {
     unsafe { CStr::from_char_ptr((*kp).name) }.as_bytes()
 }
 
+/// A registered parameter, as the kernel hands it to `.set` and `.get`:
+/// take it as `Option<&KernelParam>` in the callback's signature.
+///
+/// # Invariants
+///
+/// A `kernel_param` the kernel registered for this module: its name is a
+/// non-null, NUL-terminated string in the module's read-only data. Rust
+/// code cannot make one (the field is private); it only comes from C.
+#[repr(transparent)]
+pub struct KernelParam(kernel_param);
+
+impl KernelParam {
+    /// The parameter's name, e.g. `lnet_retry_count`.
+    pub fn name(&self) -> &[u8] {
+        // SAFETY: a registered parameter's name is non-null, NUL-terminated
+        // and lives with the module (# Invariants), so as long as `self`.
+        unsafe { CStr::from_char_ptr(self.0.name) }.as_bytes()
+    }
+}
+
+/// The value a `.set` callback is given: take it as `ParamValue<'_>` in
+/// the callback's signature (a `const char *` in C).
+///
+/// # Invariants
+///
+/// Null, or a NUL-terminated string valid for `'a`, the callback. Rust code
+/// cannot make one (the fields are private); it only comes from C.
+#[repr(transparent)]
+pub struct ParamValue<'a>(*const c_char, PhantomData<&'a CStr>);
+
+impl<'a> ParamValue<'a> {
+    /// The text written; `None` when insmod named the parameter alone.
+    pub fn get(&self) -> Option<&'a [u8]> {
+        if self.0.is_null() {
+            return None;
+        }
+        // SAFETY: non-null here, so a NUL-terminated string valid for `'a`
+        // (# Invariants).
+        Some(unsafe { CStr::from_char_ptr(self.0) }.as_bytes())
+    }
+
+    /// What the callback was asked to do for `kp`.
+    pub fn request(&self, kp: &'a KernelParam) -> SetRequest<'a> {
+        SetRequest {
+            name: kp.name(),
+            value: self.get(),
+        }
+    }
+}
+
+/// The buffer a `.get` callback fills: take it as `ParamPage<'_>` in the
+/// callback's signature (a `char *` in C).
+///
+/// # Invariants
+///
+/// Points to `PAGE_BUF_LEN` writable bytes, valid and not otherwise
+/// accessed for `'a`, the callback. Rust code cannot make one (the fields
+/// are private); it only comes from C.
+#[repr(transparent)]
+pub struct ParamPage<'a>(*mut c_char, PhantomData<&'a mut [u8]>);
+
+impl<'a> ParamPage<'a> {
+    /// A writer over the page; `None` if the kernel passed no buffer.
+    pub fn writer(self) -> Option<PageWriter<'a>> {
+        if self.0.is_null() {
+            return None;
+        }
+        // SAFETY: non-null here, so `PAGE_BUF_LEN` writable bytes, ours for
+        // `'a` (# Invariants); `self` is consumed, so this is the only use.
+        Some(unsafe { PageWriter::new(self.0) })
+    }
+}
+
 /// Formats into the page a `kernel_param_ops.get` callback fills, keeping
 /// the last byte for the NUL sysfs does not need but `show` callers expect.
 pub struct PageWriter<'a> {
@@ -124,4 +198,37 @@ impl fmt::Write for PageWriter<'_> {
         self.len = end;
         Ok(())
     }
+}
+
+#[cfg(kapi_lnet)]
+extern "C" {
+    fn lnet_param_networks() -> *const c_char;
+    fn lnet_param_ip2nets() -> *const c_char;
+}
+
+/// A charp parameter of lnet.ko's (lnet_params.c), null for unset.
+///
+/// # Safety
+///
+/// `p` is null or a charp parameter of mode 0444: NUL-terminated, set
+/// before the module runs and never changed while it is loaded.
+#[cfg(kapi_lnet)]
+unsafe fn load_time_str(p: *const c_char) -> Option<&'static CStr> {
+    // SAFETY: null, or a NUL-terminated string that stays as it is while
+    // the module (and this code) is loaded (# Safety).
+    (!p.is_null()).then(|| unsafe { CStr::from_char_ptr(p) })
+}
+
+/// lnet.ko's `networks` parameter, if set.
+#[cfg(kapi_lnet)]
+pub fn lnet_networks() -> Option<&'static CStr> {
+    // SAFETY: lnet_params.c returns its `networks` charp, mode 0444.
+    unsafe { load_time_str(lnet_param_networks()) }
+}
+
+/// lnet.ko's `ip2nets` parameter, if set.
+#[cfg(kapi_lnet)]
+pub fn lnet_ip2nets() -> Option<&'static CStr> {
+    // SAFETY: lnet_params.c returns its `ip2nets` charp, mode 0444.
+    unsafe { load_time_str(lnet_param_ip2nets()) }
 }

@@ -4,7 +4,7 @@
 //! and whole-buffer sends and receives to and from plain buffers and page
 //! fragments. Calls block; the caller is a kernel thread.
 
-use super::kiov::BioVec;
+use super::kiov::{BioVec, Kiov, KiovMut};
 use kernel::bindings;
 use kernel::prelude::*;
 
@@ -191,6 +191,21 @@ impl Socket {
         // SAFETY: the fragments name valid pages that stay valid during the call (# Safety); a send
         // only reads them, which is all kiov_io asks of ITER_SOURCE.
         unsafe { self.kiov_io(bindings::ITER_SOURCE, kiov, offset, len) }
+    }
+
+    /// Sends `len` bytes of the lent fragments `kiov` from byte `offset`.
+    pub fn send_frags(&self, kiov: Kiov<'_>, offset: u32, len: u32) -> Result {
+        // SAFETY: a `Kiov` names valid pages that stay valid while it is
+        // borrowed (its invariant), so during this call; a send only reads.
+        unsafe { self.kiov_io(bindings::ITER_SOURCE, kiov.frags(), offset, len) }
+    }
+
+    /// Receives `len` bytes into the lent fragments `kiov` from byte
+    /// `offset`.
+    pub fn recv_frags(&self, kiov: KiovMut<'_>, offset: u32, len: u32) -> Result {
+        // SAFETY: a `KiovMut` names valid pages that nothing else reads or
+        // writes while it is borrowed (its invariant), so during this call.
+        unsafe { self.kiov_io(bindings::ITER_DEST, kiov.frags(), offset, len) }
     }
 
     /// Moves `len` bytes between the socket and `kiov` from byte `offset`:
