@@ -52,13 +52,13 @@ struct Ko2iblnd {
     lnd: Option<kapi::lnd::Registration<lnd::O2iblnd>>,
     /// Netdev and inetaddr events for the NIs' interfaces (`ni.rs`,
     /// `LinkEvents for IbNi`).
-    notifiers: Option<kapi::rdma_ni::LinkNotifiers>,
+    notifiers: Option<kapi::link::LinkNotifiers>,
     _debugfs: Option<kapi::debugfs::Dir>,
 }
 
 impl kernel::Module for Ko2iblnd {
     fn init(module: &'static ThisModule) -> Result<Self> {
-        let notifiers = kapi::rdma_ni::LinkNotifiers::register()?;
+        let notifiers = kapi::link::LinkNotifiers::register()?;
         // On an error, the notifiers go.
         let reg = kapi::lnd::Registration::new(module)?;
         // For administrators and the hostile-peer test; the LND works

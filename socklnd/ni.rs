@@ -5,22 +5,17 @@
 //! connections and runs the periodic peer checks.
 
 use crate::kapi::kthread::{self, Thread};
+use crate::kapi::link::{LinkEvents, LinkWatch};
 use crate::kapi::sock::Socket;
 use crate::kapi::vec;
 use crate::lnd::LnetNi;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::ACCEPTOR_PORT;
 use crate::peer::Table;
-use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{c_str, new_mutex, new_spinlock};
-
-extern "C" {
-    fn kapi_link_watch(name: *const c_char, addr: u32, sni: *mut c_void) -> c_int;
-    fn kapi_link_unwatch(sni: *mut c_void);
-}
 
 /// Connections closed for a protocol error by the peer, all NIs
 /// (debugfs `ksocklnd/protocol_errors`).
@@ -57,6 +52,10 @@ pub(crate) struct SockNi {
     pub(crate) refused: AtomicU32,
     /// The interface's link is down (from the netdev notifier).
     pub(crate) link_down: AtomicBool,
+    /// The watch of the interface, which holds a reference to the NI
+    /// until `stop` drops it.
+    #[pin]
+    link: Mutex<Option<LinkWatch<SockNi>>>,
 }
 
 impl SockNi {
@@ -96,13 +95,12 @@ impl SockNi {
                 protocol_errors: AtomicU32::new(0),
                 refused: AtomicU32::new(0),
                 link_down: AtomicBool::new(false),
+                link <- new_mutex!(None, "socklnd_ni_link"),
             }),
             GFP_KERNEL,
         )?;
-        // The threads hold references to the NI, which `stop` releases
-        // by stopping them; the link watch borrows it until `stop`
-        // unwatches it, before LNet's reference goes.
-        let p = (&*sni as *const SockNi).cast_mut();
+        // The threads and the link watch hold references to the NI, which
+        // `stop` releases by stopping them and unwatching.
         let r =
             Thread::spawn_arc(c_str!("socknal_accept"), sni.clone(), acceptor_main).and_then(|a| {
                 let r = Thread::spawn_arc(c_str!("socknal_reaper"), sni.clone(), reaper_main)?;
@@ -112,10 +110,10 @@ impl SockNi {
                 Ok(())
             });
         let r = r.and_then(|()| {
-            // SAFETY: the name lives with the NI; `stop` unwatches `p`
-            // before freeing it.
-            let rc = unsafe { kapi_link_watch(ni.iface().as_char_ptr().cast(), 0, p.cast()) };
-            kernel::error::to_result(rc)
+            // Any address: the NI's is checked when it starts.
+            let w = LinkWatch::new(sni.ni.iface(), 0, sni.clone())?;
+            *sni.link.lock() = Some(w);
+            Ok(())
         });
         if let Err(e) = r {
             sni.stop();
@@ -134,10 +132,10 @@ impl SockNi {
     /// with an error, every thread stopped and its link unwatched, so that
     /// nothing borrows it once its last reference goes.
     pub(crate) fn stop(&self) {
-        // No link event refers to the NI once this returns.
-        // SAFETY: the address `start` watched, if it did; unwatching an
-        // unwatched NI does nothing.
-        unsafe { kapi_link_unwatch((self as *const SockNi).cast_mut().cast()) };
+        // No link event refers to the NI once the watch is dropped (outside
+        // the lock: unwatching waits for a running event).
+        let watch = self.link.lock().take();
+        drop(watch);
         let sni = self;
         sni.stopping.store(true, Ordering::Release);
         // Nothing joins the table from now on.
@@ -246,25 +244,19 @@ fn acceptor_main(sni: ArcBorrow<'_, SockNi>) {
     }
 }
 
-/// The link under an NI went down or came back (from the netdev notifier,
-/// with the watch lock held, so `sni` is alive). Only flags change here:
-/// the notifier runs under RTNL, where no message may be finalized.
-///
-/// C passes the `data` of `kapi_link_watch`, a watched NI (null never
-/// comes: `start` watches a live one), with the watch lock held, which
-/// `SockNi::stop` takes to unwatch it before the NI can go.
-#[no_mangle]
-extern "C" fn kapi_link_event(sni: Option<&SockNi>, down: c_int) {
-    let Some(sni) = sni else {
-        return;
-    };
-    let down = down != 0;
-    if sni.link_down.swap(down, Ordering::AcqRel) == down {
-        return;
+/// The link under an NI went down or came back (from the netdev notifier).
+/// Only flags change here: the notifier runs under RTNL, where no message
+/// may be finalized.
+impl LinkEvents for SockNi {
+    fn link_event(sni: ArcBorrow<'_, SockNi>, down: bool) {
+        if sni.link_down.swap(down, Ordering::AcqRel) == down {
+            return;
+        }
+        // Connections stay: TCP carries what they hold once the link is
+        // back (Lustre's socklnd does the same; its timeouts end them
+        // otherwise).
+        sni.ni.set_link_fatal(down);
     }
-    // Connections stay: TCP carries what they hold once the link is back
-    // (Lustre's socklnd does the same; its timeouts end them otherwise).
-    sni.ni.set_link_fatal(down);
 }
 
 /// Frees dead connections once their threads have parked.
