@@ -12,8 +12,8 @@
 
 use crate::conn::{self, Conn, State};
 use crate::kapi::kthread;
-use crate::kapi::rdma::{self, AsyncEvents, CmId, IbAsyncEvents, Pd};
 use crate::kapi::link::{LinkEvents, LinkWatch};
+use crate::kapi::rdma::{self, AsyncEvents, CmId, IbAsyncEvents, Pd};
 use crate::kapi::rdma_ni::{self, ArcStack, NiThread, Taken};
 use crate::kapi::vec;
 use crate::kapi::waitq::WaitQueue;

@@ -28,6 +28,9 @@ pub mod lnd;
 // The link notifiers of link_watch.c, which only the LNDs build.
 #[cfg(kapi_lnd)]
 pub mod link;
+// The parameter callbacks of the LNDs' integer parameters.
+#[cfg(kapi_lnd)]
+pub mod lnd_param;
 pub mod lnet_abi;
 pub mod param;
 // Only ko2iblnd links the RDMA helpers (its Kbuild sets the cfg): lnet.ko

@@ -7,6 +7,8 @@
 use super::kstrto::{self, NumberError};
 use super::params::EINVAL;
 use core::fmt;
+use core::marker::PhantomData;
+use core::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
 /// One parameter as Lustre declares it, with the values it takes.
 pub struct Spec {
@@ -29,6 +31,9 @@ pub trait LndParam: Copy + Sized + 'static {
 
     /// Its declaration.
     fn spec(self) -> Spec;
+
+    /// Where it sits in [`Self::LIST`].
+    fn index(self) -> usize;
 
     /// The only values it takes, for one that takes a set within its
     /// range.
@@ -146,6 +151,57 @@ pub fn parse<P: LndParam>(p: P, input: Option<&[u8]>) -> Result<i32, ParamError<
     Ok(v)
 }
 
+/// The live values of an LND's integer parameters, one per entry of
+/// `P::LIST` in its order, each starting at Lustre's default: what the LND
+/// reads at each use and a write (modprobe, /sys/module) sets. The
+/// kernel serialises writers (module load, then sysfs under the module's
+/// parameter lock); readers load without a lock.
+pub struct Live<P, const N: usize> {
+    values: [AtomicI32; N],
+    _p: PhantomData<fn() -> P>,
+}
+
+impl<P: LndParam, const N: usize> Live<P, N> {
+    /// Values starting at `defaults`, in `P::LIST` order.
+    pub const fn new(defaults: [i32; N]) -> Self {
+        #[allow(clippy::declare_interior_mutable_const)]
+        const ZERO: AtomicI32 = AtomicI32::new(0);
+        let mut values = [ZERO; N];
+        let mut i = 0;
+        while i < N {
+            values[i] = AtomicI32::new(defaults[i]);
+            i += 1;
+        }
+        Live {
+            values,
+            _p: PhantomData,
+        }
+    }
+
+    /// The current value of `p`.
+    pub fn get(&self, p: P) -> i32 {
+        self.values
+            .get(p.index())
+            .map_or(p.spec().default, |v| v.load(Relaxed))
+    }
+
+    /// A write of `input` to the parameter named `name`, which keeps the
+    /// old value when refused; `None` if `P` has no parameter so named.
+    pub fn set(&self, name: &[u8], input: Option<&[u8]>) -> Option<Result<(), ParamError<P>>> {
+        let p = P::from_name(name)?;
+        Some(parse(p, input).map(|v| {
+            if let Some(cell) = self.values.get(p.index()) {
+                cell.store(v, Relaxed);
+            }
+        }))
+    }
+
+    /// The current value of the parameter named `name`, if `P` has one.
+    pub fn show(&self, name: &[u8]) -> Option<i32> {
+        P::from_name(name).map(|p| self.get(p))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::o2iblnd_params::IbParam;
@@ -176,5 +232,29 @@ mod tests {
     fn both_lnds_parse_alike() {
         writes(SockParam::SockTimeout);
         writes(IbParam::Timeout);
+    }
+
+    /// Live values start at Lustre's defaults; a write sets one by name
+    /// and a refused one keeps the old value.
+    #[test]
+    fn live_values() {
+        static LIVE: Live<SockParam, 18> = Live::new(SockParam::DEFAULTS);
+        for p in SockParam::ALL {
+            assert_eq!(LIVE.get(p), p.default_value());
+        }
+        assert_eq!(LIVE.set(b"sock_timeout", Some(b"30")), Some(Ok(())));
+        assert_eq!(LIVE.get(SockParam::SockTimeout), 30);
+        assert_eq!(LIVE.show(b"sock_timeout"), Some(30));
+        assert_eq!(
+            LIVE.set(b"sock_timeout", Some(b"-1")),
+            Some(Err(ParamError::Range(SockParam::SockTimeout, -1)))
+        );
+        assert_eq!(LIVE.get(SockParam::SockTimeout), 30);
+        assert_eq!(LIVE.set(b"no_such", Some(b"1")), None);
+        assert_eq!(LIVE.show(b"no_such"), None);
+        let ib: Live<IbParam, 26> = Live::new(IbParam::DEFAULTS);
+        for p in IbParam::ALL {
+            assert_eq!(ib.get(p), p.default_value());
+        }
     }
 }

@@ -234,6 +234,17 @@ impl IbParam {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// Lustre's defaults, in [`IbParam::ALL`] order.
+    pub const DEFAULTS: [i32; 26] = {
+        let mut out = [0; 26];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = IbParam::ALL[i].default_value();
+            i += 1;
+        }
+        out
+    };
 }
 
 impl LndParam for IbParam {
@@ -241,6 +252,10 @@ impl LndParam for IbParam {
 
     fn spec(self) -> Spec {
         self.decl()
+    }
+
+    fn index(self) -> usize {
+        self as usize
     }
 
     /// `ib_mtu` takes one of its six values only.

@@ -129,6 +129,17 @@ impl SockParam {
     pub fn index(self) -> usize {
         self as usize
     }
+
+    /// Lustre's defaults, in [`SockParam::ALL`] order.
+    pub const DEFAULTS: [i32; 18] = {
+        let mut out = [0; 18];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = SockParam::ALL[i].default_value();
+            i += 1;
+        }
+        out
+    };
 }
 
 impl LndParam for SockParam {
@@ -136,6 +147,10 @@ impl LndParam for SockParam {
 
     fn spec(self) -> Spec {
         self.decl()
+    }
+
+    fn index(self) -> usize {
+        self as usize
     }
 }
 
