@@ -51,6 +51,7 @@ $(BINDINGS): rust/kapi/bindings_helper.h rust/kapi/kapi_helpers.h rust/kapi/cryp
 		scripts/gen-bindings.sh $(KDIR)/.config
 	bash scripts/gen-bindings.sh $(KDIR) $@
 
+# The test modules' directory is not in the sources DKMS gets.
 clean:
-	$(KMAKE) LNET_RS_LAB=y clean
+	$(KMAKE) $(if $(wildcard tests/kmod/Kbuild),LNET_RS_LAB=y) clean
 	rm -f $(BINDINGS)
