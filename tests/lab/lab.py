@@ -226,8 +226,8 @@ def add_debs(root, release):
     for d in ("info", "updates", "triggers"):
         (db / d).mkdir(parents=True, exist_ok=True)
     (root / "var/log").mkdir(parents=True, exist_ok=True)
-    # The host's kmod, without its own dependencies (the VM has no libc6
-    # package for them): dpkg checks those of every installed package.
+    # The host's kmod, without its dependencies: the database has none of
+    # the packages they name.
     kmod = subprocess.run(
         ["dpkg-query", "-W", "-f", "Package: ${Package}\nStatus: ${Status}\nArchitecture: ${Architecture}\n"
          "Version: ${Version}\nMaintainer: ${Maintainer}\nDescription: ${binary:Summary}\n\n", "kmod"],

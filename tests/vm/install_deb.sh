@@ -13,6 +13,8 @@ peer=$(lab_addr "$(lab_peer)" 0)@tcp
 saved=/tmp/install_deb.saved
 updates=/lib/modules/$rel/updates/kernel/net/lustre
 pkgs="lnet-rs-utils lnet-rs-modules-$rel"
+# Real dpkg (lab.py's add_debs), not busybox's applet of that name.
+dpkg() { /usr/bin/dpkg "$@"; }
 
 # The lab's modules and lnetctl back in place (on any exit).
 restore() {
