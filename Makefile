@@ -14,7 +14,21 @@ KDIR ?= $(shell bash $(CURDIR)/scripts/kdir.sh)
 LLVM ?= -19
 INSTALL_MOD_DIR ?= updates/kernel/net/lustre
 BINDINGS := rust/kapi/bindings_generated.rs
-KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM)
+KMAKE = $(MAKE) -C $(KDIR) M=$(CURDIR) LLVM=$(LLVM) $(LLVM_TOOLS)
+
+# DKMS adds CC=clang LD=ld.lld to its make command for a kernel built with
+# clang: the unversioned names, which Debian's clang-19 does not install.
+# LLVM names that toolchain already; its tools are named as the kernel's
+# Makefile names them from LLVM (a prefix ending in /, or a -N suffix).
+LLVM_PREFIX := $(filter %/,$(LLVM))
+LLVM_SUFFIX := $(filter -%,$(LLVM))
+LLVM_TOOLS :=
+ifeq ($(origin CC)$(CC),command lineclang)
+LLVM_TOOLS += CC=$(LLVM_PREFIX)clang$(LLVM_SUFFIX)
+endif
+ifeq ($(origin LD)$(LD),command lineld.lld)
+LLVM_TOOLS += LD=$(LLVM_PREFIX)ld.lld$(LLVM_SUFFIX)
+endif
 
 .PHONY: all modules lab modules_install clean check-kernel
 
@@ -51,6 +65,7 @@ $(BINDINGS): rust/kapi/bindings_helper.h rust/kapi/kapi_helpers.h rust/kapi/cryp
 		scripts/gen-bindings.sh $(KDIR)/.config
 	bash scripts/gen-bindings.sh $(KDIR) $@
 
+# The test modules' directory is not in the sources DKMS gets.
 clean:
-	$(KMAKE) LNET_RS_LAB=y clean
+	$(KMAKE) $(if $(wildcard tests/kmod/Kbuild),LNET_RS_LAB=y) clean
 	rm -f $(BINDINGS)

@@ -79,5 +79,8 @@ python3 tests/abi/abi_check.py "$(lnet_kdir)" "$lustre/tree" --work lab-out/abi 
 echo "== userspace tools for the lab"
 lnet_build_tools
 
+echo "== Debian packages (the modules just built, the tools), for install_deb"
+bash scripts/build-deb.sh
+
 echo "== lab: scenarios in VMs"
 python3 tests/lab/lab.py "$@"

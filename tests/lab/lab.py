@@ -28,6 +28,8 @@ and cached) with an initramfs holding
 Lustre's own modules and lnetctl instead of ours, and run the same
 scenario with LAB_LUSTRE=1. `named=1` keeps a scenario out of the default
 run (all of them): it runs only when named, as benchmarks (bench_*) do.
+`debs=1` adds dpkg and the packages of scripts/build-deb.sh to the
+initramfs (add_debs), when such a scenario is among those run.
 """
 
 import argparse
@@ -135,7 +137,10 @@ def base_root(root):
     copy_in(root, kmod, "/sbin/kmod")
     for lib in shared_libs(kmod):
         copy_in(root, lib)
-    for name in ("modprobe", "insmod"):
+    # depmod and modinfo too, for the scenario that installs our Debian
+    # packages (their maintainer scripts run /sbin/depmod): busybox's
+    # depmod writes no modules.dep.bin, which kmod's modprobe reads first.
+    for name in ("modprobe", "insmod", "depmod", "modinfo"):
         (root / "sbin" / name).symlink_to("kmod")
     # Applet links made here: `busybox --install` takes seconds under TCG.
     applets = subprocess.run(["/bin/busybox", "--list-full"], capture_output=True, text=True, check=True).stdout
@@ -199,13 +204,54 @@ def add_perftest(root):
     copy_in(root, "/etc/libibverbs.d/rxe.driver")
 
 
-def build_initramfs(kd, work, src=TOP, bench=False):
+# Where scripts/build-deb.sh puts the packages.
+DEBS = TOP / "lab-out" / "deb"
+
+
+def add_debs(root, release):
+    """Real dpkg, for scenarios whose header says `debs=1`: dpkg and what
+    it runs or looks for on PATH (dpkg-deb, dpkg-query, dpkg-split, GNU
+    tar, to which dpkg-deb gives options busybox's lacks, ldconfig) with
+    their libraries, an empty database that knows kmod (the VM's
+    modprobe: the packages depend on it), and in /lab/debs the packages
+    of scripts/build-deb.sh that a node installs for this kernel: the
+    modules and the tools (DKMS cannot build in a VM without a
+    compiler)."""
+    for tool in ("/usr/bin/dpkg", "/usr/bin/dpkg-deb", "/usr/bin/dpkg-query", "/usr/bin/dpkg-split",
+                 "/usr/bin/tar", "/usr/sbin/ldconfig"):
+        copy_in(root, tool)
+        for lib in shared_libs(tool):
+            copy_in(root, lib)
+    db = root / "var/lib/dpkg"
+    for d in ("info", "updates", "triggers"):
+        (db / d).mkdir(parents=True, exist_ok=True)
+    (root / "var/log").mkdir(parents=True, exist_ok=True)
+    # The host's kmod, without its dependencies: the database has none of
+    # the packages they name.
+    kmod = subprocess.run(
+        ["dpkg-query", "-W", "-f", "Package: ${Package}\nStatus: ${Status}\nArchitecture: ${Architecture}\n"
+         "Version: ${Version}\nMaintainer: ${Maintainer}\nDescription: ${binary:Summary}\n\n", "kmod"],
+        capture_output=True, text=True, check=True).stdout
+    (db / "status").write_text(kmod)
+    (db / "info/kmod.list").write_text("")
+    (db / "available").write_text("")
+    debs = sorted(DEBS.glob(f"lnet-rs-modules-{release}_*.deb")) + sorted(DEBS.glob("lnet-rs-utils_*.deb"))
+    if len(debs) != 2:
+        sys.exit(f"lab: the modules and utils packages for {release} are not in {DEBS}: run scripts/build-deb.sh")
+    (root / "lab/debs").mkdir(parents=True)
+    for deb in debs:
+        shutil.copy2(deb, root / "lab/debs" / deb.name)
+
+
+def build_initramfs(kd, work, src=TOP, bench=False, debs=False):
     """The initramfs of lnet-rs VMs: our modules and userspace tools
-    (with `bench`, perftest's too)."""
+    (with `bench`, perftest's too; with `debs`, dpkg and our packages)."""
     root = work / "root"
     base_root(root)
     if bench:
         add_perftest(root)
+    if debs:
+        add_debs(root, kernel_release(kd))
     # Our userspace tools, built static by scripts/env.sh's lnet_build_tools.
     for tool in ("lnetctl", "lnet_ioctl_garbage", "lctl", "ksock_hostile", "ksock_crowd",
                  "tcp_bench", "rail_sample"):
@@ -410,7 +456,8 @@ def free_udp_ports(n):
 
 
 def parse_header(path):
-    lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0, "lustrefs": 0, "clnet": 0, "named": 0}
+    lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0, "lustrefs": 0, "clnet": 0, "named": 0,
+           "debs": 0}
     for line in path.read_text().splitlines()[:10]:
         m = re.match(r"#\s*lab:\s*(.*)", line)
         if m:
@@ -913,6 +960,7 @@ def main():
         p.stem for p in TESTS.glob("*.sh")
         if not p.name.startswith(("lib", "bench_")) and not parse_header(p)["named"])
     groups = {}
+    debs = False
     for n in names:
         path = TESTS / f"{n}.sh"
         if not path.exists():
@@ -922,6 +970,7 @@ def main():
         g = groups.setdefault(key, {"names": [], "timeout": 60})
         g["names"].append(n)
         g["timeout"] += lab["timeout"]
+        debs = debs or bool(lab["debs"])
 
     kd = kdir()
     src = TOP
@@ -931,7 +980,7 @@ def main():
         src = Path(args.perf)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    initrd = build_initramfs(kd, out, src, bench=bool(args.perf))
+    initrd = build_initramfs(kd, out, src, bench=bool(args.perf), debs=debs)
     lustre_initrd = None
     if any(k[2] for k in groups):
         bundle = lustre_peer()

@@ -1564,3 +1564,25 @@ fn udsp_export_import() {
     transfer::import_yaml(&mut r, Mode::Add, "udsp:\n    - src: tcp1\n");
     assert!(g.udsp.is_empty());
 }
+
+/// The /etc/lnet.conf lnet-rs-utils installs (lnet.service imports it):
+/// as shipped, comments only, it imports as nothing; its example,
+/// uncommented, starts a tcp NI on eth0.
+#[test]
+fn packaged_lnet_conf_imports() {
+    let conf = include_str!("../../../packaging/lnet.conf");
+    let mut f = Fake::up();
+    let o = import(&mut f, Mode::Add, conf);
+    assert_eq!((o.rc, o.stderr.as_str()), (0, ""));
+    assert_eq!(f.nis.len(), 1, "only the loopback NI");
+
+    let example: String = conf
+        .lines()
+        .skip_while(|l| *l != "# net:")
+        .map(|l| format!("{}\n", l.strip_prefix("# ").unwrap_or("")))
+        .collect();
+    assert!(example.starts_with("net:\n"), "{example}");
+    let o = import(&mut f, Mode::Add, &example);
+    assert_eq!((o.rc, o.stderr.as_str()), (0, ""));
+    assert_eq!(f.nis[1].nid, nid("192.168.1.10@tcp"));
+}

@@ -50,29 +50,8 @@ const _: () = assert!(abi::FAULT_MSG_GET == msg_bit::GET);
 const _: () = assert!(abi::FAULT_MSG_REPLY == msg_bit::REPLY);
 const _: () = assert!(abi::FAULT_HEALTH_RANDOM == fault::HEALTH_RANDOM);
 
-const USAGE: &str = "\
-usage: lctl <command> [options]
-LNet fault injection commands:
-\tnet_drop_add <-s | --source NID> <-d | --dest NID>
-\t\t<<-r | --rate DROP_RATE> | <-i | --interval SECONDS>>
-\t\t[<-p | --portal> PORTAL...] [<-m | --message> <PUT|ACK|GET|REPLY>...]
-\t\t[<-e | --health_error> ERROR...] [-n | --random] [-x | --drop_all]
-\t\t[<-o | --local_nid> NID]
-\tnet_drop_del <[-a | --all] | <-s | --source NID> <-d | --dest NID>>
-\tnet_drop_reset
-\tnet_drop_list
-\tnet_delay_add <-s | --source NID> <-d | --dest NID>
-\t\t<<-r | --rate DELAY_RATE> | <-i | --interval SECONDS>>
-\t\t<-l | --latency SECONDS> [<-p | --portal> PORTAL...]
-\t\t[<-m | --message> <PUT|ACK|GET|REPLY>...] [<-o | --local_nid> NID]
-\tnet_delay_del <[-a | --all] | <-s | --source NID> <-d | --dest NID>>
-\tnet_delay_reset
-\tnet_delay_list
-NID: ADDR@NET, *@NET (every NID of NET) or * (any NID).
-ERROR: local_interrupt, local_dropped, local_aborted, local_no_route,
-\tlocal_error, local_timeout, remote_error, remote_dropped,
-\tremote_timeout, network_timeout, or random (any of them).
-";
+// Shared with gen_docs, which makes the man page and completions of it.
+const USAGE: &str = include_str!("lctl_usage.txt");
 
 /// What a command printed, and the process exit status.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
