@@ -121,25 +121,7 @@ pub trait Lnd: Sized + 'static {
     /// that stay with the message: what LNet calls. The default hands it
     /// to [`Lnd::recv`].
     fn recv_rx(rx: Self::Rx, recv: RxMsg) -> Result<(), Refused> {
-        let RxMsg {
-            msg,
-            kiov,
-            niov,
-            offset,
-            mlen,
-            rlen,
-        } = recv;
-        Self::recv(
-            rx,
-            Recv {
-                msg,
-                kiov,
-                niov,
-                offset,
-                mlen,
-                rlen,
-            },
-        )
+        Self::recv(rx, recv.0)
     }
     /// The LND's timeout in seconds, 0 for LNet's (`lnd_get_timeout`).
     fn timeout() -> u32;
@@ -218,17 +200,10 @@ impl TxMsg {
 ///
 /// # Invariants
 ///
-/// `kiov` is null or points to the `niov` fragments LNet gave with `msg`
+/// Its `kiov` is null or points to the `niov` fragments LNet gave with `msg`
 /// (those of the MD the message holds, for the LND to fill), valid until
 /// `msg` is finalized.
-pub struct RxMsg {
-    msg: Msg,
-    kiov: *mut bio_vec,
-    niov: u32,
-    offset: u32,
-    mlen: u32,
-    rlen: u32,
-}
+pub struct RxMsg(Recv);
 
 // SAFETY: the message may be finalized from any thread (`Msg` is `Send`),
 // and its MD's pages written from any until then.
@@ -237,22 +212,22 @@ unsafe impl Send for RxMsg {}
 impl RxMsg {
     /// The message the payload is for (none: discard it).
     pub fn msg(&self) -> &Msg {
-        &self.msg
+        &self.0.msg
     }
 
     /// Where in the fragments the payload starts.
     pub fn offset(&self) -> u32 {
-        self.offset
+        self.0.offset
     }
 
     /// Payload bytes to deliver.
     pub fn mlen(&self) -> u32 {
-        self.mlen
+        self.0.mlen
     }
 
     /// Payload bytes that came (the rest is discarded).
     pub fn rlen(&self) -> u32 {
-        self.rlen
+        self.0.rlen
     }
 
     /// The fragments to fill, borrowed mutably: only one filler at a time.
@@ -261,12 +236,12 @@ impl RxMsg {
         // finalized, no sooner than `self` goes (# Invariants); LNet and
         // the ULP leave them to the LND meanwhile, and `&mut self` keeps
         // this the only borrow.
-        unsafe { KiovMut::from_raw(self.kiov.cast_const().cast(), self.niov) }
+        unsafe { KiovMut::from_raw(self.0.kiov.cast_const().cast(), self.0.niov) }
     }
 
     /// Ends the message (see [`Msg::finalize`]).
     pub fn finalize(self, status: i32, hstatus: Status) {
-        self.msg.finalize(status, hstatus);
+        self.0.msg.finalize(status, hstatus);
     }
 }
 
@@ -391,14 +366,14 @@ impl<T: Lnd> Adapter<T> {
         let msg = unsafe { Msg::from_raw(msg) };
         // INVARIANT: the fragments LNet gave with `msg`, valid until it is
         // finalized.
-        let r = RxMsg {
+        let r = RxMsg(Recv {
             msg,
             kiov,
             niov,
             offset,
             mlen,
             rlen,
-        };
+        });
         match T::recv_rx(rx, r) {
             Ok(()) => 0,
             Err((msg, e)) => {
