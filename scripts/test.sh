@@ -6,10 +6,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 
+# Each step's wall time, said again at the end (CI shows the output's tail).
+steps='' step_name='' step_t0=$SECONDS
+step() {
+	[ -z "$step_name" ] || steps="$steps $step_name $((SECONDS - step_t0))s,"
+	step_name=$1 step_t0=$SECONDS
+	[ "$1" = end ] || echo "== $1: $2"
+}
+trap 'step end; echo "== step times:${steps%,} (${SECONDS}s in all)"' EXIT
+
+step setup "packages, toolchains, the lab kernel (cached)"
 bash scripts/setup.sh
 bash scripts/build-kernel.sh
 
-echo "== host: format, lint, unit and property tests"
+step host "format, lint, unit and property tests"
 cargo fmt --all -- --check
 rustfmt --check --edition 2021 --config-path .rustfmt.toml lnet/lnet_main.rs socklnd/socklnd_main.rs o2iblnd/o2iblnd_main.rs
 # lnet-core is also compiled as a module of each kernel crate: paths inside
@@ -32,10 +42,10 @@ python3 tests/lab/test_lab.py
 python3 tests/abi/abi_check.py --self-test
 (cd fuzz && cargo fmt -- --check)
 
-echo "== fuzz: each parser and codec under AFL++ for ${LNET_FUZZ_SECONDS:-10}s"
+step fuzz "each parser and codec under AFL++ for ${LNET_FUZZ_SECONDS:-10}s"
 bash scripts/fuzz.sh
 
-echo "== modules: build against $(lnet_kdir) (warnings are errors, clippy on)"
+step modules "build against $(lnet_kdir) (warnings are errors, clippy on)"
 # objtool and modpost only warn; a warning of theirs fails the build too.
 make -s clean >/dev/null
 mkdir -p lab-out
@@ -69,18 +79,18 @@ if grep -i "warning" lab-out/build.log; then
 fi
 rm -f lab-out/build.log
 
-echo "== Lustre: its own tree, unmodified, built against the lab kernel (cached)"
+step lustre "its own tree, unmodified, built against the lab kernel (cached)"
 lustre=$(bash scripts/build-lustre.sh | tail -n 1)
 
-echo "== abi: our lnet.ko's C API against Lustre's headers and modules"
+step abi "our lnet.ko's C API against Lustre's headers and modules"
 python3 tests/abi/abi_check.py "$(lnet_kdir)" "$lustre/tree" --work lab-out/abi \
 	--symvers Module.symvers
 
-echo "== userspace tools for the lab"
+step tools "userspace tools for the lab"
 lnet_build_tools
 
-echo "== Debian packages (the modules just built, the tools), for install_deb"
+step debs "the modules just built and the tools as Debian packages, for install_deb"
 bash scripts/build-deb.sh
 
-echo "== lab: scenarios in VMs"
+step lab "scenarios in VMs"
 python3 tests/lab/lab.py "$@"
