@@ -20,6 +20,7 @@ use crate::monitor;
 use crate::ni::{Ni, NiState};
 use crate::state::TheLnet;
 use core::sync::atomic::Ordering;
+use kernel::c_str;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
@@ -183,24 +184,34 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
 /// Starts an NI of `net` on interface `iface` ("" lets LNet pick the first
 /// interface that is up): its NID is the interface's IPv4 address.
 fn add_ni(lnet: &TheLnet, net: Net, iface: &str, tunables: &NetTunables) -> Result {
-    let found = {
+    let find = || {
         let nis = lnet.nis.lock();
         nis.lnds
             .iter()
             .find(|l| l.lnd_type() == u32::from(net.lnd()))
             .copied()
     };
+    let module = match net.lnd() {
+        lnd::SOCK => Some(c_str!("ksocklnd")),
+        lnd::O2IB => Some(c_str!("ko2iblnd")),
+        _ => None,
+    };
+    // As Lustre's LNet, the LND of a net is loaded when the net is first
+    // configured (no lock held: the LND's init registers it).
+    let mut loaded = Ok(());
+    let found = match (find(), module) {
+        (None, Some(m)) => {
+            loaded = crate::kapi::sys::request_module(m);
+            find()
+        }
+        (f, _) => f,
+    };
     let Some(l) = found else {
-        let module = match net.lnd() {
-            lnd::SOCK => "ksocklnd",
-            lnd::O2IB => "ko2iblnd",
-            _ => "(none)",
-        };
-        pr_err!(
-            "Can't load LND {}, module {}: not registered\n",
-            net,
-            module
-        );
+        let name = module.map_or("(none)", |m| m.to_str().unwrap_or("?"));
+        match loaded {
+            Err(rc) => pr_err!("Can't load LND {}, module {}, rc={}\n", net, name, rc),
+            Ok(()) => pr_err!("Can't load LND {}, module {}: not registered\n", net, name),
+        }
         return Err(ENODEV);
     };
     let mut found = [0u8; 16];

@@ -172,7 +172,6 @@ install -D -m 755 "$tools/lnetctl" "$pkg/usr/sbin/lnetctl"
 install -D -m 755 "$tools/lctl" "$pkg/usr/sbin/lnet-rs-lctl"
 install -D -m 644 packaging/lnet.service "$pkg/lib/systemd/system/lnet.service"
 install -D -m 644 packaging/lnet.conf "$pkg/etc/lnet.conf"
-install -D -m 644 packaging/lnet-rs-modprobe.conf "$pkg/etc/modprobe.d/lnet-rs.conf"
 "$tools/gen_docs" "$work/docs"
 mkdir -p "$pkg/usr/share/man/man8" "$pkg/usr/share/bash-completion/completions"
 for page in "$work"/docs/man8/*.8; do
@@ -194,7 +193,7 @@ control "$pkg" \
 	" lnetctl with Lustre's command lines and YAML, lnet-rs-lctl (the LNet" \
 	" fault injection commands of Lustre's lctl), and lnet.service, which" \
 	" brings LNet up from /etc/lnet.conf as Lustre's does."
-printf '%s\n' /etc/lnet.conf /etc/modprobe.d/lnet-rs.conf >"$pkg/DEBIAN/conffiles"
+printf '%s\n' /etc/lnet.conf >"$pkg/DEBIAN/conffiles"
 script "$pkg" postinst utils.postinst
 script "$pkg" postrm utils.postrm
 pack "$pkg" "lnet-rs-utils_${ver}_$arch.deb"
