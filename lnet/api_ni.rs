@@ -113,9 +113,13 @@ fn peer_primary(lnet: &TheLnet, nid: &Nid) -> Option<Nid> {
 /// stays. C passes null or a writable NID.
 #[no_mangle]
 extern "C" fn LNetPrimaryNID(nid: Option<&mut lnet_nid>) {
-    let Some(c) = nid else {
-        return;
-    };
+    if let Some(c) = nid {
+        make_primary(c);
+    }
+}
+
+/// The body of [`LNetPrimaryNID`] for a NID it was given.
+fn make_primary(c: &mut lnet_nid) {
     let (Ok(lnet), Ok(n)) = (lnet(), nid_from_c(c)) else {
         return;
     };
@@ -142,7 +146,7 @@ extern "C" fn LNetLocalPrimaryNID(nid: Option<&mut lnet_nid>) {
             *c = nid_to_c(&ni.nid);
         }
     }
-    LNetPrimaryNID(Some(c))
+    make_primary(c)
 }
 
 /// Whether sends to `nid` need wait no longer for discovery

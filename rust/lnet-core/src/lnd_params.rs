@@ -24,6 +24,42 @@ pub struct Spec {
     pub max: i32,
 }
 
+/// What each LND's parameter enum `$t` (with its `ALL: [$t; $n]` table
+/// and `const fn decl`) has alike: `DEFAULTS`, Lustre's values in `ALL`
+/// order, and its [`LndParam`] impl, to which `$extra` adds the methods it
+/// overrides. The caller has `LndParam` and `Spec` in scope.
+macro_rules! lnd_param_table {
+    ($t:ident, $n:literal, { $($extra:item)* }) => {
+        impl $t {
+            /// Lustre's defaults, in `ALL` order.
+            pub const DEFAULTS: [i32; $n] = {
+                let mut out = [0; $n];
+                let mut i = 0;
+                while i < $n {
+                    out[i] = $t::ALL[i].decl().default;
+                    i += 1;
+                }
+                out
+            };
+        }
+
+        impl LndParam for $t {
+            const LIST: &'static [$t] = &$t::ALL;
+
+            fn spec(self) -> Spec {
+                self.decl()
+            }
+
+            fn index(self) -> usize {
+                self as usize
+            }
+
+            $($extra)*
+        }
+    };
+}
+pub(crate) use lnd_param_table;
+
 /// An LND's integer parameters.
 pub trait LndParam: Copy + Sized + 'static {
     /// Every parameter, in declaration order.

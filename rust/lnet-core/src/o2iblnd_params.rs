@@ -45,7 +45,7 @@
 //! [`parse_ipif_name`] hold its rules.
 
 use super::credits::{NetTunables, MAX_CREDITS, UNSET};
-use super::lnd_params::{LndParam, ParamError, Spec};
+use super::lnd_params::{lnd_param_table, LndParam, ParamError, Spec};
 use super::o2iblnd::{MAX_RDMA_FRAGS, VERSION_1};
 use super::params::{EINVAL, ERANGE};
 use core::fmt;
@@ -229,35 +229,9 @@ impl IbParam {
                 | IbParam::DevFailover
         )
     }
-
-    /// Where the parameter sits in [`IbParam::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// Lustre's defaults, in [`IbParam::ALL`] order.
-    pub const DEFAULTS: [i32; 26] = {
-        let mut out = [0; 26];
-        let mut i = 0;
-        while i < out.len() {
-            out[i] = IbParam::ALL[i].default_value();
-            i += 1;
-        }
-        out
-    };
 }
 
-impl LndParam for IbParam {
-    const LIST: &'static [IbParam] = &IbParam::ALL;
-
-    fn spec(self) -> Spec {
-        self.decl()
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
+lnd_param_table!(IbParam, 26, {
     /// `ib_mtu` takes one of its six values only.
     fn values(self) -> Option<&'static [i32]> {
         match self {
@@ -273,7 +247,7 @@ impl LndParam for IbParam {
             _ => EINVAL,
         }
     }
-}
+});
 
 /// Why a write was refused.
 pub type IbParamError = ParamError<IbParam>;

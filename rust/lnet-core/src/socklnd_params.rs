@@ -9,7 +9,7 @@
 //! here and are not offered. `typed_conns` is offered read-only
 //! at 1: hello V3 requires typed connections.
 
-use super::lnd_params::{LndParam, ParamError, Spec};
+use super::lnd_params::{lnd_param_table, LndParam, ParamError, Spec};
 
 /// A ksocklnd parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,35 +124,9 @@ impl SockParam {
     pub const fn default_value(self) -> i32 {
         self.decl().default
     }
-
-    /// Where the parameter sits in [`SockParam::ALL`].
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// Lustre's defaults, in [`SockParam::ALL`] order.
-    pub const DEFAULTS: [i32; 18] = {
-        let mut out = [0; 18];
-        let mut i = 0;
-        while i < out.len() {
-            out[i] = SockParam::ALL[i].default_value();
-            i += 1;
-        }
-        out
-    };
 }
 
-impl LndParam for SockParam {
-    const LIST: &'static [SockParam] = &SockParam::ALL;
-
-    fn spec(self) -> Spec {
-        self.decl()
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-}
+lnd_param_table!(SockParam, 18, {});
 
 /// Why a write was refused.
 pub type SockParamError = ParamError<SockParam>;
