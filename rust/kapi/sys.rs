@@ -27,9 +27,8 @@ pub fn capable_sys_admin() -> bool {
 pub fn request_module(name: &CStr) -> core::result::Result<(), i32> {
     // SAFETY: a "%s" format with one NUL-terminated string argument, both
     // living through the call; `wait` is true, which process context allows.
-    let rc = unsafe {
-        bindings::__request_module(true, c_str!("%s").as_char_ptr(), name.as_char_ptr())
-    };
+    let rc =
+        unsafe { bindings::__request_module(true, c_str!("%s").as_char_ptr(), name.as_char_ptr()) };
     match rc {
         0 => Ok(()),
         e => Err(e),
