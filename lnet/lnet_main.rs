@@ -31,6 +31,7 @@ mod discovery;
 mod expr_list;
 mod fault;
 mod health;
+mod libcfs_ioctl;
 mod lnd;
 mod local_nids;
 mod lolnd;

@@ -11,6 +11,7 @@
 #include <linux/lnet/lnd.h>
 #include <linux/lnet/lib-types.h>
 #include <uapi/linux/lnet/lnet-rs-ioctl.h>
+#include <uapi/linux/lnet/libcfs_ioctl.h>
 #include <crypto/hash.h>
 #include <crypto/internal/hash.h>
 #include "crypto_helpers.h"
@@ -43,6 +44,9 @@
 // allow var LNET_.*
 // allow type lnet_ioc_.*
 // allow var LNET_IOC_.*
+// allow type libcfs_ioctl_data
+// allow var LNET_IOCTL_VERSION.*
+// allow var LIBCFS_IOC_DATA_MAX
 // allow function lnet_kvaddr_to_page
 // allow function lnet_inet_addr
 // allow function lnet_inet_addrs

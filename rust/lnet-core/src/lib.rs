@@ -20,6 +20,7 @@ pub mod hdr;
 pub mod health;
 pub mod ip2nets;
 pub mod kstrto;
+pub mod libcfs_ioctl;
 pub mod lnd_params;
 pub mod local_nids;
 pub mod md;

@@ -95,7 +95,9 @@ fn main() {
     }
     let fd = dev.as_raw_fd();
     let mut rng = Rng(seed | 1);
-    let mut buf = vec![0u8; 4096];
+    // Lustre's commands (numbers 30 to 112) read and write back as many
+    // bytes as their header says, up to LIBCFS_IOC_DATA_MAX.
+    let mut buf = vec![0u8; 128 * 1024];
     let mut answers: BTreeMap<i32, u64> = BTreeMap::new();
     for _ in 0..iterations {
         let len = rng.below(1200) as usize;
@@ -132,7 +134,9 @@ fn main() {
             _ => buf.as_mut_ptr() as usize,
         };
         // SAFETY: the kernel reads and writes at most the encoded size at
-        // `arg`; every valid `arg` points into `buf`, 4096 bytes long.
+        // `arg` (below 16 KiB), or for Lustre's commands the length in the
+        // header, at most 128 KiB; every valid `arg` points to the start of
+        // `buf`, 128 KiB long.
         let rc = unsafe { nix::libc::ioctl(fd, cmd as _, arg) };
         let errno = if rc < 0 {
             std::io::Error::last_os_error().raw_os_error().unwrap_or(0)

@@ -1,0 +1,311 @@
+//! Lustre's own /dev/lnet ioctls (`IOC_LIBCFS_*`, its
+//! `uapi/linux/lnet/libcfs_ioctl.h`), which Lustre's `lctl` and `lnetctl`
+//! fall back to when the kernel has no `lnet` generic netlink family: the
+//! command numbers, the argument's header and the old-style argument
+//! `struct libcfs_ioctl_data`, checked as Lustre's `lnet_psdev_ioctl`
+//! checks them before any command sees it.
+//!
+//! The argument is a byte buffer of the length its header says, read at
+//! fixed offsets: the structure has holes and user pointers, so it is
+//! never taken as a Rust value. The offsets are Lustre's x86_64 layout;
+//! lnet.ko asserts them against its C header at build time and the ABI
+//! check compares that header with Lustre's.
+
+/// `LNET_IOCTL_VERSION`: the argument is a `struct libcfs_ioctl_data`.
+pub const VERSION: u32 = 0x0001_000a;
+/// `LNET_IOCTL_VERSION2`: the argument is a newer structure (lnet-dlc.h).
+pub const VERSION2: u32 = 0x0001_000b;
+/// `sizeof(struct libcfs_ioctl_hdr)`.
+pub const HDR_LEN: usize = 8;
+/// `LIBCFS_IOC_DATA_MAX`: the largest argument.
+pub const DATA_MAX: usize = 128 * 1024;
+/// `sizeof(struct libcfs_ioctl_data)`, up to its inline buffers.
+pub const DATA_LEN: usize = 128;
+
+/// Field offsets in `struct libcfs_ioctl_data`.
+pub mod off {
+    /// `ioc_nid`.
+    pub const NID: usize = 8;
+    /// `ioc_flags`.
+    pub const FLAGS: usize = 24;
+    /// `ioc_count`.
+    pub const COUNT: usize = 28;
+    /// `ioc_inllen1`.
+    pub const INLLEN1: usize = 64;
+    /// `ioc_inlbuf1`.
+    pub const INLBUF1: usize = 72;
+    /// `ioc_inllen2`.
+    pub const INLLEN2: usize = 80;
+    /// `ioc_inlbuf2`.
+    pub const INLBUF2: usize = 88;
+    /// `ioc_plen1`.
+    pub const PLEN1: usize = 96;
+    /// `ioc_pbuf1`.
+    pub const PBUF1: usize = 104;
+    /// `ioc_plen2`.
+    pub const PLEN2: usize = 112;
+    /// `ioc_pbuf2`.
+    pub const PBUF2: usize = 120;
+}
+
+/// `IOC_LIBCFS_TYPE`.
+pub const TYPE: u32 = b'e' as u32;
+/// `IOC_LIBCFS_MIN_NR`.
+pub const MIN_NR: u32 = 30;
+/// `IOC_LIBCFS_MAX_NR`.
+pub const MAX_NR: u32 = 112;
+
+/// Command numbers (`_IOC_NR`) lnet-rs answers.
+pub mod nr {
+    /// `IOC_LIBCFS_GET_NI`: the `ioc_count`'th local NID.
+    pub const GET_NI: u32 = 50;
+    /// `IOC_LIBCFS_UNCONFIGURE`: `lctl network down`.
+    pub const UNCONFIGURE: u32 = 56;
+    /// `IOC_LIBCFS_CONFIGURE`: `lctl network up`.
+    pub const CONFIGURE: u32 = 59;
+}
+
+/// EINVAL, Lustre's answer to any malformed argument.
+const EINVAL: i32 = 22;
+
+/// Whether `cmd` is one of Lustre's /dev/lnet commands (its type and
+/// number range, whatever its size field says, as Lustre checks).
+pub fn is_libcfs(cmd: u32) -> bool {
+    let nr = cmd & 0xff;
+    (cmd >> 8) & 0xff == TYPE && (MIN_NR..=MAX_NR).contains(&nr)
+}
+
+/// The command number of a Lustre command.
+pub fn cmd_nr(cmd: u32) -> u32 {
+    cmd & 0xff
+}
+
+/// The `u32` at `at` in `buf`, if it is there.
+pub fn get_u32(buf: &[u8], at: usize) -> Option<u32> {
+    let b = buf.get(at..at.checked_add(4)?)?;
+    Some(u32::from_ne_bytes(b.try_into().ok()?))
+}
+
+/// The `u64` at `at` in `buf`, if it is there.
+pub fn get_u64(buf: &[u8], at: usize) -> Option<u64> {
+    let b = buf.get(at..at.checked_add(8)?)?;
+    Some(u64::from_ne_bytes(b.try_into().ok()?))
+}
+
+/// Writes `v` at `at` in `buf`; false if it does not fit.
+pub fn put_u64(buf: &mut [u8], at: usize, v: u64) -> bool {
+    match at.checked_add(8).and_then(|end| buf.get_mut(at..end)) {
+        Some(b) => {
+            b.copy_from_slice(&v.to_ne_bytes());
+            true
+        }
+        None => false,
+    }
+}
+
+/// The argument's length and version from its header, checked as Lustre's
+/// `lnet_ioctl_getdata` does: a known version and a length from the header's
+/// own to [`DATA_MAX`]. Errors are errnos.
+pub fn check_hdr(hdr: &[u8]) -> Result<(usize, u32), i32> {
+    let len = get_u32(hdr, 0).ok_or(EINVAL)?;
+    let version = get_u32(hdr, 4).ok_or(EINVAL)?;
+    if version != VERSION && version != VERSION2 {
+        return Err(EINVAL);
+    }
+    let len = len as usize;
+    if !(HDR_LEN..=DATA_MAX).contains(&len) {
+        return Err(EINVAL);
+    }
+    Ok((len, version))
+}
+
+/// Checks a whole [`VERSION`] argument as Lustre's `lnet_ioctl_is_invalid`
+/// does: its length is the structure plus its two inline buffers (each
+/// rounded up to 8 bytes), a user pointer comes with a length and a length
+/// with a pointer, and the inline strings end in NUL. Unlike Lustre, an
+/// argument shorter than the structure is refused before any field is read.
+pub fn check_data(buf: &[u8]) -> Result<(), i32> {
+    if buf.len() < DATA_LEN {
+        return Err(EINVAL);
+    }
+    let u32_at = |at| get_u32(buf, at).ok_or(EINVAL);
+    let ptr_at = |at| get_u64(buf, at).ok_or(EINVAL);
+    let inllen1 = u32_at(off::INLLEN1)? as usize;
+    let inllen2 = u32_at(off::INLLEN2)? as usize;
+    // A pointer without its length, or a user buffer's length without
+    // its pointer (an inline buffer's pointer is the kernel's to set).
+    let pairs = [
+        (ptr_at(off::INLBUF1)?, inllen1 as u64, false),
+        (ptr_at(off::INLBUF2)?, inllen2 as u64, false),
+        (ptr_at(off::PBUF1)?, u64::from(u32_at(off::PLEN1)?), true),
+        (ptr_at(off::PBUF2)?, u64::from(u32_at(off::PLEN2)?), true),
+    ];
+    for (ptr, len, both_ways) in pairs {
+        if (ptr != 0 && len == 0) || (both_ways && len != 0 && ptr == 0) {
+            return Err(EINVAL);
+        }
+    }
+    let round8 = |n: usize| n.checked_add(7).map(|n| n & !7);
+    let packed = round8(inllen1)
+        .and_then(|a| DATA_LEN.checked_add(a))
+        .and_then(|a| round8(inllen2).and_then(|b| a.checked_add(b)))
+        .ok_or(EINVAL)?;
+    if packed != buf.len() {
+        return Err(EINVAL);
+    }
+    // Lustre checks one byte, and only with a first string: the last of
+    // the second, or with none the last of the first's 8-byte rounding.
+    if inllen1 != 0 {
+        let last = round8(inllen1)
+            .and_then(|a| a.checked_add(inllen2))
+            .and_then(|a| a.checked_sub(1))
+            .and_then(|a| DATA_LEN.checked_add(a))
+            .and_then(|at| buf.get(at));
+        if last != Some(&0) {
+            return Err(EINVAL);
+        }
+    }
+    Ok(())
+}
+
+/// The local NID Lustre's `IOC_LIBCFS_GET_NI` answers for `index`
+/// (`LNetGetId`): the NIs net by net, each net's in the order they were
+/// added, nets in the order of their first NI; only 4-byte NIDs count.
+/// `nids` are the local NIDs in the order they were added.
+pub fn nth_nid4<'a, I>(nids: I, index: u32) -> Option<u64>
+where
+    I: Iterator<Item = &'a super::nid::Nid> + Clone,
+{
+    let mut left = index;
+    for (i, first) in nids.clone().enumerate() {
+        // Each net once, at its first NI.
+        if nids.clone().take(i).any(|n| n.net() == first.net()) {
+            continue;
+        }
+        for nid4 in nids
+            .clone()
+            .filter(|n| n.net() == first.net())
+            .filter_map(|n| n.to_nid4())
+        {
+            if left == 0 {
+                return Some(nid4);
+            }
+            left -= 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::nid::Nid;
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    fn data(inl1: &[u8], inl2: &[u8]) -> Vec<u8> {
+        let r8 = |n: usize| (n + 7) & !7;
+        let len = DATA_LEN + r8(inl1.len()) + r8(inl2.len());
+        let mut b = vec![0u8; len];
+        b[0..4].copy_from_slice(&(len as u32).to_ne_bytes());
+        b[4..8].copy_from_slice(&VERSION.to_ne_bytes());
+        b[off::INLLEN1..off::INLLEN1 + 4].copy_from_slice(&(inl1.len() as u32).to_ne_bytes());
+        b[off::INLLEN2..off::INLLEN2 + 4].copy_from_slice(&(inl2.len() as u32).to_ne_bytes());
+        b[DATA_LEN..DATA_LEN + inl1.len()].copy_from_slice(inl1);
+        let at2 = DATA_LEN + r8(inl1.len());
+        b[at2..at2 + inl2.len()].copy_from_slice(inl2);
+        b
+    }
+
+    #[test]
+    fn commands() {
+        // _IOWR('e', 50, long) and _IOWR('e', 59, long).
+        assert!(is_libcfs(0xc008_6532));
+        assert_eq!(cmd_nr(0xc008_6532), nr::GET_NI);
+        assert!(is_libcfs(0xc008_653b));
+        assert_eq!(cmd_nr(0xc008_653b), nr::CONFIGURE);
+        // lnet-rs's own numbers (0xc0 on) and other types are not Lustre's.
+        assert!(!is_libcfs(0xc010_65c0));
+        assert!(!is_libcfs(0xc008_6632));
+        assert!(!is_libcfs(0xc008_651d));
+        assert!(!is_libcfs(0xc008_6571));
+    }
+
+    #[test]
+    fn header() {
+        let mut h = [0u8; 8];
+        h[0..4].copy_from_slice(&128u32.to_ne_bytes());
+        h[4..8].copy_from_slice(&VERSION.to_ne_bytes());
+        assert_eq!(check_hdr(&h), Ok((128, VERSION)));
+        h[4..8].copy_from_slice(&VERSION2.to_ne_bytes());
+        assert_eq!(check_hdr(&h), Ok((128, VERSION2)));
+        h[4..8].copy_from_slice(&1u32.to_ne_bytes());
+        assert_eq!(check_hdr(&h), Err(EINVAL));
+        h[4..8].copy_from_slice(&VERSION.to_ne_bytes());
+        for bad in [0u32, 7, (DATA_MAX + 1) as u32, u32::MAX] {
+            h[0..4].copy_from_slice(&bad.to_ne_bytes());
+            assert_eq!(check_hdr(&h), Err(EINVAL), "{bad}");
+        }
+        assert_eq!(check_hdr(&h[..5]), Err(EINVAL));
+    }
+
+    #[test]
+    fn data_checks() {
+        assert_eq!(check_data(&data(b"", b"")), Ok(()));
+        assert_eq!(check_data(&data(b"tcp\0", b"")), Ok(()));
+        assert_eq!(check_data(&data(b"ab\0", b"cdef\0")), Ok(()));
+        // The second string unterminated.
+        assert_eq!(check_data(&data(b"ab\0", b"cdef")), Err(EINVAL));
+        // With the first alone, Lustre checks the last byte of its 8-byte
+        // rounding, padding for a short string.
+        assert_eq!(check_data(&data(b"tcp", b"")), Ok(()));
+        assert_eq!(check_data(&data(b"abcdefgh", b"")), Err(EINVAL));
+        // Shorter than the structure, or a length the buffers do not add to.
+        assert_eq!(check_data(&data(b"", b"")[..DATA_LEN - 1]), Err(EINVAL));
+        let mut b = data(b"tcp\0", b"");
+        b.push(0);
+        assert_eq!(check_data(&b), Err(EINVAL));
+        let mut b = data(b"", b"");
+        b[off::INLLEN1..off::INLLEN1 + 4].copy_from_slice(&u32::MAX.to_ne_bytes());
+        assert_eq!(check_data(&b), Err(EINVAL));
+        // A user buffer's length without its pointer, a pointer without
+        // its length.
+        let mut b = data(b"", b"");
+        b[off::PLEN1..off::PLEN1 + 4].copy_from_slice(&8u32.to_ne_bytes());
+        assert_eq!(check_data(&b), Err(EINVAL));
+        b[off::PBUF1..off::PBUF1 + 8].copy_from_slice(&0x1000u64.to_ne_bytes());
+        assert_eq!(check_data(&b), Ok(()));
+        let mut b = data(b"", b"");
+        b[off::INLBUF2..off::INLBUF2 + 8].copy_from_slice(&0x1000u64.to_ne_bytes());
+        assert_eq!(check_data(&b), Err(EINVAL));
+    }
+
+    #[test]
+    fn fields() {
+        let mut b = data(b"", b"");
+        assert!(put_u64(&mut b, off::NID, 0x2_0000_0a01_0001));
+        assert_eq!(get_u64(&b, off::NID), Some(0x2_0000_0a01_0001));
+        assert!(!put_u64(&mut b, DATA_LEN - 4, 1));
+        assert_eq!(get_u32(&b, usize::MAX - 1), None);
+    }
+
+    #[test]
+    fn nids_net_by_net() {
+        let n = |s: &str| Nid::parse(s).unwrap();
+        let nids = [
+            n("0@lo"),
+            n("10.1.0.1@tcp"),
+            n("10.2.0.1@tcp1"),
+            n("10.3.0.1@tcp"),
+        ];
+        let got: Vec<u64> = (0..5).map_while(|i| nth_nid4(nids.iter(), i)).collect();
+        let want: Vec<u64> = [0, 1, 3, 2]
+            .iter()
+            .map(|&i| nids[i].to_nid4().unwrap())
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(nth_nid4(nids.iter(), 4), None);
+        assert_eq!(nth_nid4([].iter(), 0), None);
+    }
+}
