@@ -2,8 +2,10 @@
 
 //! Lustre's own /dev/lnet ioctls (`IOC_LIBCFS_*`,
 //! include/uapi/linux/lnet/libcfs_ioctl.h), beside lnet-rs's (dev.rs), for
-//! Lustre's `lctl` and `lnetctl`: `lctl network up|down` and `lctl
-//! list_nids`. The argument is copied in whole and checked as Lustre's
+//! Lustre's `lctl` and `lnetctl`: `lctl list_nids` falls back to
+//! `IOC_LIBCFS_GET_NI` when the kernel has no `lnet` netlink family; their
+//! configure and unconfigure fall back to theirs only on an error that
+//! family gives. The argument is copied in whole and checked as Lustre's
 //! `lnet_psdev_ioctl` checks it (lnet-core's libcfs_ioctl), and copied back
 //! whole after the command, as Lustre does even when it fails. A command
 //! lnet-rs does not answer gets Lustre's answer to an unclaimed one, EINVAL.
