@@ -1,6 +1,6 @@
 //! Lustre's own /dev/lnet ioctls (`IOC_LIBCFS_*`, its
 //! `uapi/linux/lnet/libcfs_ioctl.h`), which Lustre's `lctl` and `lnetctl`
-//! fall back to when the kernel has no `lnet` generic netlink family: the
+//! fall back to where the `lnet` generic netlink family fails them: the
 //! command numbers, the argument's header and the old-style argument
 //! `struct libcfs_ioctl_data`, checked as Lustre's `lnet_psdev_ioctl`
 //! checks them before any command sees it.
