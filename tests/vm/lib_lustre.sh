@@ -78,7 +78,7 @@ lfs_check_debugfs() {
 	# NIDs, as lnetctl lists them. That fallback of Lustre's exits with the
 	# status of the ioctl that ended the list (ENOENT), not 0.
 	lctl list_nids >/tmp/lctl_nids 2>/tmp/lctl_err || :
-	lnetctl net show | sed -n 's/^ *- nid: //p' | grep -v '@lo$' | sort >/tmp/our_nids
+	lnetctl net show | sed -n 's/^[ -]*nid: //p' | grep -v '@lo$' | sort >/tmp/our_nids
 	[ -s /tmp/our_nids ] || lab_fail "$1: lnetctl lists no NID"
 	[ "$(sort /tmp/lctl_nids)" = "$(cat /tmp/our_nids)" ] ||
 		{ cat /tmp/lctl_err; lab_fail "$1: Lustre's lctl list_nids: '$(cat /tmp/lctl_nids)', not our NIDs"; }
