@@ -22,6 +22,7 @@ use crate::lnet_core::socklnd::{
     self, ConnType, KsockMsg, MsgKind, ZcAcks, KEEPALIVE_PING, KSOCK_MSG_LEN,
 };
 use crate::lnet_core::socklnd_conns::{Frame, LNET_FRAME_LEN};
+use crate::lnet_core::socklnd_path::{self, Stall, TcpTiming};
 use crate::ni::SockNi;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use kernel::prelude::*;
@@ -261,24 +262,28 @@ impl Conn {
         self.progress.last_rx_ms.load(Ordering::Relaxed)
     }
 
-    /// Whether sending has stalled for `timeout_ms`
-    /// (`ksocknal_find_timed_out_conn`): something is queued or
-    /// unacknowledged, and the peer has acknowledged nothing since. A peer
-    /// that stopped acknowledging (a silent link) is caught here even when
-    /// no send blocks.
-    pub(crate) fn tx_stalled(&self, now: u64, timeout_ms: u64) -> bool {
+    /// Whether sending has stalled, and why: something is queued or
+    /// unacknowledged and the peer has acknowledged nothing since, for
+    /// `timeout_ms` (`ksocknal_find_timed_out_conn`) or for long enough
+    /// that TCP's own retransmissions say the path is silent
+    /// (lnet-core `socklnd_path`). A peer that stopped acknowledging is
+    /// caught here even when no send blocks. With the stall: how long
+    /// nothing was acknowledged (ms) and what TCP said.
+    pub(crate) fn tx_stall(&self, now: u64, timeout_ms: u64) -> Option<(Stall, u64, TcpTiming)> {
         let mark = self.sock.acked_mark();
         let moved = self.progress.last_acked.swap(mark, Ordering::Relaxed) != mark;
         let idle = self.sock.unacked() == 0 && self.queued() == 0;
         if moved || idle {
             self.progress.tx_ms.store(now, Ordering::Relaxed);
-            return false;
+            return None;
         }
-        now >= self
-            .progress
-            .tx_ms
-            .load(Ordering::Relaxed)
-            .saturating_add(timeout_ms)
+        let stalled_ms = now.saturating_sub(self.progress.tx_ms.load(Ordering::Relaxed));
+        let (rto_retransmits, srtt_us) = self.sock.tcp_timing();
+        let tcp = TcpTiming {
+            rto_retransmits,
+            srtt_us,
+        };
+        socklnd_path::tx_stall(stalled_ms, tcp, timeout_ms).map(|s| (s, stalled_ms, tcp))
     }
 
     /// Queues a keepalive NOOP (`ksocknal_send_keepalive_locked`).

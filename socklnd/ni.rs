@@ -261,18 +261,24 @@ impl LinkEvents for SockNi {
 
 /// Frees dead connections once their threads have parked.
 fn reaper_main(sni: ArcBorrow<'_, SockNi>) {
+    let mut next_tick = 0;
     while !kthread::should_stop() {
-        // Only connections whose threads have parked leave the table;
-        // stopping them releases the threads' references.
-        sni.take_each(|t| t.take_conn(|c| c.reapable()), |c| c.stop_threads());
-        sni.take_each(
-            |t| {
-                let i = t.connectors.iter().position(|c| c.is_done())?;
-                vec::remove(&mut t.connectors, i)
-            },
-            |c| c.stop_thread(),
-        );
-        crate::peer::tick(&sni);
-        kthread::sleep_ms(1000);
+        let now = kthread::now_ms();
+        if now >= next_tick {
+            next_tick = now.saturating_add(1000);
+            // Only connections whose threads have parked leave the table;
+            // stopping them releases the threads' references.
+            sni.take_each(|t| t.take_conn(|c| c.reapable()), |c| c.stop_threads());
+            sni.take_each(
+                |t| {
+                    let i = t.connectors.iter().position(|c| c.is_done())?;
+                    vec::remove(&mut t.connectors, i)
+                },
+                |c| c.stop_thread(),
+            );
+            crate::peer::tick(&sni);
+        }
+        crate::peer::watch_paths(&sni);
+        kthread::sleep_ms(crate::peer::PATH_WATCH_MS);
     }
 }

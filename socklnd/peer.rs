@@ -23,6 +23,7 @@ use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::{self, ConnType};
 use crate::lnet_core::socklnd_conns::{self as rules, Backoff, Candidate, Frame};
 use crate::lnet_core::socklnd_params::SockParam;
+use crate::lnet_core::socklnd_path::{Stall, TcpTiming};
 use crate::ni::SockNi;
 use crate::params;
 use kernel::prelude::*;
@@ -383,6 +384,50 @@ pub(crate) fn connect_done(sni: &SockNi, nid: &Nid, err: Option<i32>, raced: boo
     fail_all(orphans, e, socklnd::txlist_status(e));
 }
 
+/// Closes each connection whose sending has stalled, with every other
+/// connection to the same peer NI (`ksocknal_find_timed_out_conn`, and a
+/// silent path on TCP's evidence, lnet-core `socklnd_path`): what was
+/// queued on them fails over. Run by the reaper every
+/// [`PATH_WATCH_MS`], so that a silent path is left within about a second.
+pub(crate) fn watch_paths(sni: &SockNi) {
+    let now = kthread::now_ms();
+    let timeout = timeout_ms();
+    let mut stalled: KVec<(Arc<Conn>, Stall, u64, TcpTiming)> = KVec::new();
+    {
+        let t = sni.table.lock();
+        for p in t.peers.values() {
+            for c in p.conns.iter().filter(|c| !c.is_dead()) {
+                if let Some((why, ms, tcp)) = c.tx_stall(now, timeout) {
+                    // Without room, the next watch finds it again.
+                    let _ = stalled.push((c.clone(), why, ms, tcp), GFP_ATOMIC);
+                }
+            }
+        }
+    }
+    for (c, why, ms, tcp) in stalled {
+        match why {
+            Stall::TimedOut => crate::cneterr!(
+                "{}: no progress sending to {} for {} s: closing its connections\n",
+                sni.nid,
+                c.peer,
+                timeout / 1000
+            ),
+            Stall::Silent => crate::cneterr!(
+                "{}: no progress sending to {} for {} ms, {} retransmission timeouts (RTT {} us): path silent, closing its connections\n",
+                sni.nid,
+                c.peer,
+                ms,
+                tcp.rto_retransmits,
+                tcp.srtt_us
+            ),
+        }
+        c.close_with_siblings(errno::ETIMEDOUT().to_errno());
+    }
+}
+
+/// How often the reaper looks for stalled connections (ms).
+pub(crate) const PATH_WATCH_MS: u32 = 100;
+
 /// The reaper's periodic work on the peers (every second or so): messages
 /// waiting past their deadline fail with `ETIMEDOUT` (NETWORK_TIMEOUT,
 /// `ksocknal_flush_stale_txs`); peers not heard from for `keepalive`
@@ -395,18 +440,11 @@ pub(crate) fn tick(sni: &SockNi) {
     let (_, max_reconnect) = reconnect_bounds();
     let mut stale = KVec::new();
     let mut pings: KVec<Arc<Conn>> = KVec::new();
-    let mut stalled: KVec<Arc<Conn>> = KVec::new();
     let mut stale_zc: KVec<(Nid, usize, u64)> = KVec::new();
     {
         let mut t = sni.table.lock();
-        let timeout = timeout_ms();
         let mut nids = KVec::new();
-        for (nid, p) in t.peers.iter() {
-            for c in p.conns.iter().filter(|c| !c.is_dead()) {
-                if c.tx_stalled(now, timeout) {
-                    let _ = stalled.push(c.clone(), GFP_ATOMIC);
-                }
-            }
+        for nid in t.peers.keys() {
             // Without room for the list, the peers wait for the next tick.
             if nids.push(*nid, GFP_ATOMIC).is_err() {
                 break;
@@ -471,15 +509,6 @@ pub(crate) fn tick(sni: &SockNi) {
                 drop(t.peers.remove(&nid));
             }
         }
-    }
-    for c in stalled {
-        crate::cneterr!(
-            "{}: no progress sending to {} for {} s: closing its connections\n",
-            sni.nid,
-            c.peer,
-            timeout_ms() / 1000
-        );
-        c.close_with_siblings(errno::ETIMEDOUT().to_errno());
     }
     for (nid, n, late) in stale_zc {
         // The peer never acknowledged them: its connections are closed,

@@ -43,6 +43,18 @@ u32 kapi_sock_snd_una(struct socket *sock)
 	return READ_ONCE(tcp_sk(sock->sk)->snd_una);
 }
 
+/*
+ * Retransmission timeouts in a row since the peer last acknowledged
+ * anything, and the smoothed RTT in microseconds (0 before a sample): what
+ * tells a silent path from a slow one. A lock-free snapshot.
+ */
+void kapi_sock_tcp_timing(struct socket *sock, u32 *rto_retransmits,
+			  u32 *srtt_us)
+{
+	*rto_retransmits = READ_ONCE(inet_csk(sock->sk)->icsk_retransmits);
+	*srtt_us = READ_ONCE(tcp_sk(sock->sk)->srtt_us) >> 3;
+}
+
 /* The route offers scatter-gather and checksum offload (Lustre's test for
  * zero-copy sends). */
 int kapi_sock_zc_capable(struct socket *sock)

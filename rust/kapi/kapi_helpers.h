@@ -12,6 +12,8 @@ void kapi_cond_resched(void);
 void kapi_might_sleep(void);
 int kapi_sock_wmem_queued(struct socket *sock);
 u32 kapi_sock_snd_una(struct socket *sock);
+void kapi_sock_tcp_timing(struct socket *sock, u32 *rto_retransmits,
+			  u32 *srtt_us);
 int kapi_sock_zc_capable(struct socket *sock);
 int kapi_sock_create_tcp(struct socket **res);
 void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,

@@ -20,6 +20,7 @@ extern "C" {
     fn kapi_sock_connect4(sock: RawSock, addr: u32, port: u16) -> i32;
     fn kapi_sock_wmem_queued(sock: RawSock) -> i32;
     fn kapi_sock_snd_una(sock: RawSock) -> u32;
+    fn kapi_sock_tcp_timing(sock: RawSock, rto_retransmits: *mut u32, srtt_us: *mut u32);
     fn kapi_sock_zc_capable(sock: RawSock) -> i32;
     fn kapi_sock_peer4(sock: RawSock, addr: *mut u32, port: *mut u16) -> i32;
 }
@@ -147,6 +148,17 @@ impl Socket {
     pub fn acked_mark(&self) -> u32 {
         // SAFETY: a live TCP socket; the helper only reads one field.
         unsafe { kapi_sock_snd_una(self.sock.cast()) }
+    }
+
+    /// Retransmission timeouts in a row since the peer last acknowledged
+    /// anything, and the smoothed RTT (µs, 0 before a sample). A
+    /// lock-free snapshot.
+    pub fn tcp_timing(&self) -> (u32, u32) {
+        let (mut retransmits, mut srtt_us) = (0, 0);
+        // SAFETY: a live TCP socket; the helper reads two fields and writes
+        // the two integers it is given.
+        unsafe { kapi_sock_tcp_timing(self.sock.cast(), &mut retransmits, &mut srtt_us) };
+        (retransmits, srtt_us)
     }
 
     /// Whether the route has scatter-gather and checksum offload, Lustre's

@@ -80,9 +80,10 @@ dmesg -c >/dev/null
 ip link set eth1 up
 
 # The rail goes silent: the connection that stops making progress is
-# closed after sock_timeout together with every other one with that peer
-# NI (Lustre's ksocknal_close_conn_and_siblings), so that no end keeps a
-# connection the other has given up. 8 KiB PUTs (below zc_min_payload):
+# closed together with every other one with that peer NI (Lustre's
+# ksocknal_close_conn_and_siblings), so that no end keeps a connection the
+# other has given up; not after sock_timeout but as soon as TCP's own
+# retransmissions say the path is silent (lnet-core socklnd_path). 8 KiB PUTs (below zc_min_payload):
 # a first flood opens the connections with the peer's tcp1 NI, a second
 # one goes out with eth1 silenced. What TCP had taken can only fail at its
 # ACK deadline (20 s); every PUT must still end.
@@ -100,8 +101,10 @@ case "$line" in
 *": 12 ok, 0 failed, 0 without a final event") ;;
 *) lab_fail "flood before the silence: $line" ;;
 esac
+lab_kmsg_mark "tcp1 silenced"
 tc qdisc add dev eth1 root netem loss 100% || lab_fail "netem"
 small_flood
+silent_ms=$(lab_kmsg_ms "tcp1 silenced" "no progress sending to $p1 .*path silent")
 # Counted while still silent: nothing with $p1 can open meanwhile.
 # (grep -c says 0 and fails when nothing matches: the checks below say why.)
 opened=$(dmesg | grep -cE "(opened .* connection to|accepted .* connection from) $p1" || true)
@@ -114,9 +117,35 @@ case "$line" in
 *) lab_fail "flood with tcp1 silenced: $line" ;;
 esac
 [ "$timedout" -ge 1 ] || lab_fail "no connection with $p1 timed out"
+[ -n "$silent_ms" ] || lab_fail "no connection with $p1 was found silent (before sock_timeout, 10 s)"
+lab_log "tcp1's path found silent $silent_ms ms after the silence began"
 lab_log "connections with $p1: $opened opened, $closed closed for no progress"
 [ "$opened" -ge 1 ] && [ "$closed" -eq "$opened" ] ||
 	lab_fail "$closed of $opened connections with $p1 closed when one made no progress"
+
+# A slow but live rail is not silent: tcp1 at 200 ms of delay and 8 Mbit/s
+# under a flood of 256 KiB PUTs over both rails (its queue, and so its RTT,
+# grows with the load). Every PUT ends well and no connection is given up.
+dmesg -c >/dev/null
+lnetctl net set --nid "$me1" --health 1000 || lab_fail "net set --health"
+lnetctl peer set --nid "$p1" --health 1000 || lab_fail "peer set --health"
+tc qdisc add dev eth1 root netem delay 200ms rate 8mbit || lab_fail "netem delay"
+b1=$(lab_ni_sends "$me1")
+modprobe lnet_ulp mode=flood peer="$p0" repeat=12 flood_bytes=262144 op_timeout=60 ||
+	lab_fail "flood over the slow rail did not run"
+lab_rmmod lnet_ulp
+line=$(flood_line)
+s1=$(($(lab_ni_sends "$me1") - b1))
+tc qdisc del dev eth1 root
+lab_log "flood with tcp1 slow: $line; $s1 sends on tcp1"
+[ "$s1" -gt 0 ] || lab_fail "the slow rail carried nothing"
+case "$line" in
+*": 12 ok, 0 failed, 0 without a final event") ;;
+*) lab_fail "flood with tcp1 slow: $line" ;;
+esac
+if dmesg | grep "no progress sending to"; then
+	lab_fail "a slow rail was given up"
+fi
 lab_server_done "$paddr"
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd

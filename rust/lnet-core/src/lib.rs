@@ -40,5 +40,6 @@ pub mod select;
 pub mod socklnd;
 pub mod socklnd_conns;
 pub mod socklnd_params;
+pub mod socklnd_path;
 pub mod udsp;
 pub mod wire;
