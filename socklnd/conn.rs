@@ -22,6 +22,7 @@ use crate::lnet_core::socklnd::{
     self, ConnType, KsockMsg, MsgKind, ZcAcks, KEEPALIVE_PING, KSOCK_MSG_LEN,
 };
 use crate::lnet_core::socklnd_conns::{Frame, LNET_FRAME_LEN};
+use crate::lnet_core::socklnd_params::SockParam;
 use crate::lnet_core::socklnd_path::{self, Stall, TcpTiming};
 use crate::ni::SockNi;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -283,7 +284,9 @@ impl Conn {
             rto_retransmits,
             srtt_us,
         };
-        socklnd_path::tx_stall(stalled_ms, tcp, timeout_ms).map(|s| (s, stalled_ms, tcp))
+        let silent_path = crate::params::get(SockParam::SilentPath) != 0;
+        socklnd_path::tx_stall(stalled_ms, tcp, timeout_ms, silent_path)
+            .map(|s| (s, stalled_ms, tcp))
     }
 
     /// Queues a keepalive NOOP (`ksocknal_send_keepalive_locked`).

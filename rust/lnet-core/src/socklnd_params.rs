@@ -57,11 +57,15 @@ pub enum SockParam {
     /// zero-copy requests, held until the peer acknowledges them. Lustre
     /// raises a value below 2 KiB to 2 KiB at load; it is refused here.
     ZcMinPayload,
+    /// `silent_path` (lnet-rs's own): 1 gives up a connection as soon as
+    /// TCP's retransmissions say its path is silent (`socklnd_path.rs`);
+    /// 0 waits for `sock_timeout` alone, as Lustre does.
+    SilentPath,
 }
 
 impl SockParam {
     /// Every parameter, in declaration order.
-    pub const ALL: [SockParam; 18] = [
+    pub const ALL: [SockParam; 19] = [
         SockParam::SockTimeout,
         SockParam::Credits,
         SockParam::PeerCredits,
@@ -80,6 +84,7 @@ impl SockParam {
         SockParam::MinBulk,
         SockParam::TypedConns,
         SockParam::ZcMinPayload,
+        SockParam::SilentPath,
     ];
 
     const fn decl(self) -> Spec {
@@ -110,6 +115,7 @@ impl SockParam {
             SockParam::MinBulk => ("min_bulk", true, 1024, 0, 1 << 30),
             SockParam::TypedConns => ("typed_conns", false, 1, 1, 1),
             SockParam::ZcMinPayload => ("zc_min_payload", true, 16 << 10, 2 << 10, i32::MAX),
+            SockParam::SilentPath => ("silent_path", true, 1, 0, 1),
         };
         Spec {
             name,
@@ -126,7 +132,7 @@ impl SockParam {
     }
 }
 
-lnd_param_table!(SockParam, 18, {});
+lnd_param_table!(SockParam, 19, {});
 
 /// Why a write was refused.
 pub type SockParamError = ParamError<SockParam>;

@@ -48,12 +48,20 @@ pub fn silent_bound_ms(srtt_us: u32, timeout_ms: u64) -> u64 {
 }
 
 /// Whether a connection with data outstanding and nothing acknowledged
-/// for `stalled_ms` is given up, and why.
-pub fn tx_stall(stalled_ms: u64, tcp: TcpTiming, timeout_ms: u64) -> Option<Stall> {
+/// for `stalled_ms` is given up, and why; `silent_path` off (ksocklnd's
+/// parameter) leaves `timeout_ms` alone to decide, as in Lustre.
+pub fn tx_stall(
+    stalled_ms: u64,
+    tcp: TcpTiming,
+    timeout_ms: u64,
+    silent_path: bool,
+) -> Option<Stall> {
     if stalled_ms >= timeout_ms {
         return Some(Stall::TimedOut);
     }
-    if tcp.rto_retransmits >= SILENT_RTOS && stalled_ms >= silent_bound_ms(tcp.srtt_us, timeout_ms)
+    if silent_path
+        && tcp.rto_retransmits >= SILENT_RTOS
+        && stalled_ms >= silent_bound_ms(tcp.srtt_us, timeout_ms)
     {
         return Some(Stall::Silent);
     }
@@ -86,22 +94,25 @@ mod tests {
     #[test]
     fn silent_needs_both_time_and_retransmissions() {
         // A LAN path after two RTOs and the floor.
-        assert_eq!(tx_stall(499, tcp(2, 500), T), None);
-        assert_eq!(tx_stall(500, tcp(2, 500), T), Some(Stall::Silent));
+        assert_eq!(tx_stall(499, tcp(2, 500), T, true), None);
+        assert_eq!(tx_stall(500, tcp(2, 500), T, true), Some(Stall::Silent));
         // Time alone is not enough: a closed window (a receiver that does
         // not read) is probed, not retransmitted.
-        assert_eq!(tx_stall(5_000, tcp(0, 500), T), None);
-        assert_eq!(tx_stall(5_000, tcp(1, 500), T), None);
+        assert_eq!(tx_stall(5_000, tcp(0, 500), T, true), None);
+        assert_eq!(tx_stall(5_000, tcp(1, 500), T, true), None);
         // A path at 200 ms of delay: four RTTs.
-        assert_eq!(tx_stall(700, tcp(3, 200_000), T), None);
-        assert_eq!(tx_stall(800, tcp(3, 200_000), T), Some(Stall::Silent));
+        assert_eq!(tx_stall(700, tcp(3, 200_000), T, true), None);
+        assert_eq!(tx_stall(800, tcp(3, 200_000), T, true), Some(Stall::Silent));
     }
 
     #[test]
     fn sock_timeout_still_ends_any_stall() {
-        assert_eq!(tx_stall(T, tcp(0, 0), T), Some(Stall::TimedOut));
-        assert_eq!(tx_stall(T, tcp(5, 500), T), Some(Stall::TimedOut));
+        assert_eq!(tx_stall(T, tcp(0, 0), T, true), Some(Stall::TimedOut));
+        assert_eq!(tx_stall(T, tcp(5, 500), T, true), Some(Stall::TimedOut));
         // A timeout of 0 gives up at once, as before.
-        assert_eq!(tx_stall(0, tcp(0, 0), 0), Some(Stall::TimedOut));
+        assert_eq!(tx_stall(0, tcp(0, 0), 0, true), Some(Stall::TimedOut));
+        // Off, only the timeout counts.
+        assert_eq!(tx_stall(T - 1, tcp(9, 500), T, false), None);
+        assert_eq!(tx_stall(T, tcp(9, 500), T, false), Some(Stall::TimedOut));
     }
 }
