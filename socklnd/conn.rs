@@ -84,6 +84,8 @@ struct Progress {
     /// moved or nothing was outstanding (ms): Lustre's tx deadline.
     last_acked: AtomicU32,
     tx_ms: AtomicU64,
+    /// The path was called silent and has made no progress since.
+    silent: AtomicBool,
 }
 
 impl Progress {
@@ -93,6 +95,7 @@ impl Progress {
             last_rx_ms: AtomicU64::new(now),
             last_acked: AtomicU32::new(0),
             tx_ms: AtomicU64::new(now),
+            silent: AtomicBool::new(false),
         }
     }
 }
@@ -276,6 +279,7 @@ impl Conn {
         let idle = self.sock.unacked() == 0 && self.queued() == 0;
         if moved || idle {
             self.progress.tx_ms.store(now, Ordering::Relaxed);
+            self.progress.silent.store(false, Ordering::Relaxed);
             return None;
         }
         let stalled_ms = now.saturating_sub(self.progress.tx_ms.load(Ordering::Relaxed));
@@ -287,6 +291,27 @@ impl Conn {
         let silent_path = crate::params::get(SockParam::SilentPath) != 0;
         socklnd_path::tx_stall(stalled_ms, tcp, timeout_ms, silent_path)
             .map(|s| (s, stalled_ms, tcp))
+    }
+
+    /// Records that the path was called silent; true the first time since
+    /// it last made progress.
+    pub(crate) fn mark_silent(&self) -> bool {
+        !self.progress.silent.swap(true, Ordering::Relaxed)
+    }
+
+    /// Takes out what waits in the queue, not yet handed to the socket
+    /// (the transmit thread takes each message out before it writes it).
+    pub(crate) fn take_unsent(&self) -> KVec<Tx> {
+        let taken = core::mem::take(&mut *self.txq.lock());
+        let bytes = taken
+            .iter()
+            .fold(0usize, |n, t| n.saturating_add(t.wire_len()));
+        let _ = self
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
+                Some(q.saturating_sub(bytes))
+            });
+        taken
     }
 
     /// Queues a keepalive NOOP (`ksocknal_send_keepalive_locked`).

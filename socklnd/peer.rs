@@ -384,11 +384,16 @@ pub(crate) fn connect_done(sni: &SockNi, nid: &Nid, err: Option<i32>, raced: boo
     fail_all(orphans, e, socklnd::txlist_status(e));
 }
 
-/// Closes each connection whose sending has stalled, with every other
-/// connection to the same peer NI (`ksocknal_find_timed_out_conn`, and a
-/// silent path on TCP's evidence, lnet-core `socklnd_path`): what was
-/// queued on them fails over. Run by the reaper every
-/// [`PATH_WATCH_MS`], so that a silent path is left within about a second.
+/// Acts on each connection whose sending has stalled. Past
+/// `sock_timeout` (`ksocknal_find_timed_out_conn`) it is closed with every
+/// other connection to the same peer NI, and what was queued on them fails
+/// over. A path TCP's evidence calls silent (lnet-core `socklnd_path`)
+/// keeps its connection, for TCP to deliver what it holds should the path
+/// come back (the peer, which may not hear a close, keeps its end too); the
+/// messages still queued behind it, never on the wire, end REMOTE_DROPPED:
+/// the peer NI's health falls, and LNet sends them again over another
+/// path. Run by the reaper every [`PATH_WATCH_MS`], so that a silent path
+/// is left within about a second.
 pub(crate) fn watch_paths(sni: &SockNi) {
     let now = kthread::now_ms();
     let timeout = timeout_ms();
@@ -406,22 +411,34 @@ pub(crate) fn watch_paths(sni: &SockNi) {
     }
     for (c, why, ms, tcp) in stalled {
         match why {
-            Stall::TimedOut => crate::cneterr!(
-                "{}: no progress sending to {} for {} s: closing its connections\n",
-                sni.nid,
-                c.peer,
-                timeout / 1000
-            ),
-            Stall::Silent => crate::cneterr!(
-                "{}: no progress sending to {} for {} ms, {} retransmission timeouts (RTT {} us): path silent, closing its connections\n",
-                sni.nid,
-                c.peer,
-                ms,
-                tcp.rto_retransmits,
-                tcp.srtt_us
-            ),
+            Stall::TimedOut => {
+                crate::cneterr!(
+                    "{}: no progress sending to {} for {} s: closing its connections\n",
+                    sni.nid,
+                    c.peer,
+                    timeout / 1000
+                );
+                c.close_with_siblings(errno::ETIMEDOUT().to_errno());
+            }
+            Stall::Silent => {
+                let unsent = c.take_unsent();
+                // Said once per silence, and whenever it holds messages back.
+                if c.mark_silent() || !unsent.is_empty() {
+                    crate::cneterr!(
+                        "{}: no progress sending to {} for {} ms, {} retransmission timeouts (RTT {} us): path silent, {} queued message(s) go elsewhere\n",
+                        sni.nid,
+                        c.peer,
+                        ms,
+                        tcp.rto_retransmits,
+                        tcp.srtt_us,
+                        unsent.len()
+                    );
+                }
+                for tx in unsent {
+                    tx.fail(errno::ETIMEDOUT().to_errno(), Status::RemoteDropped);
+                }
+            }
         }
-        c.close_with_siblings(errno::ETIMEDOUT().to_errno());
     }
 }
 

@@ -33,4 +33,4 @@ KSOCK_PARAM(min_bulk, 0644, "smallest 'large' message");
 KSOCK_PARAM(typed_conns, 0444, "use different sockets for bulk");
 KSOCK_PARAM(zc_min_payload, 0644, "minimum payload size to zero copy");
 KSOCK_PARAM(silent_path, 0644,
-	    "give up a connection TCP's retransmissions find silent before sock_timeout (0: sock_timeout only, as Lustre)");
+	    "resend what is queued on a connection TCP's retransmissions find silent, before sock_timeout (0: sock_timeout only, as Lustre)");

@@ -57,9 +57,10 @@ pub enum SockParam {
     /// zero-copy requests, held until the peer acknowledges them. Lustre
     /// raises a value below 2 KiB to 2 KiB at load; it is refused here.
     ZcMinPayload,
-    /// `silent_path` (lnet-rs's own): 1 gives up a connection as soon as
-    /// TCP's retransmissions say its path is silent (`socklnd_path.rs`);
-    /// 0 waits for `sock_timeout` alone, as Lustre does.
+    /// `silent_path` (lnet-rs's own): 1 sends what is queued on a
+    /// connection elsewhere as soon as TCP's retransmissions say its path
+    /// is silent (`socklnd_path.rs`); 0 waits for `sock_timeout` alone, as
+    /// Lustre does.
     SilentPath,
 }
 

@@ -1,7 +1,8 @@
-//! When ksocklnd gives up on a TCP connection that sends and hears nothing
-//! back. Lustre waits `sock_timeout` (tens of seconds) without an
-//! acknowledgement (`ksocknal_find_timed_out_conn`); so does lnet-rs, and it
-//! also calls a path silent much sooner on TCP's own evidence: data has
+//! When ksocklnd stops trusting a TCP connection that sends and hears
+//! nothing back. Lustre closes it after `sock_timeout` (tens of seconds)
+//! without an acknowledgement (`ksocknal_find_timed_out_conn`); so does
+//! lnet-rs, and it also calls the path silent much sooner, and sends what
+//! is still queued on it elsewhere, on TCP's own evidence: data has
 //! gone unacknowledged past a bound drawn from the connection's smoothed
 //! RTT, and TCP's retransmission timer has fired on it more than once in a
 //! row. A slow path still acknowledges something every RTT, which resets
