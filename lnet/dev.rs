@@ -220,7 +220,7 @@ unsafe extern "C" fn lnet_dev_ioctl(file: *mut c_void, cmd: c_uint, arg: c_ulong
     }
 }
 
-fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
+fn dispatch(lnet: &'static TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
     need_admin()?;
     if crate::libcfs_ioctl::is_libcfs(cmd) {
         return crate::libcfs_ioctl::ioctl(lnet, cmd, arg);

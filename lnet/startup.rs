@@ -67,7 +67,7 @@ pub(crate) fn ni_arc(lnet: &TheLnet, ni: &Ni) -> Option<Arc<Ni>> {
 
 /// `LNetNIInit`: the first call starts the NIs and the monitor thread.
 /// Returns how many earlier calls are still counted.
-pub(crate) fn ni_init(lnet: &TheLnet, pid: u32) -> Result<u32> {
+pub(crate) fn ni_init(lnet: &'static TheLnet, pid: u32) -> Result<u32> {
     let mut api = lnet.api.lock();
     ni_init_locked(lnet, &mut api, pid, true)
 }
@@ -75,7 +75,7 @@ pub(crate) fn ni_init(lnet: &TheLnet, pid: u32) -> Result<u32> {
 /// `lnetctl lnet configure [--all]`: /dev/lnet's reference; with
 /// `load_networks` the NIs of `networks=` start too, otherwise only
 /// `0@lo`. A second configure changes nothing.
-pub(crate) fn dev_configure(lnet: &TheLnet, load_networks: bool) -> Result {
+pub(crate) fn dev_configure(lnet: &'static TheLnet, load_networks: bool) -> Result {
     let mut api = lnet.api.lock();
     if api.dev_ref {
         return Ok(());
@@ -102,7 +102,7 @@ pub(crate) fn dev_unconfigure(lnet: &TheLnet) -> Result {
 }
 
 fn ni_init_locked(
-    lnet: &TheLnet,
+    lnet: &'static TheLnet,
     api: &mut crate::state::Api,
     pid: u32,
     load_networks: bool,
