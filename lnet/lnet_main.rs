@@ -83,7 +83,13 @@ impl kernel::Module for Lnet {
         config::check_networks()?;
         let crypto = crypto::Crypto::new()?;
         let the_lnet = state::TheLnet::new()?;
-        state::TheLnet::publish(&the_lnet);
+        // SAFETY: `Lnet` keeps the pinned box until its drop, which first
+        // shuts LNet down (stopping the monitor and discovery threads),
+        // deregisters /dev/lnet and unpublishes under the parameter lock;
+        // the upper layers and LNDs hold module references while they call
+        // in, so none is in LNet by then. The error path below unpublishes
+        // before anything could have used it.
+        unsafe { state::TheLnet::publish(&the_lnet) };
         if let Err(e) = dev::register() {
             let _params = kapi::param::ParamLock::lock(&THIS_MODULE);
             state::TheLnet::unpublish();
