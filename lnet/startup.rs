@@ -219,21 +219,16 @@ fn add_ni(lnet: &TheLnet, net: Net, iface: &str, tunables: &NetTunables) -> Resu
     for (d, s) in name.iter_mut().take(15).zip(iface.bytes()) {
         *d = s;
     }
-    let mut addr = 0u32;
-    // SAFETY: NUL-terminated name, a 16-byte buffer, a u32.
-    let rc = unsafe {
-        crate::kapi::bindings::lnet_inet_addr(
-            name.as_ptr().cast(),
-            found.as_mut_ptr().cast(),
-            found.len(),
-            &mut addr,
-        )
+    // `name[15]` stays 0: always NUL-terminated.
+    let name = core::ffi::CStr::from_bytes_until_nul(&name).map_err(|_| EINVAL)?;
+    let addr = match crate::kapi::lnet_c::inet_addr(name, &mut found) {
+        Ok(addr) => addr,
+        Err(rc) => {
+            let shown = if iface.is_empty() { "(any)" } else { iface };
+            pr_err!("No usable IPv4 interface {} for {}: {}\n", shown, net, rc);
+            return Err(Error::from_errno(rc));
+        }
     };
-    if rc != 0 {
-        let shown = if iface.is_empty() { "(any)" } else { iface };
-        pr_err!("No usable IPv4 interface {} for {}: {}\n", shown, net, rc);
-        return Err(Error::from_errno(rc));
-    }
     let n = found.iter().position(|&b| b == 0).unwrap_or(found.len());
     let iface = core::str::from_utf8(found.get(..n).unwrap_or(&[])).unwrap_or("");
     let nid = Nid::new4(net, addr);
