@@ -15,7 +15,6 @@ use crate::lnd::LndRef;
 use crate::lnet_core::credits::NetTunables;
 use crate::lnet_core::networks;
 use crate::lnet_core::nid::{lnd, Net, Nid};
-use crate::lolnd::LOLND;
 use crate::monitor;
 use crate::ni::{Ni, NiState};
 use crate::state::TheLnet;
@@ -151,8 +150,7 @@ fn ni_init_locked(
 /// Starts `0@lo` and the NIs of `networks=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     crate::numa::init();
-    // SAFETY: the loopback table is a static nothing writes.
-    let lo = unsafe { LndRef::new(&LOLND) }.ok_or(EINVAL)?;
+    let lo = LndRef::loopback();
     start_ni(lnet, Nid::LO, None, lo, &NetTunables::UNSET)?;
     if !load_networks {
         return Ok(());

@@ -194,3 +194,28 @@ impl<'a> MdArg<'a> {
         }
     }
 }
+
+/// An LND's operations table argument (`const struct lnet_lnd *`) of
+/// `lnet_register_lnd` and `lnet_unregister_lnd`.
+///
+/// # Invariants
+///
+/// The pointer is null or points to a `struct lnet_lnd` that its LND keeps
+/// at that address, unwritten, from its registration until
+/// `lnet_unregister_lnd` for it has returned (an LND's module unregisters
+/// it as it unloads, and holds a reference on itself for each NI it runs),
+/// and whose operations follow include/linux/lnet/lnd.h: callable from any
+/// thread, with an NI LNet started on it and the messages, descriptors and
+/// fragments LNet gives them. That is the C caller's contract. No Rust code
+/// makes one; it is neither `Copy` nor `Clone`, nor `Send`.
+#[cfg(kapi_lnet)]
+#[repr(transparent)]
+pub struct LndArg(*const crate::kapi::bindings::lnet_lnd);
+
+#[cfg(kapi_lnet)]
+impl LndArg {
+    /// The table's address, null or as the type invariant says.
+    pub fn as_ptr(&self) -> *const crate::kapi::bindings::lnet_lnd {
+        self.0
+    }
+}
