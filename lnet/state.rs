@@ -191,8 +191,7 @@ static THE_LNET: AtomicPtr<TheLnet> = AtomicPtr::new(core::ptr::null_mut());
 impl TheLnet {
     pub(crate) fn new() -> Result<Pin<KBox<TheLnet>>> {
         let mut cookie = [0u8; 8];
-        // SAFETY: fills the buffer it is given.
-        unsafe { kernel::bindings::get_random_bytes(cookie.as_mut_ptr().cast(), 8) };
+        crate::kapi::sys::random_bytes(&mut cookie);
         KBox::pin_init(
             pin_init!(TheLnet {
                 res <- new_spinlock!(Res {
