@@ -318,24 +318,24 @@ pub(crate) fn lnet_parse_rs(
     crate::parse::parse(lnet, &ni, hdr, from, private, rdma_req)
 }
 
-/// # Safety
-///
-/// `m` is a message LNet gave the LND (to send or to receive into) and it
-/// has not been finalized yet.
+/// Ends a message an LND holds (`lnet_finalize`). `m` is null or a message
+/// LNet gave the LND (to send or to receive into, the box of
+/// [`msg::Msg::into_c`]) and that it has not finalized yet: the LND gives
+/// it back with this call, which is lnd.h's contract.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, hstatus: c_uint) {
+pub(crate) extern "C" fn lnet_finalize(m: Option<KBox<msg::Msg>>, status: c_int, hstatus: c_uint) {
     // lnd.h's contract, whatever the message (a discarded receive has none).
     crate::kapi::kthread::might_sleep();
     let Ok(lnet) = lnet() else {
+        // Unreachable while an LND holds messages (it holds lnet.ko); left
+        // alone, as before, rather than freed without its accounting.
+        core::mem::forget(m);
         return;
     };
-    if m.is_null() {
+    let Some(m) = m else {
         return;
-    }
+    };
     let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
-    // SAFETY: `m` is non-null and a message LNet gave the LND through Msg::into_c, not yet
-    // finalized (# Safety); the LND gives it up with this call, so the box is ours again.
-    let m = unsafe { msg::Msg::from_c(m) };
     msg::finalize(lnet, m, status, hs);
 }
 
