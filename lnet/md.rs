@@ -7,7 +7,7 @@
 
 use crate::kapi::bindings::lnet_event;
 use crate::kapi::ffi::MdArg;
-use crate::kapi::kiov::{self, BioVec};
+use crate::kapi::kiov::BioVec;
 use crate::lnet_core::md::{options, MdState, THRESH_INF};
 use crate::lnet_core::nid::Nid;
 use crate::own_md::MdOwner;
@@ -140,22 +140,21 @@ impl LibMd {
         opts: u32,
         unlink: bool,
     ) -> Result<LibMd> {
-        let (start, len) = owner.memory().region();
-        let length = u32::try_from(len).map_err(|_| EINVAL)?;
+        let mem = owner.memory();
+        let start = mem.start();
+        let length = u32::try_from(mem.len()).map_err(|_| EINVAL)?;
         let mut v = KVec::new();
-        // SAFETY: the MD holds `owner`, which holds the memory, `len` bytes
-        // at `start` for as long as it lives (MdMemory's invariant).
-        unsafe { kiov::push_kvaddr_range(&mut v, start as usize, len)? };
+        mem.push_frags(&mut v)?;
         let state = MdState::new(opts | options::KIOV, length, 0, threshold).map_err(|e| {
             crate::cerror!("Invalid MD: {:?}\n", e);
             EINVAL
         })?;
-        // INVARIANT: push_kvaddr_range splits the owner's memory by page;
-        // it lives as long as this MD holds `owner`.
+        // INVARIANT: push_frags splits the owner's memory by page; it
+        // lives as long as this MD holds `owner`.
         Ok(Self::assemble(
             state,
             v,
-            (start as usize, 0),
+            (start, 0),
             (None, Some(owner)),
             unlink,
         ))
