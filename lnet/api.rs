@@ -6,8 +6,9 @@
 //! peer queries are `api_ni.rs`, the LND side `lnd.rs`. Each entry point
 //! checks and converts its arguments and calls into the rest of the module.
 
-use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_md, lnet_nid, lnet_processid};
+use crate::kapi::bindings::{lnet_event, lnet_handle_md, lnet_nid, lnet_processid};
 use crate::kapi::errno::*;
+use crate::kapi::ffi::MdArg;
 use crate::lnet_core::md::{options, EventKind, MatchEntry};
 use crate::lnet_core::nid::Nid;
 use crate::md::{flags, Handler, LibMd};
@@ -32,13 +33,8 @@ const LNET_ACK_REQ: c_uint = 0;
 pub(crate) use crate::kapi::lnet_abi::{nid_from_c, nid_to_c};
 
 /// An optional NID argument: NULL or a type-0xff NID mean "any".
-///
-/// # Safety
-///
-/// `p` is null or points to a `struct lnet_nid`.
-pub(crate) unsafe fn opt_nid(p: *const lnet_nid) -> Result<Nid> {
-    // SAFETY: `p` is null or points to a readable `struct lnet_nid` (# Safety).
-    match unsafe { p.as_ref() } {
+pub(crate) fn opt_nid(p: Option<&lnet_nid>) -> Result<Nid> {
+    match p {
         None => Ok(Nid::ANY),
         Some(c) => nid_from_c(c),
     }
@@ -62,24 +58,19 @@ fn err_ptr<T>(e: Error) -> *mut T {
 
 /// Creates a match entry on `portal` (`LNetMEAttach`). The returned pointer
 /// is a handle: it is only compared and passed back, never dereferenced.
-///
-/// # Safety
-///
-/// `match_id` is null or points to a `struct lnet_processid` (null is
-/// refused: Lustre dereferences it).
+/// `match_id` is the C caller's pointer, null or a process id it does not
+/// write during the call (null is refused: Lustre dereferences it).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn LNetMEAttach(
+pub(crate) extern "C" fn LNetMEAttach(
     portal: c_uint,
-    match_id: *mut lnet_processid,
+    match_id: Option<&lnet_processid>,
     match_bits: u64,
     ignore_bits: u64,
     unlink: c_uint,
     pos: c_uint,
 ) -> *mut lnet_me {
-    // SAFETY: `match_id` is null or points to a readable `struct lnet_processid` (# Safety).
-    let id = unsafe { match_id.as_ref() };
     let attached = lnet().and_then(|lnet| {
-        let Some(id) = id else {
+        let Some(id) = match_id else {
             // Lustre's callers always pass one (LNET_ANY_NID and
             // LNET_PID_ANY for anyone); its LNetMEAttach would oops on NULL.
             crate::cerror!("LNetMEAttach: NULL match id\n");
@@ -146,27 +137,22 @@ pub(crate) fn me_attach(
     Ok(cookie)
 }
 
-/// # Safety
-///
-/// `umd` points to a valid `struct lnet_md` describing memory that stays
-/// valid until the MD is unlinked; `handle` points to writable memory.
+/// Attaches an MD to a match entry (`LNetMDAttach`). `umd` is the C
+/// caller's description ([`MdArg`]); `handle`, null or the caller's
+/// `struct lnet_handle_md` that nothing else uses during the call, gets
+/// the MD's handle.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn LNetMDAttach(
+pub(crate) extern "C" fn LNetMDAttach(
     me: *mut lnet_me,
-    umd: *const lnet_md,
+    umd: MdArg<'_>,
     unlink: c_uint,
-    handle: *mut lnet_handle_md,
+    handle: Option<&mut lnet_handle_md>,
 ) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
     let me_cookie = me as usize as u64;
-    // SAFETY: `handle` points to writable memory (# Safety; null is skipped) for one `struct
-    // lnet_handle_md`, a lone u64, so any bytes there are a valid value.
-    let handle = unsafe { handle.as_mut() };
-    // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid
-    // until the MD is unlinked (# Safety): build_md's contract.
-    let attached = match unsafe { build_md(umd, unlink, true) } {
+    let attached = match build_md(&umd, unlink, true) {
         // The handle is the caller's before a delayed message may match
         // the MD: its events may come before this returns.
         Ok(md) => md_attach(lnet, me_cookie, md, |cookie| {
@@ -225,25 +211,20 @@ pub(crate) fn md_attach(
     Ok(cookie)
 }
 
-/// # Safety
-///
-/// As [`LNetMDAttach`].
+/// Makes a free-standing MD (`LNetMDBind`); the arguments as
+/// [`LNetMDAttach`]'s.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn LNetMDBind(
-    umd: *const lnet_md,
+pub(crate) extern "C" fn LNetMDBind(
+    umd: MdArg<'_>,
     unlink: c_uint,
-    handle: *mut lnet_handle_md,
+    handle: Option<&mut lnet_handle_md>,
 ) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: `umd` points to a valid `struct lnet_md` whose memory stays valid until the MD is
-    // unlinked (# Safety, as LNetMDAttach's): build_md's contract.
-    match unsafe { build_md(umd, unlink, false) }.and_then(|md| md_bind(lnet, md)) {
+    match build_md(&umd, unlink, false).and_then(|md| md_bind(lnet, md)) {
         Ok(cookie) => {
-            // SAFETY: `handle` points to writable memory (# Safety, as LNetMDAttach's; null is
-            // skipped) for one `struct lnet_handle_md`, a lone u64: any bytes are a valid value.
-            if let Some(h) = unsafe { handle.as_mut() } {
+            if let Some(h) = handle {
                 h.cookie = cookie;
             }
             0
@@ -273,13 +254,9 @@ pub(crate) fn md_bind(lnet: &TheLnet, md: LibMd) -> Result<u64> {
     Ok(cookie)
 }
 
-/// # Safety
-///
-/// As [`LNetMDAttach`].
-unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<LibMd> {
-    // SAFETY: `umd` points to a valid `struct lnet_md` (# Safety, as
-    // LNetMDAttach's); a null one is refused here.
-    let umd = unsafe { umd.as_ref() }.ok_or(EINVAL)?;
+/// The MD `arg` describes; a null one is refused.
+fn build_md(arg: &MdArg<'_>, unlink: c_uint, attach: bool) -> Result<LibMd> {
+    let umd = arg.get().ok_or(EINVAL)?;
     let ops = umd.umd_options & (options::OP_PUT | options::OP_GET);
     if attach && ops == 0 {
         crate::cerror!("Invalid option: no MD_OP set\n");
@@ -289,9 +266,7 @@ unsafe fn build_md(umd: *const lnet_md, unlink: c_uint, attach: bool) -> Result<
         crate::cerror!("Invalid option: GET|PUT illegal on active MDs\n");
         return Err(EINVAL);
     }
-    // SAFETY: `umd`'s start and length describe memory that stays valid until the MD is unlinked (#
-    // Safety, as LNetMDAttach's): LibMd::build's contract.
-    unsafe { LibMd::build(umd, unlink == LNET_UNLINK) }
+    LibMd::build(arg, unlink == LNET_UNLINK)
 }
 
 /// Unlinks an MD (`__LNetMDUnlink`); see include/linux/lnet/api.h.
@@ -377,14 +352,12 @@ pub(crate) fn md_unlink(lnet: &TheLnet, cookie: u64, discard: bool, status: i32)
     Ok(())
 }
 
-/// # Safety
-///
-/// As [`LNetPut`].
+/// The body of LNetPut and LNetGet; a null `target` is refused.
 #[allow(clippy::too_many_arguments)]
-unsafe fn request(
-    self_: *mut lnet_nid,
+fn request(
+    self_: Option<&lnet_nid>,
     mdh: lnet_handle_md,
-    target: *mut lnet_processid,
+    target: Option<&lnet_processid>,
     portal: c_uint,
     match_bits: u64,
     offset: c_uint,
@@ -395,9 +368,7 @@ unsafe fn request(
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
     };
-    // SAFETY: `self_` is null or points to a NID and `target` to a process id (# Safety, as
-    // LNetPut's), which opt_nid and as_ref need; a null `target` is refused.
-    let (src, target) = match unsafe { (opt_nid(self_), target.as_ref()) } {
+    let (src, target) = match (opt_nid(self_), target) {
         (Ok(src), Some(t)) => match nid_from_c(&t.nid) {
             Ok(nid) if !nid.is_any() => (src, (nid, t.pid)),
             _ => return EINVAL.to_errno(),
@@ -420,38 +391,31 @@ unsafe fn request(
     errno(crate::send::start(lnet, r))
 }
 
-/// # Safety
-///
-/// `self_` is null or a NID; `target` points to a process id.
+/// Starts a PUT (`LNetPut`). `self_` and `target` are the C caller's
+/// pointers, each null or a value it does not write during the call.
 #[no_mangle]
-unsafe extern "C" fn LNetPut(
-    self_: *mut lnet_nid,
+extern "C" fn LNetPut(
+    self_: Option<&lnet_nid>,
     mdh: lnet_handle_md,
     ack: c_uint,
-    target: *mut lnet_processid,
+    target: Option<&lnet_processid>,
     portal: c_uint,
     match_bits: u64,
     offset: c_uint,
     hdr_data: u64,
 ) -> c_int {
-    // SAFETY: the caller's pointers go on unchanged: `self_` is null or a NID
-    // and `target` a process id (# Safety), LNetPutTimeout's contract.
-    unsafe {
-        LNetPutTimeout(
-            self_, mdh, ack, target, portal, match_bits, offset, hdr_data, 0,
-        )
-    }
+    LNetPutTimeout(
+        self_, mdh, ack, target, portal, match_bits, offset, hdr_data, 0,
+    )
 }
 
-/// # Safety
-///
-/// As [`LNetPut`].
+/// [`LNetPut`] with a response deadline (`timeout` seconds).
 #[no_mangle]
-unsafe extern "C" fn LNetPutTimeout(
-    self_: *mut lnet_nid,
+extern "C" fn LNetPutTimeout(
+    self_: Option<&lnet_nid>,
     mdh: lnet_handle_md,
     ack: c_uint,
-    target: *mut lnet_processid,
+    target: Option<&lnet_processid>,
     portal: c_uint,
     match_bits: u64,
     offset: c_uint,
@@ -459,54 +423,40 @@ unsafe extern "C" fn LNetPutTimeout(
     timeout: c_int,
 ) -> c_int {
     let put = Some((hdr_data, ack == LNET_ACK_REQ));
-    // SAFETY: `self_` is null or a NID and `target` a process id (# Safety, as
-    // LNetPut's), request's contract.
-    unsafe {
-        request(
-            self_, mdh, target, portal, match_bits, offset, put, timeout, false,
-        )
-    }
+    request(
+        self_, mdh, target, portal, match_bits, offset, put, timeout, false,
+    )
 }
 
-/// # Safety
-///
-/// As [`LNetPut`].
+/// Starts a GET (`LNetGet`); the arguments as [`LNetPut`]'s.
 #[no_mangle]
-unsafe extern "C" fn LNetGet(
-    self_: *mut lnet_nid,
+extern "C" fn LNetGet(
+    self_: Option<&lnet_nid>,
     mdh: lnet_handle_md,
-    target: *mut lnet_processid,
+    target: Option<&lnet_processid>,
     portal: c_uint,
     match_bits: u64,
     offset: c_uint,
     recovery: bool,
 ) -> c_int {
-    // SAFETY: the caller's pointers go on unchanged: `self_` is null or a NID and `target` a
-    // process id (# Safety, as LNetPut's), LNetGetTimeout's contract.
-    unsafe { LNetGetTimeout(self_, mdh, target, portal, match_bits, offset, recovery, 0) }
+    LNetGetTimeout(self_, mdh, target, portal, match_bits, offset, recovery, 0)
 }
 
-/// # Safety
-///
-/// As [`LNetPut`].
+/// [`LNetGet`] with a response deadline (`timeout` seconds).
 #[no_mangle]
-pub(crate) unsafe extern "C" fn LNetGetTimeout(
-    self_: *mut lnet_nid,
+pub(crate) extern "C" fn LNetGetTimeout(
+    self_: Option<&lnet_nid>,
     mdh: lnet_handle_md,
-    target: *mut lnet_processid,
+    target: Option<&lnet_processid>,
     portal: c_uint,
     match_bits: u64,
     offset: c_uint,
     recovery: bool,
     timeout: c_int,
 ) -> c_int {
-    // SAFETY: `self_` is null or a NID and `target` a process id (# Safety, as
-    // LNetPut's), request's contract.
-    unsafe {
-        request(
-            self_, mdh, target, portal, match_bits, offset, None, timeout, recovery,
-        )
-    }
+    request(
+        self_, mdh, target, portal, match_bits, offset, None, timeout, recovery,
+    )
 }
 
 fn lazy_portal(portal: c_int, set: bool) -> Result {

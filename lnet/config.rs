@@ -28,9 +28,8 @@ pub(crate) fn with_networks<R>(f: impl FnOnce(&str) -> R) -> Result<R> {
         }));
     }
     let mut addrs = [0u32; MAX_ADDRS];
-    // SAFETY: a buffer of MAX_ADDRS addresses.
-    let n = unsafe { crate::kapi::bindings::lnet_inet_addrs(addrs.as_mut_ptr(), MAX_ADDRS as i32) };
-    let found = addrs.get(..usize::try_from(n).unwrap_or(0)).unwrap_or(&[]);
+    let n = crate::kapi::lnet_c::inet_addrs(&mut addrs);
+    let found = addrs.get(..n).unwrap_or(&[]);
     if found.is_empty() {
         pr_err!("No local IP interfaces for ip2nets to match\n");
         return Err(ENOENT);

@@ -67,11 +67,7 @@ impl Crypto {
         // The crypto API loads the module of any algorithm it is asked
         // for ("crypto-crc32c"), so nothing is loaded here in advance.
         let adler32 = crate::adler32::register();
-        let spawned = {
-            // SAFETY: the thread uses no data (null) and `speed_worker`
-            // returns only once asked to stop.
-            unsafe { Thread::spawn(c_str!("lnet_crypto"), speed_worker, core::ptr::null_mut()) }
-        };
+        let spawned = Thread::spawn_static(c_str!("lnet_crypto"), &(), speed_worker);
         let worker = match spawned {
             Ok(t) => Some(t),
             Err(e) => {
@@ -95,11 +91,7 @@ impl Drop for Crypto {
 
 /// The load-time measurements: the algorithms below
 /// `CFS_HASH_ALG_SPEED_MAX`, then a wait for the module's exit.
-///
-/// # Safety
-///
-/// Called by [`Thread::spawn`] only; `_data` is unused.
-unsafe extern "C" fn speed_worker(_data: *mut c_void) -> c_int {
+fn speed_worker(_: &'static ()) {
     for alg in ch::HASH_ALG_ADLER32..ch::HASH_ALG_SPEED_MAX {
         if STOPPING.load(Ordering::Relaxed) {
             break;
@@ -107,7 +99,6 @@ unsafe extern "C" fn speed_worker(_data: *mut c_void) -> c_int {
         speed_of(alg);
     }
     kcrypto::wait_for_stop();
-    0
 }
 
 /// The speed of `alg`, measured now if it has not been, one measurement

@@ -20,19 +20,12 @@ use crate::lnet_core::nid::Nid;
 use crate::ni::Ni;
 use crate::state::TheLnet;
 use crate::{params, ping, startup};
-use core::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
+use core::ffi::{c_long, c_uint, c_ulong};
 use core::mem::size_of;
 use kernel::prelude::*;
 use kernel::sync::Mutex;
 use kernel::types::{AsBytes, FromBytes};
 use kernel::uaccess::UserSlice;
-
-extern "C" {
-    fn lnet_dev_register() -> c_int;
-    fn lnet_dev_deregister();
-    fn lnet_dev_file_data(file: *mut c_void) -> *mut c_void;
-    fn lnet_dev_set_file_data(file: *mut c_void, data: *mut c_void);
-}
 
 /// `_IOWR('e', nr, size)`.
 const fn iowr(nr: u32, size: usize) -> u32 {
@@ -151,66 +144,33 @@ struct PingCache {
     reply: ping::Reply,
 }
 
-pub(crate) fn register() -> Result {
-    // SAFETY: registers the static misc device of lnet_dev.c.
-    kernel::error::to_result(unsafe { lnet_dev_register() })
-}
-
-pub(crate) fn deregister() {
-    // SAFETY: registered by `register`.
-    unsafe { lnet_dev_deregister() };
-}
-
-/// # Safety
-///
-/// Called by the VFS for an open of /dev/lnet.
+/// The state of an open /dev/lnet, made by lnet_dev.c's open (which keeps
+/// it as the file's private data); `None` (null) when out of memory, which
+/// open answers with -ENOMEM.
 #[no_mangle]
-unsafe extern "C" fn lnet_dev_open(_inode: *mut c_void, file: *mut c_void) -> c_int {
-    let st = KBox::pin_init(
+extern "C" fn lnet_dev_state_new() -> Option<Pin<KBox<FileState>>> {
+    KBox::pin_init(
         pin_init!(FileState {
             ping <- kernel::new_mutex!(None, "lnet_dev_ping"),
         }),
         GFP_KERNEL,
-    );
-    match st {
-        Ok(st) => {
-            // SAFETY: never moved out of the box; released in release.
-            let p = KBox::into_raw(unsafe { Pin::into_inner_unchecked(st) });
-            // SAFETY: the VFS's file.
-            unsafe { lnet_dev_set_file_data(file, p.cast()) };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
+    )
+    .ok()
 }
 
-/// # Safety
-///
-/// Called by the VFS once, after the last use of the file.
+/// Frees an open file's state: lnet_dev.c's release passes what
+/// [`lnet_dev_state_new`] made for it, once, after the file's last ioctl.
 #[no_mangle]
-unsafe extern "C" fn lnet_dev_release(_inode: *mut c_void, file: *mut c_void) -> c_int {
-    // SAFETY: set by open; no ioctl runs on the file any more.
-    let p = unsafe { lnet_dev_file_data(file) }.cast::<FileState>();
-    if !p.is_null() {
-        // SAFETY: from into_raw in open.
-        drop(unsafe { KBox::from_raw(p) });
-    }
-    0
+extern "C" fn lnet_dev_state_free(state: Option<Pin<KBox<FileState>>>) {
+    drop(state);
 }
 
-/// # Safety
-///
-/// Called by the VFS for an ioctl on an open /dev/lnet.
+/// An ioctl on an open /dev/lnet: lnet_dev.c passes the state
+/// [`lnet_dev_state_new`] made for the file, which release frees only after
+/// the file's last ioctl.
 #[no_mangle]
-unsafe extern "C" fn lnet_dev_ioctl(file: *mut c_void, cmd: c_uint, arg: c_ulong) -> c_long {
-    // SAFETY: set by open, freed only by release.
-    let st = unsafe {
-        lnet_dev_file_data(file)
-            .cast::<FileState>()
-            .cast_const()
-            .as_ref()
-    };
-    let r = match (TheLnet::get(), st) {
+extern "C" fn lnet_dev_state_ioctl(state: Option<&FileState>, cmd: c_uint, arg: c_ulong) -> c_long {
+    let r = match (TheLnet::get(), state) {
         (Some(lnet), Some(st)) => dispatch(lnet, st, cmd, arg as usize),
         _ => Err(ENODEV),
     };
@@ -220,7 +180,7 @@ unsafe extern "C" fn lnet_dev_ioctl(file: *mut c_void, cmd: c_uint, arg: c_ulong
     }
 }
 
-fn dispatch(lnet: &TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
+fn dispatch(lnet: &'static TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
     need_admin()?;
     if crate::libcfs_ioctl::is_libcfs(cmd) {
         return crate::libcfs_ioctl::ioctl(lnet, cmd, arg);

@@ -28,7 +28,7 @@ use crate::own_md::{self, MdMemory, MdOwner};
 use crate::params;
 use crate::peer::{Peer, Peers};
 use crate::state::TheLnet;
-use core::ffi::{c_int, c_void};
+use core::ffi::c_int;
 use core::sync::atomic::Ordering::Relaxed;
 use kernel::c_str;
 use kernel::prelude::*;
@@ -833,21 +833,15 @@ pub(crate) fn primary_nid(lnet: &TheLnet, nid: &Nid) -> Option<Nid> {
         .map(|p| p.primary)
 }
 
-/// Starts the discovery thread for `lnet`, which must outlive it.
-pub(crate) fn start(lnet: &TheLnet) -> Result<Thread> {
-    let data = (lnet as *const TheLnet).cast_mut().cast();
-    // SAFETY: LNet stops the thread before its state goes.
-    let t = unsafe { Thread::spawn(c_str!("lnet_discovery"), dc_main, data) }?;
+/// Starts the discovery thread for `lnet`.
+pub(crate) fn start(lnet: &'static TheLnet) -> Result<Thread> {
+    let t = Thread::spawn_static(c_str!("lnet_discovery"), lnet, dc_main)?;
     lnet.dc_running.store(true, Relaxed);
     Ok(t)
 }
 
-/// # Safety
-///
-/// Started by [`start`] only.
-unsafe extern "C" fn dc_main(data: *mut c_void) -> c_int {
-    // SAFETY: `start` passes the pinned state, which outlives the thread.
-    let lnet = unsafe { &*data.cast_const().cast::<TheLnet>() };
+/// The discovery thread.
+fn dc_main(lnet: &'static TheLnet) {
     while !kthread::should_stop() {
         lnet.dc_wait.wait_timeout(1000, || {
             lnet.dc_work.load(Relaxed) || kthread::should_stop()
@@ -873,7 +867,6 @@ unsafe extern "C" fn dc_main(data: *mut c_void) -> c_int {
         }
         release(lnet);
     }
-    0
 }
 
 /// Ends discovery at shutdown, after the thread stopped: waiting

@@ -94,8 +94,7 @@ impl Faults {
 
 /// A random number in `0..n` (0 when `n` is 0).
 pub(crate) fn random(n: u32) -> u32 {
-    // SAFETY: takes no arguments; callable from any context.
-    let r = unsafe { kernel::bindings::get_random_u32() };
+    let r = crate::kapi::sys::random_u32();
     r.checked_rem(n).unwrap_or(0)
 }
 

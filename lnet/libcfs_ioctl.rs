@@ -45,7 +45,7 @@ pub(crate) fn is_libcfs(cmd: u32) -> bool {
 
 /// Lustre's command `cmd` with its argument at user address `arg`. The
 /// caller has checked CAP_SYS_ADMIN.
-pub(crate) fn ioctl(lnet: &TheLnet, cmd: u32, arg: usize) -> Result {
+pub(crate) fn ioctl(lnet: &'static TheLnet, cmd: u32, arg: usize) -> Result {
     let mut hdr = [0u8; abi::HDR_LEN];
     UserSlice::new(arg, hdr.len())
         .reader()
@@ -67,7 +67,7 @@ pub(crate) fn ioctl(lnet: &TheLnet, cmd: u32, arg: usize) -> Result {
     r.and(copied)
 }
 
-fn command(lnet: &TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Result {
+fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Result {
     // Each command here takes the old-style argument.
     let old = version == abi::VERSION;
     match nr {

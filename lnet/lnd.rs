@@ -8,6 +8,7 @@
 use crate::api::{errno, lnet, nid_from_c, nid_to_c};
 use crate::kapi::bindings::{bio_vec, lnet_lnd, lnet_ni_tunables, lnet_nid, lnet_tx_desc};
 use crate::kapi::errno::*;
+use crate::kapi::ffi::LndArg;
 use crate::kapi::kiov::BioVec;
 use crate::lnet_core::credits::NetTunables;
 use crate::lnet_core::health::Status;
@@ -47,23 +48,26 @@ unsafe impl Send for LndRef {}
 unsafe impl Sync for LndRef {}
 
 impl LndRef {
-    /// The table at `lnd`, or None for null.
-    ///
-    /// # Safety
-    ///
-    /// `lnd` is null or a table its LND keeps, unwritten, from its
-    /// registration until it is unregistered (the static loopback table
-    /// included).
-    pub(crate) unsafe fn new(lnd: *const lnet_lnd) -> Option<LndRef> {
-        if lnd.is_null() {
+    /// The table an LND registers or unregisters, or None for null.
+    pub(crate) fn from_arg(lnd: &LndArg) -> Option<LndRef> {
+        let p = lnd.as_ptr();
+        if p.is_null() {
             None
         } else {
-            // INVARIANT: non-null (checked above); the callers pass the
-            // table an LND registers or unregisters, which its module
-            // keeps while loaded (`lnet_register_lnd`'s # Safety), or the
-            // static loopback table.
-            Some(LndRef(lnd))
+            // INVARIANT: non-null (checked above), and by `LndArg`'s
+            // invariant a table its LND keeps, unwritten, while it is
+            // registered, and LNet stops the LND's NIs before it can be
+            // unregistered (its module holds a reference for each).
+            Some(LndRef(p))
         }
+    }
+
+    /// The loopback LND's table.
+    pub(crate) fn loopback() -> LndRef {
+        // INVARIANT: a non-null `static` without interior mutability,
+        // never written; its operations (lolnd.rs) are LNet's own and
+        // follow lnd.h.
+        LndRef(&crate::lolnd::LOLND)
     }
 
     fn ops(&self) -> &lnet_lnd {
@@ -144,28 +148,19 @@ impl LndRef {
 
 // ---- The calls an LND makes into LNet ----
 
-/// # Safety
-///
-/// `lnd` is an operations table its LND keeps at one address, unwritten,
-/// until `lnet_unregister_lnd`.
+/// Registers an LND: `lnd` is its operations table ([`LndArg`]).
 #[no_mangle]
-unsafe extern "C" fn lnet_register_lnd(lnd: *const lnet_lnd) -> c_int {
-    // SAFETY: the table stays registered, unwritten, until
-    // `lnet_unregister_lnd` (# Safety).
-    let (Ok(lnet), Some(r)) = (lnet(), unsafe { LndRef::new(lnd) }) else {
+extern "C" fn lnet_register_lnd(lnd: LndArg) -> c_int {
+    let (Ok(lnet), Some(r)) = (lnet(), LndRef::from_arg(&lnd)) else {
         return EINVAL.to_errno();
     };
     errno(startup::register_lnd(lnet, r))
 }
 
-/// # Safety
-///
-/// As [`lnet_register_lnd`].
+/// Unregisters an LND: `lnd` is the table it registered ([`LndArg`]).
 #[no_mangle]
-unsafe extern "C" fn lnet_unregister_lnd(lnd: *const lnet_lnd) {
-    // SAFETY: a table `lnet_register_lnd` registered (# Safety), still
-    // valid: only compared here.
-    if let (Ok(lnet), Some(r)) = (lnet(), unsafe { LndRef::new(lnd) }) {
+extern "C" fn lnet_unregister_lnd(lnd: LndArg) {
+    if let (Ok(lnet), Some(r)) = (lnet(), LndRef::from_arg(&lnd)) {
         startup::unregister_lnd(lnet, r);
     }
 }
@@ -323,24 +318,24 @@ pub(crate) fn lnet_parse_rs(
     crate::parse::parse(lnet, &ni, hdr, from, private, rdma_req)
 }
 
-/// # Safety
-///
-/// `m` is a message LNet gave the LND (to send or to receive into) and it
-/// has not been finalized yet.
+/// Ends a message an LND holds (`lnet_finalize`). `m` is null or a message
+/// LNet gave the LND (to send or to receive into, the box of
+/// [`msg::Msg::into_c`]) and that it has not finalized yet: the LND gives
+/// it back with this call, which is lnd.h's contract.
 #[no_mangle]
-pub(crate) unsafe extern "C" fn lnet_finalize(m: *mut lnet_msg, status: c_int, hstatus: c_uint) {
+pub(crate) extern "C" fn lnet_finalize(m: Option<KBox<msg::Msg>>, status: c_int, hstatus: c_uint) {
     // lnd.h's contract, whatever the message (a discarded receive has none).
     crate::kapi::kthread::might_sleep();
     let Ok(lnet) = lnet() else {
+        // Unreachable while an LND holds messages (it holds lnet.ko); left
+        // alone, as before, rather than freed without its accounting.
+        core::mem::forget(m);
         return;
     };
-    if m.is_null() {
+    let Some(m) = m else {
         return;
-    }
+    };
     let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
-    // SAFETY: `m` is non-null and a message LNet gave the LND through Msg::into_c, not yet
-    // finalized (# Safety); the LND gives it up with this call, so the box is ours again.
-    let m = unsafe { msg::Msg::from_c(m) };
     msg::finalize(lnet, m, status, hs);
 }
 

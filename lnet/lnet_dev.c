@@ -7,11 +7,35 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 
-long lnet_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
-int lnet_dev_open(struct inode *inode, struct file *file);
-int lnet_dev_release(struct inode *inode, struct file *file);
+/*
+ * The per-open state dev.rs keeps (the last ping reply): made at open,
+ * given to each ioctl, freed at release, after the file's last ioctl.
+ */
+void *lnet_dev_state_new(void);
+void lnet_dev_state_free(void *state);
+long lnet_dev_state_ioctl(const void *state, unsigned int cmd,
+			  unsigned long arg);
+
 int lnet_dev_register(void);
 void lnet_dev_deregister(void);
+
+static int lnet_dev_open(struct inode *inode, struct file *file)
+{
+	file->private_data = lnet_dev_state_new();
+	return file->private_data ? 0 : -ENOMEM;
+}
+
+static int lnet_dev_release(struct inode *inode, struct file *file)
+{
+	lnet_dev_state_free(file->private_data);
+	return 0;
+}
+
+static long lnet_dev_ioctl(struct file *file, unsigned int cmd,
+			   unsigned long arg)
+{
+	return lnet_dev_state_ioctl(file->private_data, cmd, arg);
+}
 
 static const struct file_operations lnet_dev_fops = {
 	.owner		= THIS_MODULE,
@@ -36,18 +60,4 @@ int lnet_dev_register(void)
 void lnet_dev_deregister(void)
 {
 	misc_deregister(&lnet_dev);
-}
-
-/* The per-open data dev.rs keeps (the last ping reply). */
-void *lnet_dev_file_data(struct file *file);
-void lnet_dev_set_file_data(struct file *file, void *data);
-
-void *lnet_dev_file_data(struct file *file)
-{
-	return file->private_data;
-}
-
-void lnet_dev_set_file_data(struct file *file, void *data)
-{
-	file->private_data = data;
 }

@@ -57,7 +57,7 @@ mod startup;
 mod state;
 mod udsp;
 
-use core::ffi::c_int;
+use kapi::lnet_c::{DevRegistration, LndTimeoutFile};
 use kernel::prelude::*;
 
 module! {
@@ -69,7 +69,9 @@ module! {
 }
 
 struct Lnet {
-    _debugfs: Option<Debugfs>,
+    _debugfs: Option<LndTimeoutFile>,
+    // Taken in drop, before the state is unpublished.
+    dev: Option<DevRegistration>,
     the_lnet: Pin<KBox<state::TheLnet>>,
     // The hash algorithms go after LNet itself, at exit.
     _crypto: crypto::Crypto,
@@ -83,16 +85,32 @@ impl kernel::Module for Lnet {
         config::check_networks()?;
         let crypto = crypto::Crypto::new()?;
         let the_lnet = state::TheLnet::new()?;
-        state::TheLnet::publish(&the_lnet);
-        if let Err(e) = dev::register() {
-            let _params = kapi::param::ParamLock::lock(&THIS_MODULE);
-            state::TheLnet::unpublish();
-            pr_err!("can't register /dev/lnet: {:?}\n", e);
-            return Err(e);
-        }
+        // SAFETY: `Lnet` keeps the pinned box until its drop, which first
+        // shuts LNet down (stopping the monitor and discovery threads),
+        // deregisters /dev/lnet and unpublishes under the parameter lock
+        // (fencing the parameter setters); the upper layers, the LNDs and
+        // open /dev/lnet files hold module references while they call in,
+        // so none is in LNet by then. The error path below unpublishes
+        // before anything could have used it.
+        unsafe { state::TheLnet::publish(&the_lnet) };
+        let dev = match DevRegistration::new() {
+            Ok(d) => d,
+            Err(e) => {
+                let _params = kapi::param::ParamLock::lock(&THIS_MODULE);
+                state::TheLnet::unpublish();
+                pr_err!("can't register /dev/lnet: {:?}\n", e);
+                return Err(e);
+            }
+        };
         // Lustre shows the derived fallback LND timeout in debugfs as
-        // lnet/lnet_lnd_timeout.
-        let debugfs = Debugfs::new();
+        // lnet/lnet_lnd_timeout; without it, LNet still loads.
+        let debugfs = match LndTimeoutFile::new(params::lnd_timeout_cell()) {
+            Ok(f) => Some(f),
+            Err(rc) => {
+                pr_warn!("no module notifier ({}): lnet_lnd_timeout not shown\n", rc);
+                None
+            }
+        };
 
         let t = params::snapshot();
         pr_info!(
@@ -104,46 +122,11 @@ impl kernel::Module for Lnet {
         );
         Ok(Lnet {
             _debugfs: debugfs,
+            dev: Some(dev),
             the_lnet,
             _crypto: crypto,
             _cpt: cpt,
         })
-    }
-}
-
-/// debugfs lnet/lnet_lnd_timeout (lnet_debugfs.c), in libcfs's lnet/ when
-/// Lustre's libcfs.ko is loaded, in our own otherwise; gone when dropped.
-///
-/// # Invariants
-///
-/// Exists only once `lnet_debugfs_init` has succeeded.
-struct Debugfs;
-
-extern "C" {
-    fn lnet_debugfs_init(lnd_timeout: *mut u32) -> c_int;
-    fn lnet_debugfs_fini();
-}
-
-impl Debugfs {
-    /// Diagnostics only: without it, LNet still loads.
-    fn new() -> Option<Self> {
-        // SAFETY: the cell is a static, valid for as long as the module and
-        // so until `lnet_debugfs_fini`; `AtomicU32` has the layout of `u32`.
-        let rc = unsafe { lnet_debugfs_init(params::lnd_timeout_cell().as_ptr()) };
-        if rc != 0 {
-            pr_warn!("no module notifier ({}): lnet_lnd_timeout not shown\n", rc);
-            return None;
-        }
-        // INVARIANT: `lnet_debugfs_init` succeeded.
-        Some(Debugfs)
-    }
-}
-
-impl Drop for Debugfs {
-    fn drop(&mut self) {
-        // SAFETY: by the type invariant, `lnet_debugfs_init` succeeded, and
-        // this is the one drop.
-        unsafe { lnet_debugfs_fini() };
     }
 }
 
@@ -161,7 +144,7 @@ impl Drop for Lnet {
             startup::shutdown(&self.the_lnet, &mut api);
         }
         drop(api);
-        dev::deregister();
+        drop(self.dev.take());
         // A parameter setter may be running (sysfs stays until after
         // exit): it uses LNet's state under this lock, so it finishes
         // first, and later ones find nothing published.

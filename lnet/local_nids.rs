@@ -28,16 +28,11 @@ pub(crate) fn snapshot(lnet: &TheLnet) -> Result<KVec<Nid>> {
     Ok(v)
 }
 
-/// Whether `*nid` is the NID of one of our NIs, `0@lo` included.
-///
-/// # Safety
-///
-/// `nid` is null or points to a `struct lnet_nid`.
+/// Whether `*nid` is the NID of one of our NIs, `0@lo` included. `nid` is
+/// the C caller's pointer, null or a NID it does not write during the call.
 #[no_mangle]
-unsafe extern "C" fn LNetIsPeerLocal(nid: *mut lnet_nid) -> bool {
-    // SAFETY: `nid` is null or points to a readable `struct lnet_nid`
-    // (# Safety).
-    let Some(Ok(nid)) = (unsafe { nid.as_ref() }).map(nid_from_c) else {
+extern "C" fn LNetIsPeerLocal(nid: Option<&lnet_nid>) -> bool {
+    let Some(Ok(nid)) = nid.map(nid_from_c) else {
         return false;
     };
     let Some(lnet) = TheLnet::get() else {

@@ -96,13 +96,19 @@ unsafe extern "C" fn lolnd_recv(
             kiov::copy(dst_v, offset, src_v, src.offset, mlen);
         }
     }
-    // SAFETY: both messages are LNet's, each finalized exactly once here.
-    unsafe {
-        if !rx.is_null() {
-            crate::lnd::lnet_finalize(rx.cast(), 0, 0);
-        }
-        crate::lnd::lnet_finalize(tx, 0, 0);
+    // SAFETY: both messages are LNet's, from Msg::into_c (`tx` as
+    // lolnd_send's private, `rx` given to this call), not yet finalized:
+    // each is taken back once, here, to be finalized.
+    let (rx, tx) = unsafe {
+        (
+            (!rx.is_null()).then(|| crate::msg::Msg::from_c(rx)),
+            crate::msg::Msg::from_c(tx),
+        )
+    };
+    if rx.is_some() {
+        crate::lnd::lnet_finalize(rx, 0, 0);
     }
+    crate::lnd::lnet_finalize(Some(tx), 0, 0);
     0
 }
 

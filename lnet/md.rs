@@ -5,8 +5,9 @@
 //! handler, and the flags and reference count that decide when it is
 //! unlinked and which event says so.
 
-use crate::kapi::bindings::{lnet_event, lnet_md};
-use crate::kapi::kiov::{self, BioVec};
+use crate::kapi::bindings::lnet_event;
+use crate::kapi::ffi::MdArg;
+use crate::kapi::kiov::BioVec;
 use crate::lnet_core::md::{options, MdState, THRESH_INF};
 use crate::lnet_core::nid::Nid;
 use crate::own_md::MdOwner;
@@ -69,13 +70,8 @@ unsafe impl Send for LibMd {}
 
 impl LibMd {
     /// Builds an MD from the caller's description, as `lnet_md_build`.
-    ///
-    /// # Safety
-    ///
-    /// `umd.umd_start` must point to `umd.umd_length` bytes of kernel memory, or with
-    /// `LNET_MD_KIOV` to `umd.umd_length` valid `struct bio_vec`, staying valid
-    /// until the MD is unlinked: the caller's promise, as in Lustre.
-    pub(crate) unsafe fn build(umd: &lnet_md, unlink: bool) -> Result<LibMd> {
+    pub(crate) fn build(arg: &MdArg<'_>, unlink: bool) -> Result<LibMd> {
+        let umd = arg.get().ok_or(EINVAL)?;
         if umd.umd_start.is_null() && umd.umd_length != 0 {
             crate::cerror!(
                 "MD start pointer can not be NULL with length {}\n",
@@ -95,9 +91,8 @@ impl LibMd {
             }
             let page_size = kernel::page::PAGE_SIZE as u64;
             let mut total: u32 = 0;
-            for i in 0..umd.umd_length as usize {
-                // SAFETY: the caller promises `length` entries at `start`.
-                let f = unsafe { *umd.umd_start.cast::<BioVec>().add(i) };
+            for (i, f) in arg.kiov().ok_or(EINVAL)?.iter().enumerate() {
+                let f = *f;
                 if f.bv_page.is_null() || u64::from(f.bv_offset) + u64::from(f.bv_len) > page_size {
                     crate::cerror!("MD fragment {} is not within one page\n", i);
                     return Err(EINVAL);
@@ -107,11 +102,7 @@ impl LibMd {
             }
             total
         } else {
-            // SAFETY: without LNET_MD_KIOV, `umd_start` names `umd_length` bytes of kernel memory
-            // valid until the MD is unlinked (# Safety).
-            unsafe {
-                kiov::push_kvaddr_range(&mut v, umd.umd_start as usize, umd.umd_length as usize)?
-            };
+            arg.push_kvaddr(&mut v)?;
             umd.umd_length
         };
         let max_size = if umd.umd_options & options::MAX_SIZE != 0 {
@@ -131,7 +122,8 @@ impl LibMd {
         })?;
         // INVARIANT: each KIOV fragment was checked non-null and within its
         // page above; push_kvaddr_range splits kernel memory by page; the
-        // caller keeps either valid until the MD is unlinked (# Safety).
+        // caller keeps either valid until the MD is unlinked (MdArg's
+        // invariant).
         Ok(Self::assemble(
             state,
             v,
@@ -148,22 +140,21 @@ impl LibMd {
         opts: u32,
         unlink: bool,
     ) -> Result<LibMd> {
-        let (start, len) = owner.memory().region();
-        let length = u32::try_from(len).map_err(|_| EINVAL)?;
+        let mem = owner.memory();
+        let start = mem.start();
+        let length = u32::try_from(mem.len()).map_err(|_| EINVAL)?;
         let mut v = KVec::new();
-        // SAFETY: the MD holds `owner`, which holds the memory, `len` bytes
-        // at `start` for as long as it lives (MdMemory's invariant).
-        unsafe { kiov::push_kvaddr_range(&mut v, start as usize, len)? };
+        mem.push_frags(&mut v)?;
         let state = MdState::new(opts | options::KIOV, length, 0, threshold).map_err(|e| {
             crate::cerror!("Invalid MD: {:?}\n", e);
             EINVAL
         })?;
-        // INVARIANT: push_kvaddr_range splits the owner's memory by page;
-        // it lives as long as this MD holds `owner`.
+        // INVARIANT: push_frags splits the owner's memory by page; it
+        // lives as long as this MD holds `owner`.
         Ok(Self::assemble(
             state,
             v,
-            (start as usize, 0),
+            (start, 0),
             (None, Some(owner)),
             unlink,
         ))

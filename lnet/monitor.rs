@@ -9,26 +9,17 @@
 use crate::api;
 use crate::kapi::kthread::{self, Thread};
 use crate::state::TheLnet;
-use core::ffi::{c_int, c_void};
 use core::sync::atomic::Ordering;
 use kernel::c_str;
 use kernel::prelude::*;
 
-/// Starts the monitor thread for `lnet`, which must outlive it.
-pub(crate) fn start(lnet: &TheLnet) -> Result<Thread> {
-    let data = (lnet as *const TheLnet).cast_mut().cast();
-    // SAFETY: the state outlives the thread: LNet stops it before the
-    // state goes.
-    unsafe { Thread::spawn(c_str!("monitor_thread"), monitor_main, data) }
+/// Starts the monitor thread for `lnet`.
+pub(crate) fn start(lnet: &'static TheLnet) -> Result<Thread> {
+    Thread::spawn_static(c_str!("monitor_thread"), lnet, monitor_main)
 }
 
-/// # Safety
-///
-/// Started by [`start`] only.
-unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
-    // SAFETY: `start` passes the pinned state, which outlives the thread
-    // (the thread is stopped before the state is dropped).
-    let lnet = unsafe { &*data.cast_const().cast::<TheLnet>() };
+/// The monitor thread.
+fn monitor_main(lnet: &'static TheLnet) {
     let mut next_second = 0;
     while !kthread::should_stop() {
         // Resends wait at most one step.
@@ -54,7 +45,6 @@ unsafe extern "C" fn monitor_main(data: *mut c_void) -> c_int {
         }
         kthread::sleep_ms(100);
     }
-    0
 }
 
 /// Ends the response trackers past their deadline, or all of them when

@@ -19,58 +19,16 @@
 //! And a callback may call LNet (`LNetFetchNIDs`, even
 //! `LNetUnRegisterNIDUpdates` for itself), which deadlocks in Lustre.
 
-use crate::kapi::bindings::lnet_nid;
 use crate::kapi::lnet_abi::nid_to_c;
+use crate::kapi::lnet_c::{nid_update_info, Nui};
 use crate::lnet_core::local_nids::{self, NetUpdate};
 use crate::lnet_core::nid::Net;
 use crate::state::TheLnet;
-use core::ffi::{c_int, c_uint, c_void};
-use core::ptr::NonNull;
+use core::ffi::{c_int, c_void};
 use kernel::prelude::*;
-
-/// `struct nid_update_info` (include/linux/lnet/lib-lnet.h), made and
-/// freed in C (lnet_nid_update.c).
-#[repr(C)]
-pub(crate) struct nid_update_info {
-    _private: [u8; 0],
-}
-
-extern "C" {
-    fn lnet_nui_new(net: u32, nids: *const lnet_nid, count: c_uint) -> *mut nid_update_info;
-    fn lnet_nui_free(nui: *mut nid_update_info);
-}
 
 /// A NID update callback.
 type UpdateCb = unsafe extern "C" fn(*mut c_void, *mut nid_update_info) -> c_int;
-
-/// One update, owned.
-///
-/// # Invariants
-///
-/// `self.0` came from `lnet_nui_new` and is freed only by `drop`.
-struct Nui(NonNull<nid_update_info>);
-
-// SAFETY: a heap object only this owner reaches.
-unsafe impl Send for Nui {}
-
-impl Nui {
-    /// The update for `net` with `nids` (none: the net is gone).
-    fn new(net: Net, nids: &[lnet_nid]) -> Option<Nui> {
-        let count = c_uint::try_from(nids.len()).ok()?;
-        // SAFETY: `nids` holds `count` NIDs, which are copied.
-        let p = unsafe { lnet_nui_new(net.as_u32(), nids.as_ptr(), count) };
-        // INVARIANT: from lnet_nui_new.
-        NonNull::new(p).map(Nui)
-    }
-}
-
-impl Drop for Nui {
-    fn drop(&mut self) {
-        // SAFETY: by the type invariant; no callback keeps it (it is
-        // valid during the call only).
-        unsafe { lnet_nui_free(self.0.as_ptr()) };
-    }
-}
 
 struct Reg {
     id: u64,
@@ -152,7 +110,7 @@ pub(crate) fn prepare(lnet: &TheLnet, net: Net, removed: bool) -> Option<Pending
             let _ = c.push(nid_to_c(nid), GFP_KERNEL);
         }
     }
-    let Some(nui) = Nui::new(net, &c) else {
+    let Some(nui) = Nui::new(net.as_u32(), &c) else {
         pr_warn!("Can't tell the NIDs of {}: out of memory\n", net);
         return None;
     };
@@ -184,7 +142,7 @@ pub(crate) fn deliver(lnet: &TheLnet, p: Option<Pending>) {
         // Its return value means nothing to LNet, as in Lustre.
         // SAFETY: the registrant gave `cb` for `data`, callable until LNetUnRegisterNIDUpdates
         // returns, which waits while `calling` names it; `p.nui` lives.
-        let _ = unsafe { cb(data as *mut c_void, p.nui.0.as_ptr()) };
+        let _ = unsafe { cb(data as *mut c_void, p.nui.as_ptr()) };
         g = lnet.nid_updates.lock();
         g.calling = None;
         lnet.nid_update_done.notify_all();

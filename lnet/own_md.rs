@@ -10,125 +10,15 @@
 
 use crate::api;
 use crate::kapi::bindings::lnet_event;
+pub(crate) use crate::kapi::md_memory::MdMemory;
 use crate::lnet_core::hdr::{PING_MATCHBITS, RESERVED_PORTAL};
 use crate::lnet_core::md::PID_ANY;
 use crate::lnet_core::nid::Nid;
 use crate::md::LibMd;
 use crate::send::Request;
 use crate::state::TheLnet;
-use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use kernel::prelude::*;
 use kernel::sync::Arc;
-
-/// Heap memory an MD of LNet's own describes.
-///
-/// # Invariants
-///
-/// `ptr` is the start of `buf`'s `len` bytes, taken once when it was made;
-/// `buf` is never resized or reallocated, so `ptr` stays valid for `len`
-/// bytes for as long as this lives. Nothing here makes a reference to those
-/// bytes but [`MdMemory::bytes`], whose callers vouch that LNet is not
-/// writing them.
-pub(crate) struct MdMemory {
-    ptr: *mut u8,
-    len: usize,
-    /// Owns the bytes; only `ptr` is used to reach them.
-    _buf: KVec<u8>,
-}
-
-// SAFETY: the bytes are plain heap memory, not tied to a thread; shared use
-// goes through atomics or `bytes`, whose callers exclude writers (# Invariants).
-unsafe impl Send for MdMemory {}
-// SAFETY: as for Send.
-unsafe impl Sync for MdMemory {}
-
-impl MdMemory {
-    /// Memory holding `buf`'s bytes.
-    pub(crate) fn new(mut buf: KVec<u8>) -> Self {
-        // INVARIANT: the start of `buf`'s bytes, which never moves: `buf`
-        // is only kept, never resized.
-        MdMemory {
-            ptr: buf.as_mut_ptr(),
-            len: buf.len(),
-            _buf: buf,
-        }
-    }
-
-    /// `len` zeroed bytes.
-    pub(crate) fn zeroed(len: usize) -> Result<Self> {
-        Ok(Self::new(KVec::from_elem(0u8, len, GFP_KERNEL)?))
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Where the bytes are, for an MD's fragments.
-    pub(crate) fn region(&self) -> (*mut u8, usize) {
-        (self.ptr, self.len)
-    }
-
-    /// The first `n` bytes (at most all of them).
-    ///
-    /// # Safety
-    ///
-    /// LNet must not be writing them meanwhile: the caller runs in the
-    /// event that ended the MD's receive (a PUT or REPLY event with one
-    /// receive allowed, or the final event), or after the final event.
-    pub(crate) unsafe fn bytes(&self, n: usize) -> &[u8] {
-        // SAFETY: `ptr` is valid for `len` bytes while `self` lives (#
-        // Invariants); no writer meanwhile (# Safety).
-        unsafe { core::slice::from_raw_parts(self.ptr, n.min(self.len)) }
-    }
-
-    /// The 32-bit word at byte `at`, if in bounds and aligned.
-    fn word(&self, at: usize) -> Option<&AtomicU32> {
-        if at % 4 != 0 || !at.checked_add(4).is_some_and(|e| e <= self.len) {
-            return None;
-        }
-        // `ptr` comes from kmalloc (aligned to 8 at least), so `at`, a
-        // multiple of 4, is aligned too.
-        // SAFETY: in bounds (checked) and aligned, valid while `self` lives
-        // (# Invariants); accessed only atomically from Rust.
-        Some(unsafe { AtomicU32::from_ptr(self.ptr.add(at).cast::<u32>()) })
-    }
-
-    /// Rewrites the word at byte `at` (little-endian on the wire) in place:
-    /// an LND may be reading it for a REPLY, as with Lustre's plain store.
-    /// False when out of bounds or unaligned.
-    pub(crate) fn store_le32(&self, at: usize, v: u32) -> bool {
-        self.word(at)
-            .map(|w| w.store(v.to_le(), Ordering::Relaxed))
-            .is_some()
-    }
-
-    /// The word at byte `at`, little-endian.
-    pub(crate) fn load_le32(&self, at: usize) -> Option<u32> {
-        self.word(at)
-            .map(|w| u32::from_le(w.load(Ordering::Relaxed)))
-    }
-
-    /// Copies the bytes into `out` (as many as fit), a word at a time
-    /// where they are words, so that rewrites of words race with nothing.
-    pub(crate) fn copy_to(&self, out: &mut [u8]) {
-        let n = out.len().min(self.len);
-        let mut at = 0;
-        while at < n {
-            if let (Some(w), Some(dst)) = (self.word(at), out.get_mut(at..at + 4)) {
-                dst.copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes());
-                at += 4;
-                continue;
-            }
-            // SAFETY: `at < len`: in bounds; bytes have no alignment;
-            // valid while `self` lives (# Invariants).
-            let b = unsafe { AtomicU8::from_ptr(self.ptr.add(at)) };
-            if let Some(dst) = out.get_mut(at) {
-                *dst = b.load(Ordering::Relaxed);
-            }
-            at += 1;
-        }
-    }
-}
 
 /// The owner of an MD of LNet's own.
 pub(crate) trait MdOwner: Send + Sync {

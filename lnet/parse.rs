@@ -270,10 +270,10 @@ fn parse_request(
             if !lnet.is_running() || going {
                 "shutting down"
             } else if res.delayed.reserve(1, GFP_ATOMIC).is_ok() {
-                // INVARIANT: the message is given up to `d`, and with it the
-                // LND's `private`, which nothing here has handed back.
+                // INVARIANT: the LND's `private` goes with its message to
+                // `d`; nothing here has handed it back.
                 let d = Delayed {
-                    msg: Msg::into_c(m),
+                    msg: m,
                     ni: ni.clone(),
                     private,
                     from,

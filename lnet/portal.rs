@@ -6,7 +6,6 @@
 
 use crate::kapi::kiov::BioVec;
 use crate::kapi::vec;
-use crate::lnd::lnet_msg;
 use crate::lnet_core::hdr::{Hdr, MsgBody};
 use crate::lnet_core::md::{self as core_md, Incoming, Match, Op};
 use crate::lnet_core::nid::Nid;
@@ -15,6 +14,7 @@ use crate::ni::Ni;
 use crate::parse::{drop_incoming, receive_request};
 use crate::state::{Res, TheLnet, MAX_PORTALS};
 use core::ffi::c_void;
+use kernel::alloc::KBox;
 use kernel::sync::Arc;
 
 /// Why an incoming request found no MD.
@@ -117,34 +117,28 @@ fn commit(res: &mut Res, cookie: u64, offset: u32, mlength: u32) {
 ///
 /// # Invariants
 ///
-/// `msg` is a [`Msg::into_c`] that this owns, taken back once with
-/// [`Msg::from_c`] when this leaves `Res::delayed`. `private` is the
-/// context `ni`'s LND gave `lnet_parse` with that message, not yet handed
-/// back by `lnd_recv`.
+/// `private` is the context `ni`'s LND gave `lnet_parse` with `msg`, not
+/// yet handed back by `lnd_recv`.
 pub(crate) struct Delayed {
-    pub(crate) msg: *mut lnet_msg,
+    pub(crate) msg: KBox<Msg>,
     pub(crate) ni: Arc<Ni>,
     pub(crate) private: *mut c_void,
     pub(crate) from: Nid,
     pub(crate) portal: u32,
 }
 
-// SAFETY: the message this owns and the LND's private pointer (the type
-// invariant) are not tied to a thread; the LND expects lnd_recv from any
+// SAFETY: the message is `Send`, and the LND's private pointer (the type
+// invariant) is not tied to a thread: the LND expects lnd_recv from any
 // thread.
 unsafe impl Send for Delayed {}
 
 impl Delayed {
     fn hdr(&self) -> &Hdr {
-        // SAFETY: by the type invariant the message is ours and alive until it
-        // is taken back; only a shared reference is made.
-        unsafe { &(*self.msg.cast::<Msg>()).hdr }
+        &self.msg.hdr
     }
 
     fn initiator(&self) -> Nid {
-        // SAFETY: by the type invariant the message is ours and alive until it
-        // is taken back.
-        unsafe { (*self.msg.cast::<Msg>()).initiator }
+        self.msg.initiator
     }
 }
 
@@ -205,9 +199,7 @@ pub(crate) fn attach_delayed(lnet: &TheLnet, portal: u32, me_cookie: u64, md_coo
         let Some(d) = vec::remove(&mut res.delayed, i) else {
             return;
         };
-        // SAFETY: `d` has just left `res.delayed`: by the type invariant its
-        // message came from Msg::into_c and is taken back here, once.
-        let m = unsafe { Msg::from_c(d.msg) };
+        let m = d.msg;
         match action {
             Some((offset, mlength)) => {
                 commit(&mut res, md_cookie, offset, mlength);
@@ -257,9 +249,7 @@ fn drop_delayed_where(lnet: &TheLnet, why: &str, which: impl Fn(&Delayed) -> boo
             return;
         };
         drop(res);
-        // SAFETY: `d` has just left `res.delayed`: by the type invariant its
-        // message came from Msg::into_c and is taken back here, once.
-        let m = unsafe { Msg::from_c(d.msg) };
+        let m = d.msg;
         let hdr = m.hdr;
         Msg::free(lnet, m);
         drop_incoming(lnet, &d.ni, d.private, hdr.payload_length, why, &hdr);

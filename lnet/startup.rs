@@ -15,7 +15,6 @@ use crate::lnd::LndRef;
 use crate::lnet_core::credits::NetTunables;
 use crate::lnet_core::networks;
 use crate::lnet_core::nid::{lnd, Net, Nid};
-use crate::lolnd::LOLND;
 use crate::monitor;
 use crate::ni::{Ni, NiState};
 use crate::state::TheLnet;
@@ -67,7 +66,7 @@ pub(crate) fn ni_arc(lnet: &TheLnet, ni: &Ni) -> Option<Arc<Ni>> {
 
 /// `LNetNIInit`: the first call starts the NIs and the monitor thread.
 /// Returns how many earlier calls are still counted.
-pub(crate) fn ni_init(lnet: &TheLnet, pid: u32) -> Result<u32> {
+pub(crate) fn ni_init(lnet: &'static TheLnet, pid: u32) -> Result<u32> {
     let mut api = lnet.api.lock();
     ni_init_locked(lnet, &mut api, pid, true)
 }
@@ -75,7 +74,7 @@ pub(crate) fn ni_init(lnet: &TheLnet, pid: u32) -> Result<u32> {
 /// `lnetctl lnet configure [--all]`: /dev/lnet's reference; with
 /// `load_networks` the NIs of `networks=` start too, otherwise only
 /// `0@lo`. A second configure changes nothing.
-pub(crate) fn dev_configure(lnet: &TheLnet, load_networks: bool) -> Result {
+pub(crate) fn dev_configure(lnet: &'static TheLnet, load_networks: bool) -> Result {
     let mut api = lnet.api.lock();
     if api.dev_ref {
         return Ok(());
@@ -102,7 +101,7 @@ pub(crate) fn dev_unconfigure(lnet: &TheLnet) -> Result {
 }
 
 fn ni_init_locked(
-    lnet: &TheLnet,
+    lnet: &'static TheLnet,
     api: &mut crate::state::Api,
     pid: u32,
     load_networks: bool,
@@ -151,8 +150,7 @@ fn ni_init_locked(
 /// Starts `0@lo` and the NIs of `networks=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     crate::numa::init();
-    // SAFETY: the loopback table is a static nothing writes.
-    let lo = unsafe { LndRef::new(&LOLND) }.ok_or(EINVAL)?;
+    let lo = LndRef::loopback();
     start_ni(lnet, Nid::LO, None, lo, &NetTunables::UNSET)?;
     if !load_networks {
         return Ok(());
@@ -219,21 +217,16 @@ fn add_ni(lnet: &TheLnet, net: Net, iface: &str, tunables: &NetTunables) -> Resu
     for (d, s) in name.iter_mut().take(15).zip(iface.bytes()) {
         *d = s;
     }
-    let mut addr = 0u32;
-    // SAFETY: NUL-terminated name, a 16-byte buffer, a u32.
-    let rc = unsafe {
-        crate::kapi::bindings::lnet_inet_addr(
-            name.as_ptr().cast(),
-            found.as_mut_ptr().cast(),
-            found.len(),
-            &mut addr,
-        )
+    // `name[15]` stays 0: always NUL-terminated.
+    let name = core::ffi::CStr::from_bytes_until_nul(&name).map_err(|_| EINVAL)?;
+    let addr = match crate::kapi::lnet_c::inet_addr(name, &mut found) {
+        Ok(addr) => addr,
+        Err(rc) => {
+            let shown = if iface.is_empty() { "(any)" } else { iface };
+            pr_err!("No usable IPv4 interface {} for {}: {}\n", shown, net, rc);
+            return Err(Error::from_errno(rc));
+        }
     };
-    if rc != 0 {
-        let shown = if iface.is_empty() { "(any)" } else { iface };
-        pr_err!("No usable IPv4 interface {} for {}: {}\n", shown, net, rc);
-        return Err(Error::from_errno(rc));
-    }
     let n = found.iter().position(|&b| b == 0).unwrap_or(found.len());
     let iface = core::str::from_utf8(found.get(..n).unwrap_or(&[])).unwrap_or("");
     let nid = Nid::new4(net, addr);

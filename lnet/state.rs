@@ -191,8 +191,7 @@ static THE_LNET: AtomicPtr<TheLnet> = AtomicPtr::new(core::ptr::null_mut());
 impl TheLnet {
     pub(crate) fn new() -> Result<Pin<KBox<TheLnet>>> {
         let mut cookie = [0u8; 8];
-        // SAFETY: fills the buffer it is given.
-        unsafe { kernel::bindings::get_random_bytes(cookie.as_mut_ptr().cast(), 8) };
+        crate::kapi::sys::random_bytes(&mut cookie);
         KBox::pin_init(
             pin_init!(TheLnet {
                 res <- new_spinlock!(Res {
@@ -247,9 +246,17 @@ impl TheLnet {
         )
     }
 
-    /// Publishes `lnet` to the C entry points. It must stay pinned and alive
-    /// until [`TheLnet::unpublish`].
-    pub(crate) fn publish(lnet: &TheLnet) {
+    /// Publishes `lnet` to the C entry points and the module's threads:
+    /// [`TheLnet::get`] hands it out as `'static` from now on.
+    ///
+    /// # Safety
+    ///
+    /// `lnet` stays pinned and alive until [`TheLnet::unpublish`], and is
+    /// freed only once nothing uses a reference [`TheLnet::get`] gave out:
+    /// C callers are done (they hold module references while in LNet, the
+    /// parameter setters are fenced by the parameter lock) and the threads
+    /// started on it (monitor, discovery) have been stopped.
+    pub(crate) unsafe fn publish(lnet: &TheLnet) {
         THE_LNET.store((lnet as *const TheLnet).cast_mut(), Ordering::Release);
     }
 
@@ -258,12 +265,13 @@ impl TheLnet {
     }
 
     /// The published state; None before module init finished or after exit
-    /// began.
+    /// began. `'static` for its users: it is freed only after all of them
+    /// are done (`publish`'s contract).
     pub(crate) fn get() -> Option<&'static TheLnet> {
         let p = THE_LNET.load(Ordering::Acquire);
-        // Callers are in modules that depend on lnet.ko, or in lnet.ko
-        // itself while it is loaded.
-        // SAFETY: a pinned box the module keeps alive until unpublish().
+        // SAFETY: null, or a pinned box published with `publish`, whose
+        // caller keeps it alive until every reference handed out here is
+        // no longer used.
         unsafe { p.as_ref() }
     }
 

@@ -111,3 +111,111 @@ pub unsafe fn text<'a>(s: *const c_char, len: i32) -> Option<&'a [u8]> {
     // `'a` (# Safety).
     Some(unsafe { core::slice::from_raw_parts(s, n) })
 }
+
+/// An MD description argument (`const struct lnet_md *`) of `LNetMDAttach`
+/// and `LNetMDBind`.
+///
+/// # Invariants
+///
+/// The pointer is null or points to a `struct lnet_md` readable and
+/// unchanged for `'a` (the call that received it), whose `umd_start` is
+/// null or, when `umd_length` is not zero:
+/// - without `LNET_MD_KIOV` in `umd_options`, points to `umd_length` bytes
+///   of kernel memory (lowmem or vmalloc);
+/// - with `LNET_MD_KIOV`, points to an array of `umd_length` aligned,
+///   initialised `struct bio_vec`, unchanged for `'a`, whose pages stay
+///   valid until the MD made from it is unlinked;
+///
+/// that memory staying valid until the MD made from it is unlinked: the C
+/// caller's contract, as in Lustre's `LNetMDAttach`. No Rust code makes
+/// one (the fields are private and there is no constructor); it is neither
+/// `Copy` nor `Clone`, nor `Send`.
+#[cfg(kapi_lnet)]
+#[repr(transparent)]
+pub struct MdArg<'a>(
+    *const crate::kapi::bindings::lnet_md,
+    PhantomData<&'a crate::kapi::bindings::lnet_md>,
+);
+
+#[cfg(kapi_lnet)]
+impl<'a> MdArg<'a> {
+    /// The description, or `None` for a null pointer.
+    pub fn get(&self) -> Option<&'a crate::kapi::bindings::lnet_md> {
+        // SAFETY: by the type invariant the pointer is null or points to a
+        // `struct lnet_md` readable and unchanged for `'a`.
+        unsafe { self.0.as_ref() }
+    }
+
+    /// The caller's fragments of a `LNET_MD_KIOV` MD: its `umd_length`
+    /// `struct bio_vec` at `umd_start`. `None` for a null description, one
+    /// without `LNET_MD_KIOV`, or a null start with a non-zero length.
+    pub fn kiov(&self) -> Option<&'a [crate::kapi::kiov::BioVec]> {
+        let umd = self.get()?;
+        if umd.umd_options & crate::kapi::bindings::LNET_MD_KIOV == 0 {
+            return None;
+        }
+        let n = umd.umd_length as usize;
+        if n == 0 {
+            return Some(&[]);
+        }
+        let p = umd.umd_start.cast::<crate::kapi::kiov::BioVec>();
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: with LNET_MD_KIOV, a non-null `umd_start` points to
+        // `umd_length` (`n`, positive) `struct bio_vec` valid for longer than
+        // `'a` (the type invariant); `n` fragments of 16 bytes fit `isize`.
+        Some(unsafe { core::slice::from_raw_parts(p, n) })
+    }
+
+    /// Appends the page fragments of a plain MD's memory, the `umd_length`
+    /// bytes at `umd_start`, to `out`. `EINVAL` for a null description, one
+    /// with `LNET_MD_KIOV`, or a null start with a non-zero length.
+    pub fn push_kvaddr(
+        &self,
+        out: &mut kernel::alloc::KVec<crate::kapi::kiov::BioVec>,
+    ) -> kernel::error::Result {
+        use kernel::error::code::EINVAL;
+        let umd = self.get().ok_or(EINVAL)?;
+        if umd.umd_options & crate::kapi::bindings::LNET_MD_KIOV != 0
+            || (umd.umd_start.is_null() && umd.umd_length != 0)
+        {
+            return Err(EINVAL);
+        }
+        // SAFETY: without LNET_MD_KIOV, `umd_start` names `umd_length` bytes
+        // of kernel memory valid until the MD is unlinked (the type
+        // invariant), which is as long as the fragments are used.
+        unsafe {
+            crate::kapi::kiov::push_kvaddr_range(
+                out,
+                umd.umd_start as usize,
+                umd.umd_length as usize,
+            )
+        }
+    }
+}
+
+/// An LND's operations table argument (`const struct lnet_lnd *`) of
+/// `lnet_register_lnd` and `lnet_unregister_lnd`.
+///
+/// # Invariants
+///
+/// The pointer is null or points to a `struct lnet_lnd` that its LND keeps
+/// at that address, unwritten, from its registration until
+/// `lnet_unregister_lnd` for it has returned (an LND's module unregisters
+/// it as it unloads, and holds a reference on itself for each NI it runs),
+/// and whose operations follow include/linux/lnet/lnd.h: callable from any
+/// thread, with an NI LNet started on it and the messages, descriptors and
+/// fragments LNet gives them. That is the C caller's contract. No Rust code
+/// makes one; it is neither `Copy` nor `Clone`, nor `Send`.
+#[cfg(kapi_lnet)]
+#[repr(transparent)]
+pub struct LndArg(*const crate::kapi::bindings::lnet_lnd);
+
+#[cfg(kapi_lnet)]
+impl LndArg {
+    /// The table's address, null or as the type invariant says.
+    pub fn as_ptr(&self) -> *const crate::kapi::bindings::lnet_lnd {
+        self.0
+    }
+}

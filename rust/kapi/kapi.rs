@@ -32,6 +32,12 @@ pub mod link;
 #[cfg(kapi_lnd)]
 pub mod lnd_param;
 pub mod lnet_abi;
+// lnet.ko's own C helpers (lnet_exports.c, lnet_dev.c, ...).
+#[cfg(kapi_lnet)]
+pub mod lnet_c;
+// The memory of lnet.ko's own MDs.
+#[cfg(kapi_lnet)]
+pub mod md_memory;
 pub mod param;
 // Only ko2iblnd links the RDMA helpers (its Kbuild sets the cfg): lnet.ko
 // and ksocklnd.ko must load on nodes without RDMA.

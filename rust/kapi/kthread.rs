@@ -28,7 +28,8 @@ pub struct Thread {
 
 // SAFETY: the task pointer is only passed to kthread_stop_put(), which may be
 // called from any thread; `owned` is an `Arc` of a `Send + Sync` type (see
-// `spawn_arc`), which may be dropped from any thread.
+// `spawn_arc`) or a `'static` reference to a `Sync` one (`spawn_static`),
+// either of which may be dropped from any thread.
 unsafe impl Send for Thread {}
 // SAFETY: no method reads or writes through `&Thread`.
 unsafe impl Sync for Thread {}
@@ -62,6 +63,37 @@ unsafe extern "C" fn start_arc<T: Send + Sync + 'static>(p: *mut c_void) -> c_in
 unsafe fn free_start<T: Send + Sync + 'static>(p: *mut c_void) {
     // SAFETY: from `KBox::into_raw` and no longer used (# Safety).
     drop(unsafe { KBox::from_raw(p.cast::<Start<T>>()) });
+}
+
+/// What a thread of [`Thread::spawn_static`] runs.
+struct StaticStart<T: Sync + 'static> {
+    data: &'static T,
+    run: fn(&'static T),
+}
+
+/// The entry point of a thread of [`Thread::spawn_static`].
+///
+/// # Safety
+///
+/// `p` is the `StaticStart<T>` its `Thread` owns, freed only once this
+/// thread has exited.
+unsafe extern "C" fn start_static<T: Sync + 'static>(p: *mut c_void) -> c_int {
+    // SAFETY: the `StaticStart<T>` the `Thread` owns and frees only after
+    // this thread has exited (# Safety); only shared references are made.
+    let s = unsafe { &*p.cast_const().cast::<StaticStart<T>>() };
+    (s.run)(s.data);
+    0
+}
+
+/// Frees a `StaticStart<T>` of [`Thread::spawn_static`].
+///
+/// # Safety
+///
+/// `p` came from `KBox::into_raw` of a `StaticStart<T>` in `spawn_static`,
+/// and no thread uses it any more.
+unsafe fn free_static<T: Sync + 'static>(p: *mut c_void) {
+    // SAFETY: from `KBox::into_raw` and no longer used (# Safety).
+    drop(unsafe { KBox::from_raw(p.cast::<StaticStart<T>>()) });
 }
 
 impl Thread {
@@ -98,6 +130,23 @@ impl Thread {
         // new `Thread` owns and frees (`free_start::<T>`) only after the
         // thread has exited; `T` is `Sync`, so the thread may share it.
         unsafe { Self::create(name, start_arc::<T>, p, Some((free_start::<T>, p))) }
+    }
+
+    /// Starts `run(data)` in a thread named `name`, for data that lives as
+    /// long as the module (a `'static` reference). `run` should return once
+    /// [`should_stop`] is true.
+    pub fn spawn_static<T: Sync + 'static>(
+        name: &CStr,
+        data: &'static T,
+        run: fn(&'static T),
+    ) -> Result<Thread> {
+        let start = KBox::new(StaticStart { data, run }, GFP_KERNEL)?;
+        let p = KBox::into_raw(start).cast::<c_void>();
+        // SAFETY: `start_static::<T>` gets the `StaticStart<T>` just boxed,
+        // which the new `Thread` owns and frees (`free_static::<T>`) only
+        // after the thread has exited; `T` is `Sync` and `data` is
+        // `'static`, so the thread may share it for as long as it runs.
+        unsafe { Self::create(name, start_static::<T>, p, Some((free_static::<T>, p))) }
     }
 
     /// # Safety

@@ -14,6 +14,12 @@ pub fn random_bytes(buf: &mut [u8]) {
     unsafe { bindings::get_random_bytes(buf.as_mut_ptr().cast(), buf.len()) };
 }
 
+/// A random `u32` (`get_random_u32`).
+pub fn random_u32() -> u32 {
+    // SAFETY: takes no arguments; callable from any context.
+    unsafe { bindings::get_random_u32() }
+}
+
 /// Whether the current task may administer the system (`CAP_SYS_ADMIN`).
 pub fn capable_sys_admin() -> bool {
     // SAFETY: checks the current task's credentials; takes no pointer.
