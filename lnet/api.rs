@@ -139,14 +139,21 @@ pub(crate) fn me_attach(
 
 /// Attaches an MD to a match entry (`LNetMDAttach`). `umd` is the C
 /// caller's description ([`MdArg`]); `handle`, null or the caller's
-/// `struct lnet_handle_md` that nothing else uses during the call, gets
-/// the MD's handle.
+/// writable `struct lnet_handle_md`, gets the MD's handle. A raw pointer,
+/// not `&mut`: the caller's event handler may read the handle before this
+/// returns (a delayed message matching the MD), which a reference held for
+/// the whole call would forbid.
+///
+/// # Safety
+///
+/// `handle` is null or points to a `struct lnet_handle_md` the caller
+/// lets this call write.
 #[no_mangle]
-pub(crate) extern "C" fn LNetMDAttach(
+pub(crate) unsafe extern "C" fn LNetMDAttach(
     me: *mut lnet_me,
     umd: MdArg<'_>,
     unlink: c_uint,
-    handle: Option<&mut lnet_handle_md>,
+    handle: *mut lnet_handle_md,
 ) -> c_int {
     let Ok(lnet) = lnet() else {
         return ENETDOWN().to_errno();
@@ -156,7 +163,9 @@ pub(crate) extern "C" fn LNetMDAttach(
         // The handle is the caller's before a delayed message may match
         // the MD: its events may come before this returns.
         Ok(md) => md_attach(lnet, me_cookie, md, |cookie| {
-            if let Some(h) = handle {
+            // SAFETY: `handle` is null or writable (# Safety); the reference
+            // lives for this one store.
+            if let Some(h) = unsafe { handle.as_mut() } {
                 h.cookie = cookie;
             }
         }),
