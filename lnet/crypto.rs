@@ -360,9 +360,9 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
         return EINVAL.to_errno();
     };
     let room = *hash_len;
-    // SAFETY: non-null `buf` and `key` point to `buf_len` and `key_len`
-    // readable bytes, and a non-null `hash` to `*hash_len` (that is `room`)
-    // writable bytes, all kernel memory (# Safety), unchanged meanwhile and
+    // Non-null `buf` and `key` point to `buf_len` and `key_len` readable
+    // bytes, a non-null `hash` to `*hash_len` (`room`) writable bytes.
+    // SAFETY: as above (# Safety), kernel memory unchanged meanwhile and
     // used only by these slices during this call.
     let (data, key, out) = unsafe {
         (

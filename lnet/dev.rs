@@ -182,7 +182,7 @@ extern "C" fn lnet_dev_state_ioctl(state: Option<&FileState>, cmd: c_uint, arg: 
 
 fn dispatch(lnet: &'static TheLnet, st: &FileState, cmd: u32, arg: usize) -> Result {
     need_admin()?;
-    if crate::libcfs_ioctl::is_libcfs(cmd) {
+    if crate::lnet_core::libcfs_ioctl::is_libcfs(cmd) {
         return crate::libcfs_ioctl::ioctl(lnet, cmd, arg);
     }
     match cmd {

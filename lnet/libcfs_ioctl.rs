@@ -38,13 +38,8 @@ const _: () = {
     assert!(off::PBUF2 == offset_of!(libcfs_ioctl_data, ioc_pbuf2));
 };
 
-/// Whether `cmd` is one of Lustre's commands, which [`ioctl`] takes.
-pub(crate) fn is_libcfs(cmd: u32) -> bool {
-    abi::is_libcfs(cmd)
-}
-
-/// Lustre's command `cmd` with its argument at user address `arg`. The
-/// caller has checked CAP_SYS_ADMIN.
+/// Lustre's command `cmd` (lnet-core's `is_libcfs`) with its argument at
+/// user address `arg`. The caller has checked CAP_SYS_ADMIN.
 pub(crate) fn ioctl(lnet: &'static TheLnet, cmd: u32, arg: usize) -> Result {
     let mut hdr = [0u8; abi::HDR_LEN];
     UserSlice::new(arg, hdr.len())

@@ -96,9 +96,9 @@ unsafe extern "C" fn lolnd_recv(
             kiov::copy(dst_v, offset, src_v, src.offset, mlen);
         }
     }
-    // SAFETY: both messages are LNet's, from Msg::into_c (`tx` as
-    // lolnd_send's private, `rx` given to this call), not yet finalized:
-    // each is taken back once, here, to be finalized.
+    // Both messages are LNet's, from Msg::into_c: `tx` as lolnd_send's
+    // private, `rx` given to this call.
+    // SAFETY: neither is finalized yet; each is taken back once, here.
     let (rx, tx) = unsafe {
         (
             (!rx.is_null()).then(|| crate::msg::Msg::from_c(rx)),

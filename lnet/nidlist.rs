@@ -187,9 +187,8 @@ unsafe extern "C" fn cfs_nidmask_get_base_nidstr(
         Err(e) => e.to_errno(),
         Ok(None) => 0,
         Ok(Some((m, net))) => {
-            // SAFETY: `buf` is null or points to `count` writable bytes,
-            // used by nothing else during this call (# Safety), as ffi::out_buf
-            // needs.
+            // SAFETY: `buf` is null or `count` writable bytes nothing else
+            // uses during this call (# Safety), as ffi::out_buf needs.
             if let Some(out) = unsafe { ffi::out_buf(buf, count) } {
                 write_cstr(out, &MaskBase(m, net));
             }

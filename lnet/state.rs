@@ -269,9 +269,8 @@ impl TheLnet {
     /// are done (`publish`'s contract).
     pub(crate) fn get() -> Option<&'static TheLnet> {
         let p = THE_LNET.load(Ordering::Acquire);
-        // SAFETY: null, or a pinned box published with `publish`, whose
-        // caller keeps it alive until every reference handed out here is
-        // no longer used.
+        // SAFETY: null, or a box `publish`ed, whose caller keeps it alive
+        // until every reference handed out here is no longer used.
         unsafe { p.as_ref() }
     }
 

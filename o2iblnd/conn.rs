@@ -212,11 +212,11 @@ impl Conn {
         // `teardown` destroys the QP, then the CQ, which releases its
         // reference.
         let cq = Cq::new(dev, self.clone(), nrx + send_wr)?;
-        // SAFETY: the QP goes (`teardown`, or the id's destruction) before
-        // the connection does, and with it the NI holding the PD; nothing
-        // else uses the id's QP before this returns: posts wait for
-        // ESTABLISHED, and connd's disconnect and teardown for `qp_lock`,
-        // held here.
+        // The QP goes (`teardown`, or the id's destruction) before the
+        // connection does, and with it the NI holding the PD. Posts wait for
+        // ESTABLISHED, connd's disconnect and teardown for `qp_lock`, held.
+        // SAFETY: so the PD outlives the QP, and nothing else uses the id's
+        // QP before this returns.
         let qp = unsafe { id.create_qp(&self.ni.pd, &cq, &mut send_wr, nrx)? };
         let mut bufs = KVec::new();
         let mut posted = 0;

@@ -173,9 +173,10 @@ impl Tx {
             Ok(None) => {}
             Err(e) => return Err(msg.refuse(e, None)),
         }
-        // SAFETY: LNet's fragments of `msg`, valid until it is finalized,
-        // which the tx holding them (and the map made of them) does after
-        // dropping them; here, dropped at once unless a PUT_REQ holds them.
+        // The tx holding the fragments (and the map made of them) finalizes
+        // `msg` only after dropping them; here they go at once unless a
+        // PUT_REQ holds them.
+        // SAFETY: LNet's fragments of `msg`, valid until it is finalized.
         let src = unsafe { Frags::new(d.kiov.cast_const().cast(), d.niov, d.offset, d.len) };
         if len > wire::IMMEDIATE_MAX_PAYLOAD {
             // Never a GET: it has no payload.

@@ -22,7 +22,6 @@ use crate::lnet_core::socklnd::{
     self, ConnType, KsockMsg, MsgKind, ZcAcks, KEEPALIVE_PING, KSOCK_MSG_LEN,
 };
 use crate::lnet_core::socklnd_conns::{Frame, LNET_FRAME_LEN};
-use crate::lnet_core::socklnd_params::SockParam;
 use crate::lnet_core::socklnd_path::{self, Stall, TcpTiming};
 use crate::ni::SockNi;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -273,7 +272,12 @@ impl Conn {
     /// (lnet-core `socklnd_path`). A peer that stopped acknowledging is
     /// caught here even when no send blocks. With the stall: how long
     /// nothing was acknowledged (ms) and what TCP said.
-    pub(crate) fn tx_stall(&self, now: u64, timeout_ms: u64) -> Option<(Stall, u64, TcpTiming)> {
+    pub(crate) fn tx_stall(
+        &self,
+        now: u64,
+        timeout_ms: u64,
+        silent_path: bool,
+    ) -> Option<(Stall, u64, TcpTiming)> {
         let mark = self.sock.acked_mark();
         let moved = self.progress.last_acked.swap(mark, Ordering::Relaxed) != mark;
         let idle = self.sock.unacked() == 0 && self.queued() == 0;
@@ -288,7 +292,6 @@ impl Conn {
             rto_retransmits,
             srtt_us,
         };
-        let silent_path = crate::params::get(SockParam::SilentPath) != 0;
         socklnd_path::tx_stall(stalled_ms, tcp, timeout_ms, silent_path)
             .map(|s| (s, stalled_ms, tcp))
     }

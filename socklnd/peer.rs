@@ -397,12 +397,13 @@ pub(crate) fn connect_done(sni: &SockNi, nid: &Nid, err: Option<i32>, raced: boo
 pub(crate) fn watch_paths(sni: &SockNi) {
     let now = kthread::now_ms();
     let timeout = timeout_ms();
+    let silent_path = params::get(SockParam::SilentPath) != 0;
     let mut stalled: KVec<(Arc<Conn>, Stall, u64, TcpTiming)> = KVec::new();
     {
         let t = sni.table.lock();
         for p in t.peers.values() {
             for c in p.conns.iter().filter(|c| !c.is_dead()) {
-                if let Some((why, ms, tcp)) = c.tx_stall(now, timeout) {
+                if let Some((why, ms, tcp)) = c.tx_stall(now, timeout, silent_path) {
                     // Without room, the next watch finds it again.
                     let _ = stalled.push((c.clone(), why, ms, tcp), GFP_ATOMIC);
                 }

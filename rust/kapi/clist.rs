@@ -63,9 +63,8 @@ impl<T> ListHead<T> {
     /// An empty list, initialised where it is placed.
     pub fn new() -> impl PinInit<Self> {
         let init = |slot: *mut Self| {
-            // SAFETY: `slot` is valid for writes and stays put (PinInit);
-            // `Self` is the `list_head` (transparent), which
-            // INIT_LIST_HEAD makes point to itself.
+            // `Self` is the `list_head` (transparent).
+            // SAFETY: `slot` is valid for writes and stays put (PinInit).
             unsafe { kapi_list_init(slot.cast()) };
             Ok::<(), core::convert::Infallible>(())
         };
