@@ -302,10 +302,35 @@ impl Conn {
         !self.progress.silent.swap(true, Ordering::Relaxed)
     }
 
-    /// Takes out what waits in the queue, not yet handed to the socket
-    /// (the transmit thread takes each message out before it writes it).
+    /// Takes out the LNet messages that wait in the queue, not yet handed
+    /// to the socket (the transmit thread takes each message out before it
+    /// writes it). NOOPs stay: one may carry the ACK of a peer's zero-copy
+    /// send, which the peer waits for until its connection times out.
+    /// Without room to sort the queue, nothing moves.
     pub(crate) fn take_unsent(&self) -> KVec<Tx> {
-        let taken = core::mem::take(&mut *self.txq.lock());
+        let mut q = self.txq.lock();
+        let lnet = q.iter().filter(|t| matches!(t, Tx::Lnet(_))).count();
+        let mut taken = KVec::new();
+        let mut kept = KVec::new();
+        if lnet == 0
+            || taken.reserve(lnet, GFP_ATOMIC).is_err()
+            || kept
+                .reserve(q.len().saturating_sub(lnet), GFP_ATOMIC)
+                .is_err()
+        {
+            return KVec::new();
+        }
+        for tx in core::mem::take(&mut *q) {
+            let to = if matches!(tx, Tx::Lnet(_)) {
+                &mut taken
+            } else {
+                &mut kept
+            };
+            // Cannot fail: the room is reserved.
+            let _ = to.push(tx, GFP_ATOMIC);
+        }
+        *q = kept;
+        drop(q);
         let bytes = taken
             .iter()
             .fold(0usize, |n, t| n.saturating_add(t.wire_len()));
