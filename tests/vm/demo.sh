@@ -153,7 +153,8 @@ else
 		esac
 		was=$phase
 		case "$phase:$t" in
-		both:1[0-9] | both:[2-9][0-9])
+		# After some seconds of traffic over both rails.
+		both:[6-9] | both:[1-9][0-9])
 			say "t=${t}s RAIL 1 FAILS: eth1 down (its IB port too)"
 			ip link set eth1 down
 			phase=down

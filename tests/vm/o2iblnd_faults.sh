@@ -110,33 +110,47 @@ me1_healed() {
 	done
 	echo $n
 }
-# hsum FILE KEY: KEY summed over the "health stats" sections of FILE.
-hsum() {
-	awk -v key="$2:" '
-		{ ind = match($0, /[^ ]/) }
-		inh && ind <= hind { inh = 0 }
-		/^ *health stats:$/ { inh = 1; hind = ind; next }
-		inh && index(substr($0, ind), key) == 1 { sum += substr($0, ind + length(key)) }
-		END { print sum + 0 }' "$1"
-}
 # Every health status as `stats show` counts it, and the same summed over
-# our NIs (local statuses) or the peer NIs (remote ones), from `net show -v
-# 3` and `peer show -v 3`: "name global elements" per line.
+# the "health stats" sections of our NIs (local statuses, from `net show
+# -v 3`) or of the peer NIs (remote ones, from `peer show -v 3`): "name
+# global elements" per line. One awk for all of them: forks are slow here.
 hstatuses() {
 	lnetctl stats show >/tmp/hs_stats || lab_fail "stats show"
 	lnetctl net show -v 3 >/tmp/hs_nets || lab_fail "net show -v 3"
 	lnetctl peer show -v 3 >/tmp/hs_peers || lab_fail "peer show -v 3"
-	for m in local_interrupt:n:interrupts local_dropped:n:dropped \
-		local_aborted:n:aborted local_no_route:n:no_route \
-		local_timeout:n:timeouts local_error:n:error \
-		remote_dropped:p:dropped remote_error:p:error \
-		remote_timeout:p:timeout network_timeout:p:network_timeout; do
-		name=${m%%:*}
-		key=$(echo "${m##*:}" | tr _ ' ')
-		case $m in *:n:*) f=/tmp/hs_nets ;; *) f=/tmp/hs_peers ;; esac
-		g=$(awk -v k="${name}_count:" '$1 == k { print $2; exit }' /tmp/hs_stats)
-		echo "$name ${g:-missing} $(hsum $f "$key")"
-	done
+	# name:n|p:key (n: our NIs, p: the peer NIs; _ in key is a space)
+	awk -v list="local_interrupt:n:interrupts local_dropped:n:dropped
+		local_aborted:n:aborted local_no_route:n:no_route
+		local_timeout:n:timeouts local_error:n:error
+		remote_dropped:p:dropped remote_error:p:error
+		remote_timeout:p:timeout network_timeout:p:network_timeout" '
+		BEGIN {
+			n = split(list, ms)
+			for (i = 1; i <= n; i++) {
+				split(ms[i], p, ":")
+				name[i] = p[1]
+				from[i] = p[2] == "n" ? ARGV[2] : ARGV[3]
+				key[i] = p[3] ":"
+				gsub(/_/, " ", key[i])
+			}
+		}
+		FNR == 1 { inh = 0 }
+		FILENAME == ARGV[1] { if (!($1 in g)) g[$1] = $2; next }
+		{ ind = match($0, /[^ ]/) }
+		inh && ind <= hind { inh = 0 }
+		/^ *health stats:$/ { inh = 1; hind = ind; next }
+		inh {
+			rest = substr($0, ind)
+			for (i = 1; i <= n; i++)
+				if (from[i] == FILENAME && index(rest, key[i]) == 1)
+					sum[i] += substr(rest, 1 + length(key[i]))
+		}
+		END {
+			for (i = 1; i <= n; i++) {
+				c = g[name[i] "_count:"]
+				print name[i], c == "" ? "missing" : c, sum[i] + 0
+			}
+		}' /tmp/hs_stats /tmp/hs_nets /tmp/hs_peers
 }
 
 lab_wait_server "$paddr"

@@ -113,8 +113,9 @@ dmesg -c >/dev/null
 # A PUT whose bytes had all gone as o2ib1 went waits for an ACK the peer
 # sends to our deleted NI, which never comes (a response goes to the NID
 # its request came from, as in Lustre): its response timeout ends it.
-# 30 s, four times the flood's length under TCG, not 120.
-modprobe lnet_ulp mode=flood peer="$p1" repeat=16 flood_bytes=262144 op_timeout=30 &
+# 24 s, over three times the flood's length under TCG and twice the time
+# to the `net del` below (11 s on a loaded VM), not 120.
+modprobe lnet_ulp mode=flood peer="$p1" repeat=16 flood_bytes=262144 op_timeout=24 &
 flooding=$!
 sleep 3
 # Its running NIs hold ko2iblnd, as Lustre's nets hold theirs: rmmod under

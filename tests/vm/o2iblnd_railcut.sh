@@ -211,8 +211,10 @@ end1=$(lab_peer_ni_sends "$p1")
 endp=$(p1_puts)
 lab_log "sends to $p1 after the cut: $((end1 - cut1)); its health $(lab_peer_ni_health "$p1")"
 final0=$(aborted_final)
-lab_flood 12
-flood_done 12 "second flood, the peer's eth1 still down"
+# All posted at once, so each is steered as it is posted: 8 show it as
+# well as more would, each 512 KiB PUT costing about 1.5 s on one rail.
+lab_flood 8
+flood_done 8 "second flood, the peer's eth1 still down"
 after1=$(lab_peer_ni_sends "$p1")
 afterp=$(p1_puts)
 lab_log "second flood: $((after1 - end1)) sends to $p1, of them $((afterp - endp)) PUTs"
@@ -237,8 +239,9 @@ rail1_used "after the peer's eth1 came back"
 # back to (the peer keeps a response's destination NI, as Lustre does):
 # its response timeout (60 s here) ends it, as in Lustre; so does a PUT
 # whose tx waited for the peer's answer as its connection closed (not
-# resent, as in Lustre); any other failure fails the step.
-flood_both 24 60
+# resent, as in Lustre); any other failure fails the step. 16 PUTs: about
+# 13 s of traffic at least, where the deletion comes some 5 s into it.
+flood_both 16 60
 # The removal calls our CM handler from the deleting process: at real-time
 # priority, so that the flood's threads do not delay it by seconds on a
 # loaded machine (CI's took 5.8 s). Marked from within, so that
@@ -252,7 +255,7 @@ lab_flood_end "flood with rxe1 deleted"
 lost=$(dmesg | sed -n "s/.* \([0-9]*\) response(s) timed out, the last from $p1\$/\1/p" |
 	awk '{ s += $1 } END { print s + 0 }')
 final=$(($(aborted_final) - final0))
-[ "$unended" = 0 ] && [ $((ok + failed)) = 24 ] && [ "$failed" -le $((lost + final)) ] &&
+[ "$unended" = 0 ] && [ $((ok + failed)) = 16 ] && [ "$failed" -le $((lost + final)) ] &&
 	[ "$failed" -le $((2 + final)) ] ||
 	lab_fail "flood with rxe1 deleted: $line ($lost responses from $p1 timed out, $final txs aborted for good)"
 [ "$failed" = 0 ] || lab_log "$failed PUT(s) lost their ACK with rxe1 or waited for the peer's answer ($final)"
