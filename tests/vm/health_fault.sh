@@ -30,24 +30,58 @@ health_of() { # show-command nid
 	lnetctl "$1" show -v 3 >/tmp/show3 || lab_fail "$1 show -v 3"
 	awk -v nid="$2" '$1 == "-" && $2 == "nid:" { cur = $3 } $1 == "health" && $2 == "value:" && cur == nid { print $3; exit }' /tmp/show3
 }
-local_sum() { echo $(($(health_of net "$me0") + $(health_of net "$me1"))); }
-peer_sum() { echo $(($(health_of peer "$p0") + $(health_of peer "$p1"))); }
+# sum_in FILE NID NID: the sum of the health values of the two NIDs in
+# FILE (net or peer show -v 3); "none" unless both are there.
+sum_in() {
+	awk -v a="$2" -v b="$3" '$1 == "-" && $2 == "nid:" { cur = $3 }
+		$1 == "health" && $2 == "value:" && (cur == a || cur == b) && !seen[cur]++ { s += $3; n++ }
+		END { print (n == 2 ? s : "none") }' "$1"
+}
+# One lnetctl run each (a fork and an exec cost under TCG).
+local_sum() {
+	lnetctl net show -v 3 >/tmp/show3 || lab_fail "net show -v 3"
+	sum_in /tmp/show3 "$me0" "$me1"
+}
+peer_sum() {
+	lnetctl peer show -v 3 >/tmp/show3 || lab_fail "peer show -v 3"
+	sum_in /tmp/show3 "$p0" "$p1"
+}
+# counters STATUS: resends, failed and count (STATUS's counter) from the
+# last `stats show` in /tmp/stats, in one awk.
+counters() {
+	# shellcheck disable=SC2046 # three numbers
+	set -- $(awk -v k="$1_count:" '$1 == "resend_count:" { r = $2 } $1 == "failed_resends:" { f = $2 }
+		$1 == k { c = $2 } END { print r, f, c }' /tmp/stats)
+	resends=$1 failed=$2 count=$3
+}
 # snap STATUS: one reading of the counters the loop below checks and of
 # the health sums (three lnetctl runs, not ten: each costs a fork and an
-# exec under TCG): sets resends, failed, count, lsum and psum.
+# exec under TCG): sets resends, failed, count, lsum and psum, and keeps
+# the readings in /tmp/stats, /tmp/net3 and /tmp/peer3.
 snap() {
 	lnetctl stats show >/tmp/stats || lab_fail "stats show"
 	lnetctl net show -v 3 >/tmp/net3 || lab_fail "net show -v 3"
 	lnetctl peer show -v 3 >/tmp/peer3 || lab_fail "peer show -v 3"
-	resends=$(awk '$1 == "resend_count:" { print $2; exit }' /tmp/stats)
-	failed=$(awk '$1 == "failed_resends:" { print $2; exit }' /tmp/stats)
-	count=$(awk -v k="$1_count:" '$1 == k { print $2; exit }' /tmp/stats)
-	lsum=$(($(lab_health_in /tmp/net3 "$me0") + $(lab_health_in /tmp/net3 "$me1")))
-	psum=$(($(lab_health_in /tmp/peer3 "$p0") + $(lab_health_in /tmp/peer3 "$p1")))
+	counters "$1"
+	lsum=$(sum_in /tmp/net3 "$me0" "$me1")
+	psum=$(sum_in /tmp/peer3 "$p0" "$p1")
 }
 all_healthy() {
 	for n in "$me0" "$me1"; do lnetctl net set --nid "$n" --health 1000 || lab_fail "net set $n"; done
 	for n in "$p0" "$p1"; do lnetctl peer set --nid "$n" --health 1000 || lab_fail "peer set $n"; done
+}
+# heal_lowered: all_healthy for the NIs below 1000 in the last snap (the
+# others were at 1000 then, and nothing lowers health between cases:
+# the recovery pings are held).
+heal_lowered() {
+	for n in "$me0" "$me1"; do
+		[ "$(lab_health_in /tmp/net3 "$n")" = 1000 ] ||
+			lnetctl net set --nid "$n" --health 1000 || lab_fail "net set $n"
+	done
+	for n in "$p0" "$p1"; do
+		[ "$(lab_health_in /tmp/peer3 "$n")" = 1000 ] ||
+			lnetctl peer set --nid "$n" --health 1000 || lab_fail "peer set $n"
+	done
 }
 # burst OP COUNT: COUNT PUTs (or GETs) to the server; prints "ok failed".
 burst() { lab_burst "$p0" "$1" "$2"; }
@@ -66,6 +100,11 @@ for n in "$me0" "$me1"; do
 		{ lctl net_delay_list; lab_fail "net_delay_list lacks the rule for $n"; }
 done
 
+# Each case starts from the readings of the last snap (the one before the
+# first, or the one that ended the case before), its lowered NIs set back
+# to 1000: the losses are counted from 2000 on each side, and the counters
+# from that snap (setting health sends nothing and counts nothing).
+snap local_interrupt
 # status resends failed_resends counter local_loss peer_loss
 expectations="
 local_interrupt 2 1 3 300 0
@@ -81,9 +120,9 @@ network_timeout 0 0 1 100 100
 "
 echo "$expectations" | while read -r status eresends efailed ecount lloss ploss; do
 	[ -n "$status" ] || continue
-	all_healthy
-	snap "$status"
-	r0=$resends f0=$failed c0=$count l0=$lsum q0=$psum
+	heal_lowered
+	counters "$status"
+	r0=$resends f0=$failed c0=$count l0=2000 q0=2000
 	lctl net_drop_add -s '*' -d '*' -p 20 -m PUT -r 1 -e "$status" >/tmp/add || lab_fail "net_drop_add -e $status"
 	grep -q "Added drop rule <?>-><?> (1/1)" /tmp/add || { cat /tmp/add; lab_fail "net_drop_add said"; }
 	got=$(burst PUT 1)

@@ -5,14 +5,14 @@
 # remote_dropped) and lowers its health: the pings must come 2, 4, 8, 8 s
 # apart with lnet_max_recovery_ping_interval=8, as the peer NI's next_ping
 # shows (the monitor sends each within a second of it). Without the rule they succeed and health climbs back to
-# 1000, and stays there: a failed ping's MD is unlinked by the next pass,
+# 1000 (sensitivity 200: five pings), and stays there: a failed ping's MD is unlinked by the next pass,
 # so no response tracker of it expires later (with transaction_timeout
 # 10) to cost health again. Then with lnet_recovery_limit=5 the failing peer NI ages out: it
 # leaves the recovery queue and is pinged no more.
 peer=$(lab_peer)
 p1=$(lab_addr "$peer" 1)@tcp1
 dmesg -c >/dev/null
-lab_two_rails "lnet_max_recovery_ping_interval=8 lnet_health_sensitivity=100 lnet_transaction_timeout=10" ""
+lab_two_rails "lnet_max_recovery_ping_interval=8 lnet_health_sensitivity=200 lnet_transaction_timeout=10" ""
 
 lab_serve_if_server
 
@@ -38,7 +38,7 @@ leaves_recovery() {
 	done
 }
 # Every recovery ping to $p1 fails at once; its health drops to 500, which
-# puts it on the recovery queue.
+# puts it on the recovery queue (each failed ping takes 200 more).
 fail_pings() {
 	lctl net_drop_add -s '*' -d "$p1" -p 0 -m GET -r 1 -e remote_dropped >/dev/null ||
 		lab_fail "net_drop_add"
@@ -53,7 +53,8 @@ in_recovery || { cat /tmp/rq; lab_fail "$p1 not in the recovery queue"; }
 # Each ping sets next_ping (monotonic seconds) to its own time plus the
 # interval, and the monitor sends the next one within a second of it: so
 # from one ping to the next, next_ping moves by the new interval (+1).
-# Five pings are watched (ping_count 1 to 5 at least).
+# Four pings are watched (ping_count 1 to 4 at least): steps of 2, 4, 8
+# and 8 s, two doublings and the cap.
 last=""
 marks=""
 i=0
@@ -67,7 +68,7 @@ while :; do
 		marks="$marks $c:$np"
 		last=$c
 	fi
-	[ "${c:-0}" -ge 5 ] && break
+	[ "${c:-0}" -ge 4 ] && break
 	sleep 0.5
 done
 lab_log "recovery pings, ping_count:next_ping$marks"
@@ -94,6 +95,8 @@ health=$(peer_field "health value")
 
 # Pings that get through bring health back.
 lctl net_drop_del -a >/dev/null || lab_fail "net_drop_del"
+# No ping fails after this: the last failed one was sent before it.
+t_del=$(now_ms)
 i=0
 until [ "$(peer_field "health value")" = 1000 ]; do
 	i=$((i + 1))
@@ -103,8 +106,10 @@ done
 lab_log "recovery pings brought $p1 from $health to 1000 in ${i}s"
 # The monitor takes it off the queue on its next pass.
 leaves_recovery 5 "$p1 still queued at health 1000"
-# Longer than transaction_timeout since the last failed ping.
-sleep 12
+# Longer than transaction_timeout since the last failed ping: 12 s after
+# the drop rule went (the climb back above took most of them).
+rest=$((12000 - ($(now_ms) - t_del)))
+[ "$rest" -le 0 ] || sleep "$((rest / 1000)).$(printf %03d $((rest % 1000)))"
 lnetctl stats show >/tmp/stats || lab_fail "stats show"
 lab_expect_eq "$(awk '$1 == "response_timeout_count:" { print $2 }' /tmp/stats)" 0 \
 	"response timeouts after failed recovery pings"
@@ -113,7 +118,9 @@ lab_expect_eq "$(peer_field "health value")" 1000 "health a transaction timeout 
 # A peer NI that takes our pings but never answers stays low (health.md
 # §7.3): its REPLYs are lost on receipt, so each recovery ping is sent (a
 # SEND event of status 0) and then expires. Only a REPLY's receive raises
-# a peer NI's health, never the ping's SEND event.
+# a peer NI's health, never the ping's SEND event. Watched until the
+# first unanswered ping has expired and the next one has been sent (14 s
+# at most).
 lctl net_drop_add -s "$p1" -d '*' -m REPLY -r 1 >/dev/null || lab_fail "net_drop_add REPLY"
 lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health 500"
 c0=$(peer_field ping_count)
@@ -121,11 +128,12 @@ max=0
 i=0
 while [ $i -lt 14 ]; do
 	h=$(peer_field "health value")
+	c1=$(peer_field ping_count noload)
 	[ "$h" -le "$max" ] || max=$h
+	[ "$c1" -lt $((c0 + 2)) ] || break
 	i=$((i + 1))
 	sleep 1
 done
-c1=$(peer_field ping_count)
 [ "$c1" -gt "$c0" ] || lab_fail "no recovery ping to $p1 while its REPLYs were dropped"
 [ "$max" -le 500 ] || lab_fail "pings that were never answered raised $p1 to $max"
 lab_log "$p1 pinged $((c1 - c0)) time(s) without an answer: health stayed at or below 500 (now $h)"

@@ -66,35 +66,58 @@ lab_log "6 pings of $p0: $d0 sends on $me0, $d1 on $me1"
 # the sum of its types; the pings are GETs out and REPLYs in.
 lnetctl net show -v 3 >/tmp/nets3 || lab_fail "net show -v 3"
 lnetctl peer show -v 3 --nid "$p0" >/tmp/peer3 || lab_fail "peer show -v 3"
+# elem_sums FILE NID: for the NI or peer NI NID in FILE (as lab_elem_stat
+# reads it), in one awk instead of one per value: for sent:send,
+# received:recv and dropped:drop, the sum of put, get, reply, ack and hello
+# in its SECTION_stats and its statistics COUNT_count ("none" if absent),
+# then the GETs in sent_stats and the REPLYs in received_stats (0 if absent).
+elem_sums() {
+	awk -v nid="$2" '
+		$1 == "-" && $2 == "nid:" { cur = $3; s = "" }
+		NF == 1 && $1 ~ /:$/ { s = substr($1, 1, length($1) - 1) }
+		cur == nid && s != "" && !((s, $1) in v) { v[s, $1] = $2 }
+		END {
+			split("put get reply ack hello", ks, " ")
+			split("sent:send received:recv dropped:drop", ds, " ")
+			for (i = 1; i <= 3; i++) {
+				split(ds[i], p, ":")
+				sum = 0
+				for (j = 1; j <= 5; j++) sum += v[p[1] "_stats", ks[j] ":"]
+				c = v["statistics", p[2] "_count:"]
+				printf "%s %s %d %s ", p[2], p[1], sum, (c == "" ? "none" : c)
+			}
+			printf "%d %d\n", v["sent_stats", "get:"], v["received_stats", "reply:"]
+		}' "$1"
+}
 # Over either rail: GETs and REPLYs are summed over both NIs (and both
 # peer NIs) of the pings' paths.
 gets_ni=0 gets_peer=0 replies=0
 for f in /tmp/nets3:$me0 /tmp/nets3:$me1 /tmp/peer3:$p0 /tmp/peer3:$p1; do
-	for d in sent:send received:recv dropped:drop; do
-		sum=0
-		for k in put get reply ack hello; do
-			v=$(lab_elem_stat "${f%%:*}" "${f#*:}" "${d%%:*}_stats" $k)
-			sum=$((sum + ${v:-0}))
-		done
-		lab_expect_eq "$sum" "$(lab_elem_stat "${f%%:*}" "${f#*:}" statistics "${d#*:}_count")" \
-			"${f#*:}: ${d#*:}_count against its ${d%%:*}_stats"
+	# shellcheck disable=SC2046 # fourteen words
+	set -- $(elem_sums "${f%%:*}" "${f#*:}")
+	while [ $# -gt 2 ]; do
+		lab_expect_eq "$3" "$4" "${f#*:}: ${1}_count against its ${2}_stats"
+		shift 4
 	done
-	v=$(lab_elem_stat "${f%%:*}" "${f#*:}" sent_stats get)
 	case $f in
 	/tmp/nets3:*)
-		gets_ni=$((gets_ni + ${v:-0}))
-		v=$(lab_elem_stat /tmp/nets3 "${f#*:}" received_stats reply)
-		replies=$((replies + ${v:-0}))
+		gets_ni=$((gets_ni + $1))
+		replies=$((replies + $2))
 		;;
-	*) gets_peer=$((gets_peer + ${v:-0})) ;;
+	*) gets_peer=$((gets_peer + $1)) ;;
 	esac
 done
 [ "$gets_ni" -ge 6 ] && [ "$gets_peer" -ge 6 ] && [ "$replies" -ge 6 ] ||
 	{ cat /tmp/nets3 /tmp/peer3; lab_fail "6 pings: $gets_ni GETs from our NIs, $gets_peer to the peer's, $replies REPLYs"; }
-v=
-for k in put get reply ack; do
-	v="$v $k $(lab_elem_stat /tmp/nets3 "$me0" sent_stats $k)/$(lab_elem_stat /tmp/nets3 "$me0" received_stats $k)"
-done
+v=$(awk -v nid="$me0" '
+	$1 == "-" && $2 == "nid:" { cur = $3; s = "" }
+	NF == 1 && $1 ~ /:$/ { s = substr($1, 1, length($1) - 1) }
+	cur == nid && s != "" && !((s, $1) in v) { v[s, $1] = $2 }
+	END {
+		split("put get reply ack", ks, " ")
+		for (j = 1; j <= 4; j++)
+			printf " %s %s/%s", ks[j], v["sent_stats", ks[j] ":"], v["received_stats", ks[j] ":"]
+	}' /tmp/nets3)
 lab_log "$me0 sent/received by type:$v"
 lnetctl peer del --prim_nid "$p0" || lab_fail "peer del"
 # SIGINT ends at once a ping that would wait its whole 60 s: eth1 is
@@ -126,8 +149,8 @@ if [ "$LAB_VM" = 1 ]; then
 	lab_rmmod lnet
 	exit 0
 fi
-# Let the other VM finish its pings before it goes down.
-sleep 8
+# The other VM listens once it is done with its pings of us, and goes
+# down then: lab_server_done retries until it listens.
 lab_server_done "$(lab_addr "$peer" 0)"
 i=0
 while lnetctl ping "$p0" --timeout 3 >/dev/null 2>&1; do

@@ -4,8 +4,8 @@
 # then takes eth1 down while they are in flight. Every PUT must end with a
 # final event (those caught on the cut rail fail over or fail once
 # sock_timeout, 10 s here, ends their connection); tcp1 takes no new send
-# once it is down, and a second flood with eth1 still down succeeds
-# entirely over tcp. Then eth1 is silenced under a flood of small PUTs:
+# once it is down, and a second flood (256 KiB PUTs) with eth1 still down
+# succeeds entirely over tcp. Then eth1 is silenced under a flood of small PUTs:
 # all of VM 0's connections with the peer's tcp1 NI close together.
 peer=$(lab_peer)
 paddr=$(lab_addr "$peer" 0)
@@ -55,7 +55,8 @@ dmesg -c >/dev/null
 t0=$(cut -d. -f1 /proc/uptime)
 tcp0=$(lab_peer_ni_sends "$p0")
 base1=$(lab_ni_sends "$me1")
-modprobe lnet_ulp mode=flood peer="$p0" repeat=6 op_timeout=200 || lab_fail "second flood did not run"
+modprobe lnet_ulp mode=flood peer="$p0" repeat=6 flood_bytes=262144 op_timeout=200 ||
+	lab_fail "second flood did not run"
 line=$(flood_line)
 lab_log "second flood, eth1 down: $line"
 case "$line" in
