@@ -17,9 +17,9 @@
 # there are lost, their response timeouts cost that peer NI health, and
 # once the loss ends our recovery pings bring it back to 1000 and both
 # rails carry our PUTs again. And the same silence on our eth1 under the
-# Lustre node's PUTs (its transaction_timeout set to 10 s for it, as
-# Lustre's own tests do): it loses at most the PUTs in flight there, its
-# health drops, and it uses our tcp1 again once the loss ends.
+# Lustre node's PUTs (its transaction_timeout 10 s for it, as Lustre's own
+# tests load it): it loses at most the PUTs in flight there, its health
+# drops, and it uses our tcp1 again once the loss ends.
 # LAB_RAILCUT_NODE (by default the Lustre node: 1 there, else 0) picks who
 # plays the Lustre node's part, so that two lnet-rs nodes can run the same
 # choreography (railcut_mixed).
@@ -27,6 +27,16 @@
 # is 900), so that a rail back from a silence is found healthy within
 # seconds, however long the silence backed its pings off.
 LAB_LNET_ARGS=lnet_max_recovery_ping_interval=4
+# Lustre's LNet ends the PUTs whose ACK is late in a monitor pass every
+# transaction_timeout/2 s, each pass timing the next with the value it
+# finds: 10 s set at run time would take effect only after the up to 75 s
+# that the default (150 s) gave the pass before, and a PUT lost to the
+# silence on our eth1 waited that long (that step took 70 s). So the
+# Lustre node loads its LNet with 10 s, as Lustre's sanity-lnet does, and
+# takes its default back after that silence. No step before it waits for
+# a response timeout of the Lustre node, and its LND keeps its own
+# timeout (ksocklnd's sock_timeout, ko2iblnd's timeout: 50 s).
+[ "$LAB_LUSTRE" = 1 ] && LAB_LNET_ARGS="$LAB_LNET_ARGS lnet_transaction_timeout=10"
 # shellcheck disable=SC2086 # the two nets, or none for tcp1 and tcp
 lab_interop_setup ${LAB_RAIL_NETS:-}
 other=$(lab_addr "$peer" 0)
@@ -105,6 +115,8 @@ if [ "${LAB_RAILCUT_NODE:-$LAB_LUSTRE}" = 1 ]; then
 	lab_wait_server "$other" 7080
 	lab_wait_health "$p1" eq 1000 90 >/dev/null
 	tt=$(lnetctl global show | awk '$1 == "transaction_timeout:" { print $2 }')
+	# Loaded with 10 s (above): its default after the silence.
+	[ "$LAB_LUSTRE" = 1 ] && tt=150
 	lnetctl set transaction_timeout 10 || lab_fail "Lustre: set transaction_timeout"
 	used "before our silence"
 	ask 7082

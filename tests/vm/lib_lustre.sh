@@ -122,9 +122,12 @@ lfs_target() { # type index mountpoint
 }
 
 lfs_client() {
-	nc -l -p 7101 </dev/null >/dev/null || lab_fail "no word from the server"
+	# Its modules load while the server loads its own and starts its
+	# targets (about 10 s of the client's, 40 of the server's), then it
+	# waits for the server's word.
 	modprobe lustre || lab_fail "client: modprobe lustre"
 	lfs_check_debugfs client
+	nc -l -p 7101 </dev/null >/dev/null || lab_fail "no word from the server"
 	# libmount's utab, where mount.lustre records the mount's options.
 	mkdir -p /mnt/lustre /run/mount
 	t0=$(date +%s)
