@@ -40,7 +40,10 @@ lab_log() {
 
 # Milliseconds since boot (busybox's date has no %N).
 now_ms() {
-	awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime
+	# Without forking an awk: /proc/uptime has two decimals.
+	read -r _now_up _ </proc/uptime
+	_now_c=${_now_up#*.}
+	echo $((${_now_up%.*} * 1000 + ${_now_c#0} * 10))
 }
 
 # Writes mark $1 into the kernel log, so that a kernel line after it can
