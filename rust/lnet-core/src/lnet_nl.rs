@@ -134,6 +134,8 @@ impl NlError {
 pub mod errno {
     /// `ENOENT`.
     pub const ENOENT: i32 = 2;
+    /// `ESRCH`.
+    pub const ESRCH: i32 = 3;
     /// `ENOMEM`.
     pub const ENOMEM: i32 = 12;
     /// `ENODEV`.
