@@ -327,7 +327,7 @@ fn dispatch(lnet: &'static TheLnet, st: &FileState, cmd: u32, arg: usize) -> Res
     }
 }
 
-fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
+pub(crate) fn fill_ni(n: &mut lnet_ioc_ni, ni: &Ni) {
     use core::sync::atomic::Ordering::Relaxed;
     n.ni_status = u32::from(ni.reports_up());
     n.ni_nid = nid_to_ioc(&ni.nid);

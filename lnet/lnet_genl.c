@@ -5,6 +5,7 @@
  * because genlmsg_put(), nla_nest_start() and nla_put_*() are inlines.
  */
 #include <linux/export.h>
+#include <linux/module.h>
 #include <net/genetlink.h>
 #include <linux/lnet/lib-lnet.h>
 
@@ -109,3 +110,185 @@ int lnet_genl_send_scalar_list(struct sk_buff *msg, u32 portid, u32 seq,
 	return 0;
 }
 EXPORT_SYMBOL_GPL(lnet_genl_send_scalar_list);
+
+/*
+ * Lustre's "lnet" generic netlink family, as lnet-rs answers it: the
+ * family, its commands and multicast groups are static C data; genl.rs
+ * handles LNET_CMD_CONFIGURE and LNET_CMD_NETS. Any other command finds no
+ * operation and gets -EOPNOTSUPP from the netlink core, so Lustre's
+ * lnetctl falls back to its ioctls.
+ */
+
+/* A request as genl.rs reads it (kapi/genl.rs `Request`). */
+struct lnet_genl_req {
+	const void	*lgr_attrs;	/* the attributes after the header */
+	u32		 lgr_len;
+	u16		 lgr_flags;	/* nlmsg_flags */
+	u8		 lgr_cmd;
+	u8		 lgr_version;	/* the request's genl version */
+	const char	*lgr_errmsg;	/* out: a static message, or NULL */
+};
+
+/* One call of a dump (kapi/genl.rs `Dump`). */
+struct lnet_genl_dump {
+	struct sk_buff	*lgd_skb;
+	u32		 lgd_portid;
+	u32		 lgd_seq;
+	u64		 lgd_state;	/* genl.rs's, kept in cb->args[0] */
+	const char	*lgd_errmsg;	/* out: a static message, or NULL */
+	u16		 lgd_flags;	/* the request's nlmsg_flags */
+	u8		 lgd_version;	/* the request's genl version */
+	u8		 lgd_pad[5];
+};
+
+int lnet_genl_rs_cmd(struct lnet_genl_req *req);
+int lnet_genl_rs_net_show_start(struct lnet_genl_req *req, u64 *state);
+int lnet_genl_rs_net_show(struct lnet_genl_dump *dump);
+int lnet_genl_register(void);
+void lnet_genl_unregister(void);
+int lnet_genl_dump_put(struct lnet_genl_dump *dump, int flags, u8 cmd,
+		       const void *data, u32 len);
+
+static struct genl_family lnet_family;
+
+static void lnet_genl_req_init(struct lnet_genl_req *req,
+			       const struct nlmsghdr *nlh)
+{
+	const struct genlmsghdr *gnlh = nlmsg_data(nlh);
+
+	req->lgr_attrs = genlmsg_data(gnlh);
+	req->lgr_len = genlmsg_len(gnlh);
+	req->lgr_flags = nlh->nlmsg_flags;
+	req->lgr_cmd = gnlh->cmd;
+	req->lgr_version = gnlh->version;
+	req->lgr_errmsg = NULL;
+}
+
+static void lnet_genl_set_msg(struct netlink_ext_ack *extack, const char *msg)
+{
+	/* msg is a static string (genl.rs gives &'static CStr). */
+	if (extack && msg)
+		extack->_msg = msg;
+}
+
+static int lnet_genl_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct lnet_genl_req req;
+	int rc;
+
+	lnet_genl_req_init(&req, info->nlhdr);
+	rc = lnet_genl_rs_cmd(&req);
+	lnet_genl_set_msg(info->extack, req.lgr_errmsg);
+	return rc;
+}
+
+static int lnet_genl_net_show_start(struct netlink_callback *cb)
+{
+	struct lnet_genl_req req;
+	u64 state = 0;
+	int rc;
+
+	lnet_genl_req_init(&req, cb->nlh);
+	rc = lnet_genl_rs_net_show_start(&req, &state);
+	lnet_genl_set_msg(cb->extack, req.lgr_errmsg);
+	if (rc < 0)
+		return rc;
+	cb->args[0] = state;
+	/* The whole show goes in one message buffer, as Lustre's does. */
+	cb->min_dump_alloc = U16_MAX;
+	return 0;
+}
+
+static int lnet_genl_net_show(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct lnet_genl_dump dump = {
+		.lgd_skb	= skb,
+		.lgd_portid	= NETLINK_CB(cb->skb).portid,
+		.lgd_seq	= cb->nlh->nlmsg_seq,
+		.lgd_state	= cb->args[0],
+		.lgd_flags	= cb->nlh->nlmsg_flags,
+		.lgd_version	= ((struct genlmsghdr *)nlmsg_data(cb->nlh))->version,
+	};
+	int rc;
+
+	rc = lnet_genl_rs_net_show(&dump);
+	lnet_genl_set_msg(cb->extack, dump.lgd_errmsg);
+	cb->args[0] = dump.lgd_state;
+	return rc;
+}
+
+int lnet_genl_dump_put(struct lnet_genl_dump *dump, int flags, u8 cmd,
+		       const void *data, u32 len)
+{
+	struct sk_buff *skb = dump->lgd_skb;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, dump->lgd_portid, dump->lgd_seq, &lnet_family,
+			  flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (skb_tailroom(skb) < len) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	skb_put_data(skb, data, len);
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* Lustre's groups, in its order: lnetctl resolves them by name. */
+static const struct genl_multicast_group lnet_mcast_grps[] = {
+	{ .name = "ip2net", },
+	{ .name = "net", },
+	{ .name = "peer", },
+	{ .name = "route", },
+	{ .name = "ping", },
+	{ .name = "discover", },
+	{ .name = "cpt-of-nid", },
+	{ .name = "dbg-recov", },
+	{ .name = "fault", },
+	{ .name = "routing", },
+	{ .name = "buffers", },
+	{ .name = "numa", },
+	{ .name = "stats", },
+};
+
+static const struct genl_ops lnet_genl_ops[] = {
+	{
+		.cmd	= 1,	/* LNET_CMD_CONFIGURE */
+		.flags	= GENL_ADMIN_PERM,
+		.doit	= lnet_genl_doit,
+	},
+	{
+		.cmd	= 2,	/* LNET_CMD_NETS */
+		.flags	= GENL_ADMIN_PERM,
+		.start	= lnet_genl_net_show_start,
+		.dumpit	= lnet_genl_net_show,
+		.doit	= lnet_genl_doit,
+	},
+};
+
+static struct genl_family lnet_family = {
+	.name		= "lnet",
+	.version	= 5,
+	.module		= THIS_MODULE,
+	.parallel_ops	= true,
+	.netnsok	= true,
+	.ops		= lnet_genl_ops,
+	.n_ops		= ARRAY_SIZE(lnet_genl_ops),
+	.mcgrps		= lnet_mcast_grps,
+	.n_mcgrps	= ARRAY_SIZE(lnet_mcast_grps),
+	.resv_start_op	= 17,	/* __LNET_CMD_MAX_PLUS_ONE */
+};
+
+int lnet_genl_register(void)
+{
+	BUILD_BUG_ON(sizeof(struct lnet_genl_req) != 24);
+	BUILD_BUG_ON(sizeof(struct lnet_genl_dump) != 40);
+	return genl_register_family(&lnet_family);
+}
+
+void lnet_genl_unregister(void)
+{
+	genl_unregister_family(&lnet_family);
+}

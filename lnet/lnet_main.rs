@@ -30,6 +30,7 @@ mod dev;
 mod discovery;
 mod expr_list;
 mod fault;
+mod genl;
 mod health;
 mod libcfs_ioctl;
 mod lnd;
@@ -57,6 +58,7 @@ mod startup;
 mod state;
 mod udsp;
 
+use kapi::genl::GenlRegistration;
 use kapi::lnet_c::{DevRegistration, LndTimeoutFile};
 use kernel::prelude::*;
 
@@ -72,6 +74,8 @@ struct Lnet {
     _debugfs: Option<LndTimeoutFile>,
     // Taken in drop, before the state is unpublished.
     dev: Option<DevRegistration>,
+    // Lustre's lnet netlink family; taken in drop with /dev/lnet.
+    genl: Option<GenlRegistration>,
     the_lnet: Pin<KBox<state::TheLnet>>,
     // The hash algorithms go after LNet itself, at exit.
     _crypto: crypto::Crypto,
@@ -102,6 +106,16 @@ impl kernel::Module for Lnet {
                 return Err(e);
             }
         };
+        let genl = match GenlRegistration::new() {
+            Ok(g) => g,
+            Err(e) => {
+                drop(dev);
+                let _params = kapi::param::ParamLock::lock(&THIS_MODULE);
+                state::TheLnet::unpublish();
+                pr_err!("can't register the lnet netlink family: {:?}\n", e);
+                return Err(e);
+            }
+        };
         // Lustre shows the derived fallback LND timeout in debugfs as
         // lnet/lnet_lnd_timeout; without it, LNet still loads.
         let debugfs = match LndTimeoutFile::new(params::lnd_timeout_cell()) {
@@ -123,6 +137,7 @@ impl kernel::Module for Lnet {
         Ok(Lnet {
             _debugfs: debugfs,
             dev: Some(dev),
+            genl: Some(genl),
             the_lnet,
             _crypto: crypto,
             _cpt: cpt,
@@ -132,6 +147,9 @@ impl kernel::Module for Lnet {
 
 impl Drop for Lnet {
     fn drop(&mut self) {
+        // No netlink command may bring LNet up again after the shutdown
+        // below: the core waits for running ones before it returns.
+        drop(self.genl.take());
         // Upper layers and LNDs hold module references while they use LNet,
         // so only a caller that never called LNetNIFini leaves it up.
         let mut api = self.the_lnet.api.lock();

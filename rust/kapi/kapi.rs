@@ -20,6 +20,9 @@ pub mod debugfs;
 pub mod errno;
 // Argument types of exported C functions.
 pub mod ffi;
+// Lustre's lnet generic netlink family (lnet_genl.c), lnet.ko's.
+#[cfg(kapi_lnet)]
+pub mod genl;
 pub mod kiov;
 pub mod kthread;
 // The LNDs' side of lnet.ko's LND interface; lnet.ko defines it.

@@ -164,3 +164,9 @@ pub fn bytes_of<T: AsBytes>(v: &T) -> &[u8] {
     // bytes of `v` are initialized; the slice borrows `v`.
     unsafe { core::slice::from_raw_parts((v as *const T).cast::<u8>(), core::mem::size_of::<T>()) }
 }
+
+/// An all-zero `T` (a request or reply argument before it is filled).
+pub fn zeroed<T: FromBytes>() -> T {
+    // SAFETY: `T: FromBytes` is valid for every bit pattern, all zeros too.
+    unsafe { core::mem::zeroed() }
+}

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Lustre's `lnet` generic netlink family, the commands its lnetctl sends
+//! before any ioctl: `LNET_CMD_CONFIGURE` (`lnet configure|unconfigure`)
+//! and `LNET_CMD_NETS` (`net add|del`, and `net show` as a dump). They
+//! call what the ioctls call (startup.rs, dev.rs), so both paths behave the
+//! same. Requests and replies are lnet-core's `lnet_nl` codec; other
+//! commands are unknown to the family and get -EOPNOTSUPP, on which
+//! lnetctl falls back to its ioctls.
+
+use crate::kapi::errno as kerrno;
+use crate::kapi::genl::{Dump, Request};
+use crate::lnet_core::credits::NetTunables;
+use crate::lnet_core::lnet_nl::{self, cmd, net_show as ns, nlm, KeyTable, NlError, NlWriter};
+use crate::lnet_core::nid::{lnd, Net, Nid};
+use crate::ni::Ni;
+use crate::startup;
+use crate::state::TheLnet;
+use core::ffi::{c_int, CStr};
+use kernel::fmt;
+use kernel::prelude::*;
+use kernel::str::CString;
+use kernel::sync::Arc;
+
+/// `NLM_F_DUMP_FILTERED`: `lnetctl export --backup` (no NIDs, no lo).
+const NLM_F_DUMP_FILTERED: u16 = 0x20;
+/// The whole-show buffer of one message; the key tables take about 4 KiB.
+const MSG_BUF: usize = 16 * 1024;
+/// The dump state meaning "every net".
+const ALL_NETS: u64 = u64::MAX;
+
+fn errno_of(e: Error) -> c_int {
+    e.to_errno()
+}
+
+fn nl_errno(e: &NlError) -> c_int {
+    -e.errno
+}
+
+/// A kernel error with the message lnetctl prints.
+fn with_msg(e: Error, msg: &'static CStr) -> NlError {
+    NlError::new(-e.to_errno(), msg)
+}
+
+/// `LNET_CMD_CONFIGURE` and `LNET_CMD_NETS` (add, del).
+#[no_mangle]
+extern "C" fn lnet_genl_rs_cmd(req: Option<&mut Request>) -> c_int {
+    let Some(req) = req else {
+        return errno_of(EINVAL);
+    };
+    let Some(lnet) = TheLnet::get() else {
+        return errno_of(ENODEV);
+    };
+    let r = match req.cmd() {
+        cmd::CONFIGURE => configure(lnet, req.flags()),
+        cmd::NETS => nets(lnet, req.flags(), req.attrs()),
+        _ => Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno())),
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            if let Some(m) = e.msg {
+                req.set_err_msg(m);
+            }
+            nl_errno(&e)
+        }
+    }
+}
+
+/// `lnet configure [-a]` (`NLM_F_CREATE`; without `-a`, `NLM_F_EXCL`:
+/// only 0@lo) and `lnet unconfigure` (no flag).
+fn configure(lnet: &'static TheLnet, flags: u16) -> Result<(), NlError> {
+    if flags & nlm::CREATE == 0 {
+        return startup::dev_unconfigure(lnet).map_err(|e| NlError::bare(-e.to_errno()));
+    }
+    startup::dev_configure(lnet, flags & nlm::EXCL == 0).map_err(|e| {
+        let msg = if e == kerrno::ENETDOWN() {
+            Some(c"Network is down")
+        } else if e == ENODEV {
+            Some(c"LNET is currently not loaded")
+        } else if e == EBUSY {
+            Some(c"LNET busy")
+        } else {
+            None
+        };
+        NlError {
+            errno: -e.to_errno(),
+            msg,
+        }
+    })
+}
+
+fn parse_net(s: Option<&str>) -> Result<Net, NlError> {
+    let net = s
+        .and_then(|s| Net::parse(s).ok())
+        .ok_or(NlError::new(-ENODEV.to_errno(), c"cannot parse net"))?;
+    if net.lnd() == lnd::LO {
+        return Err(NlError::new(-ENODEV.to_errno(), c"setting @lo not allowed"));
+    }
+    Ok(net)
+}
+
+fn to_i32(v: i64) -> i32 {
+    i32::try_from(v).unwrap_or(i32::MAX)
+}
+
+/// The LND tunables of `net add`: ksocklnd runs one connection per peer,
+/// so `conns_per_peer` is taken as 1 only (as the ioctl takes it); keys
+/// the LND does not have are ignored, as Lustre's LNDs ignore them.
+fn check_lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<(), NlError> {
+    const BAD: NlError = NlError::new(lnet_nl::errno::EINVAL, c"failed to parse lnd tunables");
+    let Some(mut it) = list else {
+        return Ok(());
+    };
+    let table: KeyTable = match net.lnd() {
+        lnd::SOCK => ns::SOCK_LND,
+        lnd::O2IB => ns::O2IB_LND,
+        _ => return Ok(()),
+    };
+    while let Some(k) = it.next() {
+        if k.kind != lnet_nl::scalar::VALUE {
+            continue;
+        }
+        let Some(name) = k.str() else { continue };
+        if !table
+            .iter()
+            .any(|t| t.name.and_then(|n| n.to_str().ok()) == Some(name))
+        {
+            continue;
+        }
+        let v = it.next().and_then(|v| v.int()).ok_or(BAD)?;
+        if name != "conns_per_peer" || v != 1 {
+            return Err(BAD);
+        }
+    }
+    Ok(())
+}
+
+/// Whether `net` has an NI, and one on `intf`.
+fn net_has(lnet: &TheLnet, net: Net, intf: &str) -> (bool, bool) {
+    let nis = lnet.nis.lock();
+    let mut of_net = nis.nis.iter().filter(|n| n.nid.net() == net).peekable();
+    let any = of_net.peek().is_some();
+    let on = of_net.any(|n| n.iface() == intf);
+    (any, on)
+}
+
+fn add_ni(lnet: &TheLnet, ni: &lnet_nl::LocalNi<'_>) -> Result<(), NlError> {
+    let net = parse_net(ni.net)?;
+    if ni.nid.is_some() && ni.intf.is_empty() {
+        // lnet-rs makes an NI from an interface; lnetctl names one unless
+        // given an address.
+        return Err(NlError::new(lnet_nl::errno::EINVAL, c"unsupported NID"));
+    }
+    if ni.intf.is_empty() {
+        return Err(NlError::new(
+            lnet_nl::errno::EINVAL,
+            c"interface / NID is missing",
+        ));
+    }
+    let t = NetTunables {
+        peer_timeout: to_i32(ni.tunables.peer_timeout),
+        peer_credits: to_i32(ni.tunables.peer_credits),
+        peer_buffer_credits: to_i32(ni.tunables.peer_buffer_credits),
+        credits: to_i32(ni.tunables.credits),
+    };
+    if t.validate().is_err() {
+        return Err(NlError::new(
+            lnet_nl::errno::EINVAL,
+            c"failed to parse tunables",
+        ));
+    }
+    check_lnd_tunables(net, ni.lnd_tunables.clone())?;
+    startup::net_add(lnet, net, &[ni.intf], &t).map_err(|e| {
+        if e == ENOENT {
+            with_msg(e, c"cannot parse net")
+        } else if e == ERANGE {
+            with_msg(e, c"invalid CPT set")
+        } else if e == ENOSPC {
+            with_msg(e, c"too many NIs, check lnet_interfaces_max")
+        } else {
+            with_msg(e, c"cannot add LNet NI")
+        }
+    })
+}
+
+fn del_ni(lnet: &TheLnet, ni: &lnet_nl::LocalNi<'_>) -> Result<(), NlError> {
+    let net = parse_net(ni.net)?;
+    let nodev = -ENODEV.to_errno();
+    let intf = match (ni.intf, ni.nid) {
+        ("", None) => return Err(NlError::new(nodev, c"interface / NID is missing")),
+        ("", Some(nid)) => {
+            // Delete by NID: the NI of that NID, by its interface.
+            let nid = Nid::parse(nid)
+                .map_err(|_| NlError::new(lnet_nl::errno::EINVAL, c"unsupported NID"))?;
+            let nis = lnet.nis.lock();
+            let found = nis.nis.iter().find(|n| n.nid == nid);
+            match found {
+                Some(n) if n.nid.net() == net => {
+                    let mut b = [0u8; 16];
+                    for (d, s) in b.iter_mut().zip(n.iface().bytes()) {
+                        *d = s;
+                    }
+                    drop(nis);
+                    return del_on(lnet, net, &b);
+                }
+                _ => return Err(NlError::new(nodev, c"cannot del LNet NI")),
+            }
+        }
+        (i, _) => i,
+    };
+    match net_has(lnet, net, intf) {
+        (false, _) => Err(NlError::new(nodev, c"LNet net doesn't exist")),
+        (true, false) => Err(NlError::new(
+            nodev,
+            c"interface invalid for deleting LNet NI",
+        )),
+        (true, true) => {
+            startup::net_del(lnet, net, &[intf]).map_err(|e| with_msg(e, c"cannot del LNet NI"))
+        }
+    }
+}
+
+/// Deletes the NI of `net` on the interface named in `b` (NUL-padded).
+fn del_on(lnet: &TheLnet, net: Net, b: &[u8; 16]) -> Result<(), NlError> {
+    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    let intf = b
+        .get(..n)
+        .and_then(|s| core::str::from_utf8(s).ok())
+        .unwrap_or("");
+    startup::net_del(lnet, net, &[intf]).map_err(|e| with_msg(e, c"cannot del LNet NI"))
+}
+
+/// `net add` (`NLM_F_CREATE`) and `net del` (no flag); `net set`
+/// (`NLM_F_REPLACE`) is not answered here, so lnetctl takes its ioctls.
+fn nets(lnet: &TheLnet, flags: u16, attrs: &[u8]) -> Result<(), NlError> {
+    let create = flags & nlm::CREATE != 0;
+    if !create && flags & nlm::REPLACE != 0 {
+        return Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno()));
+    }
+    lnet_nl::net_cmd(attrs, |op| match op {
+        lnet_nl::NetOp::Ni(ni) if create => add_ni(lnet, &ni),
+        lnet_nl::NetOp::Ni(ni) => del_ni(lnet, &ni),
+        lnet_nl::NetOp::EndOfBlock {
+            net,
+            ip2net,
+            ni_list,
+        } => {
+            if create && ip2net.is_some() {
+                return Err(NlError::new(
+                    -kerrno::EOPNOTSUPP().to_errno(),
+                    c"cannot setup ip2nets",
+                ));
+            }
+            if create || ni_list {
+                return Ok(());
+            }
+            // A net named without NIs: the whole net goes. A net that
+            // does not exist is EINVAL, as Lustre's lnet_dyn_del_net.
+            let net = parse_net(net)?;
+            startup::net_del(lnet, net, &[]).map_err(|e| {
+                let e = if e == ENOENT { EINVAL } else { e };
+                with_msg(e, c"cannot del network")
+            })
+        }
+    })
+}
+
+/// `net show`'s start: LNet must be up; the filter is `--net`.
+#[no_mangle]
+extern "C" fn lnet_genl_rs_net_show_start(
+    req: Option<&mut Request>,
+    state: Option<&mut u64>,
+) -> c_int {
+    let (Some(req), Some(state)) = (req, state) else {
+        return errno_of(EINVAL);
+    };
+    let r = show_start(req.attrs());
+    match r {
+        Ok(s) => {
+            *state = s;
+            0
+        }
+        Err(e) => {
+            if let Some(m) = e.msg {
+                req.set_err_msg(m);
+            }
+            nl_errno(&e)
+        }
+    }
+}
+
+fn show_start(attrs: &[u8]) -> Result<u64, NlError> {
+    let up = TheLnet::get().is_some_and(|l| l.is_running());
+    if !up {
+        return Err(with_msg(kerrno::ENETDOWN(), c"LNet stack down"));
+    }
+    match lnet_nl::show_filter(attrs)? {
+        None => Ok(ALL_NETS),
+        Some(s) => Net::parse(s)
+            .map(|n| u64::from(n.as_u32()))
+            .map_err(|_| NlError::new(lnet_nl::errno::ENOENT, c"cannot parse net")),
+    }
+}
+
+/// `net show`: the whole show in one call (Lustre's does the same).
+#[no_mangle]
+extern "C" fn lnet_genl_rs_net_show(dump: Option<&mut Dump>) -> c_int {
+    let Some(dump) = dump else {
+        return errno_of(EINVAL);
+    };
+    let Some(lnet) = TheLnet::get() else {
+        return errno_of(ENODEV);
+    };
+    match show(lnet, dump) {
+        Ok(()) => 0,
+        Err(e) => {
+            if let Some(m) = e.msg {
+                dump.set_err_msg(m);
+            }
+            nl_errno(&e)
+        }
+    }
+}
+
+fn lnd_keys(net: Net) -> Option<KeyTable> {
+    match net.lnd() {
+        lnd::SOCK => Some(ns::SOCK_LND),
+        lnd::O2IB => Some(ns::O2IB_LND),
+        _ => None,
+    }
+}
+
+fn show(lnet: &TheLnet, dump: &mut Dump) -> Result<(), NlError> {
+    const NOMEM: NlError = NlError::bare(lnet_nl::errno::ENOMEM);
+    let state = dump.state();
+    let backup = dump.flags() & NLM_F_DUMP_FILTERED != 0;
+    let version = dump.version();
+    let wanted = |n: &Ni| {
+        let net = n.nid.net();
+        (state == ALL_NETS || u64::from(net.as_u32()) == state) && !(backup && net == Net::LO)
+    };
+    // The NIs to show, taken under the lock and shown after it.
+    let mut nis: KVec<Arc<Ni>> = KVec::new();
+    {
+        let all = lnet.nis.lock();
+        for ni in all.nis.iter().filter(|n| wanted(n)) {
+            nis.push(ni.clone(), GFP_ATOMIC).map_err(|_| NOMEM)?;
+        }
+    }
+    if nis.is_empty() && !backup {
+        return Err(NlError::new(lnet_nl::errno::ESRCH, c"Network is down"));
+    }
+    let mut buf = KVec::from_elem(0u8, MSG_BUF, GFP_KERNEL).map_err(|_| NOMEM)?;
+    let mut lnd: Option<KeyTable> = None;
+    let mut shown = 0usize;
+    let mut rest: &[Arc<Ni>] = &nis;
+    while let Some(first) = rest.first() {
+        let net = first.nid.net();
+        let n = rest.iter().take_while(|x| x.nid.net() == net).count();
+        let (of_net, tail) = rest.split_at(n);
+        rest = tail;
+
+        let mut send_keys = shown == 0;
+        if version > 0 && net.lnd() != lnd::LO {
+            let keys = lnd_keys(net);
+            if keys.map(|k| k.as_ptr()) != lnd.map(|k| k.as_ptr()) {
+                send_keys = true;
+                lnd = keys;
+            }
+        }
+        let mut started = false;
+        if send_keys {
+            let mut flags = nlm::CREATE | nlm::MULTI;
+            let mut first_table = ns::NET;
+            if lnd.is_some() && shown > 0 {
+                first_table = ns::NET_UPDATE;
+                flags |= nlm::REPLACE;
+            }
+            let mut w = NlWriter::new(&mut buf);
+            w.put_key_tables(&ns::tables(first_table, lnd))?;
+            dump.put(flags, cmd::NETS, w.written())
+                .map_err(|e| with_msg(e, c"failed to send key table"))?;
+            started = true;
+        }
+        let mut w = NlWriter::new(&mut buf);
+        if started {
+            w.put_str(ns::ATTR_HDR, b"")?;
+        }
+        let name = CString::try_from_fmt(fmt!("{}", net)).map_err(|_| NOMEM)?;
+        w.put_str(ns::ATTR_TYPE, name.as_bytes())?;
+        let local = w.nest_start(ns::ATTR_LOCAL)?;
+        for (dev, ni) in (0u16..).zip(of_net.iter()) {
+            let nest = w.nest_start(dev)?;
+            put_ni(&mut w, ni, version, backup, lnd.is_some())?;
+            w.nest_end(nest)?;
+            shown += 1;
+        }
+        w.nest_end(local)?;
+        dump.put(nlm::MULTI, cmd::NETS, w.written())
+            .map_err(|e| with_msg(e, c"failed to send values"))?;
+    }
+    Ok(())
+}
+
+/// One local NI's entry, from what the GET_NI ioctl reports of it.
+fn put_ni(
+    w: &mut NlWriter<'_>,
+    ni: &Ni,
+    version: u8,
+    backup: bool,
+    lnd_keys: bool,
+) -> Result<(), NlError> {
+    use crate::kapi::bindings::lnet_ioc_ni;
+    let mut n: lnet_ioc_ni = crate::kapi::lnet_abi::zeroed();
+    crate::dev::fill_ni(&mut n, ni);
+    if !backup {
+        let nid = CString::try_from_fmt(fmt!("{}", ni.nid))
+            .map_err(|_| NlError::bare(lnet_nl::errno::ENOMEM))?;
+        w.put_str(ns::ni::NID, nid.as_bytes())?;
+        let up = ni.nid == Nid::LO || n.ni_status != 0;
+        w.put_str(ns::ni::STATUS, if up { b"up" } else { b"down" })?;
+    }
+    let iface = ni.iface();
+    if ni.nid != Nid::LO && !iface.is_empty() {
+        let i = w.nest_start(ns::ni::INTERFACE)?;
+        let e = w.nest_start(0)?;
+        w.put_str(1, iface.as_bytes())?;
+        w.nest_end(e)?;
+        w.nest_end(i)?;
+    }
+    if version == 0 {
+        return Ok(());
+    }
+    if !backup {
+        let s = w.nest_start(ns::ni::STATS)?;
+        let e = w.nest_start(0)?;
+        w.put_u32(ns::stats::SEND_COUNT, n.ni_send_count)?;
+        w.put_u32(ns::stats::RECV_COUNT, n.ni_recv_count)?;
+        w.put_u32(ns::stats::DROP_COUNT, n.ni_drop_count)?;
+        for (k, lat) in (0u16..).zip([&n.ni_put_egress, &n.ni_get_rtt, &n.ni_put_ack]) {
+            let base = ns::stats::LATENCY + 4 * k;
+            w.put_u32(base, u32::try_from(lat.lat_samples).unwrap_or(u32::MAX))?;
+            w.put_u64(base + 1, lat.lat_min_nsec)?;
+            w.put_u64(base + 2, lat.lat_max_nsec)?;
+            w.put_u64(base + 3, lat.lat_avg_nsec)?;
+        }
+        w.nest_end(e)?;
+        w.nest_end(s)?;
+        if version >= 2 {
+            use ns::msg_stats as m;
+            for (attr, counts) in [
+                (ns::ni::SEND_STATS, &n.ni_sent_stats),
+                (ns::ni::RECV_STATS, &n.ni_received_stats),
+                (ns::ni::DROPPED_STATS, &n.ni_dropped_stats),
+            ] {
+                let s = w.nest_start(attr)?;
+                let e = w.nest_start(0)?;
+                for (k, v) in [m::PUT, m::GET, m::REPLY, m::ACK, m::HELLO]
+                    .iter()
+                    .zip(counts.iter())
+                {
+                    w.put_u32(*k, *v)?;
+                }
+                w.nest_end(e)?;
+                w.nest_end(s)?;
+            }
+            use ns::health as h;
+            let s = w.nest_start(ns::ni::HEALTH_STATS)?;
+            let e = w.nest_start(0)?;
+            w.put_s32(h::FATAL_ERRORS, n.ni_fatal_error as i32)?;
+            w.put_s32(h::LEVEL, n.ni_health_value as i32)?;
+            w.put_u32(h::INTERRUPTS, n.ni_hs_interrupts)?;
+            w.put_u32(h::DROPPED, n.ni_hs_dropped)?;
+            w.put_u32(h::ABORTED, n.ni_hs_aborted)?;
+            w.put_u32(h::NO_ROUTE, n.ni_hs_no_route)?;
+            w.put_u32(h::TIMEOUTS, n.ni_hs_timeouts)?;
+            w.put_u32(h::ERROR, n.ni_hs_error)?;
+            w.put_u32(h::PING_COUNT, n.ni_ping_count)?;
+            w.put_u64(h::NEXT_PING, n.ni_next_ping)?;
+            w.nest_end(e)?;
+            w.nest_end(s)?;
+        }
+    }
+    {
+        use ns::tunables as t;
+        let s = w.nest_start(ns::ni::TUNABLES)?;
+        let e = w.nest_start(0)?;
+        w.put_s32(t::PEER_TIMEOUT, n.ni_peer_timeout as i32)?;
+        w.put_s32(t::PEER_CREDITS, n.ni_peer_credits as i32)?;
+        w.put_s32(t::PEER_BUFFER_CREDITS, n.ni_peer_buffer_credits as i32)?;
+        w.put_s32(t::CREDITS, n.ni_credits as i32)?;
+        w.nest_end(e)?;
+        w.nest_end(s)?;
+    }
+    if lnd_keys && ni.nid.net().lnd() != lnd::LO {
+        let s = w.nest_start(ns::ni::LND_TUNABLES)?;
+        let e = w.nest_start(0)?;
+        // The ioctl's "not applicable" marker shows as -1, as there.
+        let u16v = |v: u32| v as i32 as i16 as u16;
+        let s16v = |v: u32| v as i32 as i16;
+        if ni.nid.net().lnd() == lnd::O2IB {
+            use ns::o2ib as o;
+            w.put_u32(o::HIW_PEER_CREDITS, n.ni_lnd_peercredits_hiw)?;
+            w.put_flag(o::MAP_ON_DEMAND)?;
+            w.put_u32(o::CONCURRENT_SENDS, n.ni_lnd_concurrent_sends)?;
+            w.put_u32(o::FMR_POOL_SIZE, n.ni_lnd_fmr_pool_size)?;
+            w.put_u32(o::FMR_FLUSH_TRIGGER, n.ni_lnd_fmr_flush_trigger)?;
+            w.put_u32(o::FMR_CACHE, n.ni_lnd_fmr_cache)?;
+            w.put_u16(o::NTX, u16v(n.ni_lnd_ntx))?;
+            w.put_u16(o::CONNS_PER_PEER, u16v(n.ni_lnd_conns_per_peer))?;
+            if !backup {
+                w.put_u32(o::TIMEOUT, n.ni_lnd_timeout)?;
+            }
+            w.put_s16(o::TOS, s16v(n.ni_lnd_tos))?;
+        } else {
+            use ns::sock as k;
+            w.put_u16(k::CONNS_PER_PEER, u16v(n.ni_lnd_conns_per_peer))?;
+            if !backup {
+                w.put_u32(k::TIMEOUT, n.ni_lnd_timeout)?;
+            }
+            w.put_s16(k::TOS, s16v(n.ni_lnd_tos))?;
+        }
+        w.nest_end(e)?;
+        w.nest_end(s)?;
+    }
+    if !backup {
+        w.put_s32(ns::ni::DEV_CPT, n.ni_dev_cpt as i32)?;
+    }
+    let mut cpts = [0u8; 520];
+    let ncpts = n.ni_ncpts as usize;
+    let s = lnet_nl::cpt_string(
+        n.ni_cpts.iter().take(ncpts).map(|&c| u32::from(c)),
+        &mut cpts,
+    );
+    w.put_str(ns::ni::CPTS, s)?;
+    Ok(())
+}

@@ -1,0 +1,81 @@
+# lab: vms=2 nics=2 clnet=1 timeout=240
+# Lustre's own lnetctl (a clnet lab's /opt/clnet/lnetctl) configuring
+# lnet-rs over the lnet generic netlink family, which it tries before any
+# ioctl: lnet configure, net add, net show (plain, -v, --net), net del,
+# lnet unconfigure. What it shows must read as what our lnetctl shows (it
+# takes the same values from the kernel); bad input must fail, and a
+# command the family does not answer (peer show) must fall back to the
+# ioctls. Only VM 0 takes part: the Lustre node of the lab has nothing to
+# do.
+[ "${LAB_CLNET_NODE:-0}" = 1 ] && exit 0
+LC=/opt/clnet/lnetctl
+[ -x "$LC" ] || lab_fail "no Lustre lnetctl at $LC"
+me0=$(lab_addr "$LAB_VM" 0)
+modprobe lnet || lab_fail "lnet did not load"
+modprobe ksocklnd || lab_fail "ksocklnd did not load"
+
+# same WHAT ARGS...: Lustre's and our lnetctl print the same YAML.
+same() {
+	what=$1
+	shift
+	"$LC" "$@" >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lnetctl $*: $what"; }
+	lnetctl "$@" >/tmp/r.out 2>&1 || { cat /tmp/r.out; lab_fail "our lnetctl $*: $what"; }
+	diff -u /tmp/r.out /tmp/c.out || lab_fail "$what: Lustre's lnetctl $* differs from ours"
+}
+# refused WHAT ARGS...: Lustre's lnetctl fails and says so.
+refused() {
+	what=$1
+	shift
+	if "$LC" "$@" >/tmp/e.out 2>&1; then
+		cat /tmp/e.out
+		lab_fail "Lustre's lnetctl $*: $what accepted"
+	fi
+	[ -s /tmp/e.out ] || lab_fail "Lustre's lnetctl $*: $what refused without a word"
+}
+
+"$LC" lnet configure || lab_fail "Lustre's lnetctl lnet configure"
+lnetctl net show >/tmp/n0 || lab_fail "net show after Lustre's configure"
+grep -q "nid: 0@lo" /tmp/n0 || { cat /tmp/n0; lab_fail "no 0@lo after configure"; }
+grep -q "@tcp" /tmp/n0 && { cat /tmp/n0; lab_fail "configure without --all started networks="; }
+same "lo only" net show
+
+"$LC" net add --net tcp --if eth0 || lab_fail "Lustre's lnetctl net add --net tcp --if eth0"
+lnetctl net show >/tmp/n1 || lab_fail "net show"
+grep -q "nid: $me0@tcp" /tmp/n1 || { cat /tmp/n1; lab_fail "the NI Lustre's lnetctl added is not shown"; }
+same "after net add" net show
+same "net show -v" net show -v
+same "net show -v 3" net show -v 3
+same "net show --net tcp" net show --net tcp
+grep -q "0@lo" /tmp/c.out && { cat /tmp/c.out; lab_fail "net show --net tcp shows lo"; }
+
+refused "a duplicate NI" net add --net tcp --if eth0
+refused "a missing interface" net add --net tcp1 --if nosuch0
+refused "an unknown net" net del --net tcp9
+refused "an interface the net does not have" net del --net tcp --if eth1
+refused "a net show of a net that is not there" net show --net tcp7
+lnetctl net show >/tmp/n2 || lab_fail "net show after refusals"
+diff -u /tmp/n1 /tmp/n2 || lab_fail "a refused command changed the configuration"
+
+# Not answered by the family: Lustre's lnetctl takes its ioctls, and
+# returns (whatever it prints).
+timeout 20 "$LC" peer show >/dev/null 2>&1
+[ $? = 124 ] && lab_fail "Lustre's lnetctl peer show hung"
+
+"$LC" net del --net tcp --if eth0 || lab_fail "Lustre's lnetctl net del --net tcp --if eth0"
+lnetctl net show >/tmp/n3 || lab_fail "net show after net del"
+grep -q "@tcp" /tmp/n3 && { cat /tmp/n3; lab_fail "tcp still shown after net del"; }
+"$LC" net add --net tcp --if eth0 || lab_fail "net add again"
+"$LC" net del --net tcp || lab_fail "Lustre's lnetctl net del --net tcp (the whole net)"
+lnetctl net show >/tmp/n4 || lab_fail "net show after net del of the net"
+grep -q "@tcp" /tmp/n4 && { cat /tmp/n4; lab_fail "tcp still shown after deleting the net"; }
+
+"$LC" lnet unconfigure || lab_fail "Lustre's lnetctl lnet unconfigure"
+if lnetctl net show >/tmp/n5 2>&1; then
+	cat /tmp/n5
+	lab_fail "LNet still up after Lustre's unconfigure"
+fi
+refused "net show with LNet down" net show
+"$LC" lnet configure -a || lab_fail "Lustre's lnetctl lnet configure -a"
+"$LC" lnet unconfigure || lab_fail "unconfigure after configure -a"
+lab_rmmod ksocklnd
+lab_rmmod lnet
