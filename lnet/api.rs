@@ -287,7 +287,7 @@ extern "C" fn __LNetMDUnlink(h: lnet_handle_md, discard: bool) -> c_int {
 /// Unlinks an MD (`LNetMDUnlink`, the form Lustre exports today).
 #[no_mangle]
 extern "C" fn LNetMDUnlink(h: lnet_handle_md) -> c_int {
-    __LNetMDUnlink(h, false)
+    errno(lnet().and_then(|l| md_unlink(l, h.cookie, false, 0)))
 }
 
 /// Logs an error, with how many, if MDs live or waiting for their last
@@ -413,8 +413,9 @@ extern "C" fn LNetPut(
     offset: c_uint,
     hdr_data: u64,
 ) -> c_int {
-    LNetPutTimeout(
-        self_, mdh, ack, target, portal, match_bits, offset, hdr_data, 0,
+    let put = Some((hdr_data, ack == LNET_ACK_REQ));
+    request(
+        self_, mdh, target, portal, match_bits, offset, put, 0, false,
     )
 }
 
@@ -448,12 +449,14 @@ extern "C" fn LNetGet(
     offset: c_uint,
     recovery: bool,
 ) -> c_int {
-    LNetGetTimeout(self_, mdh, target, portal, match_bits, offset, recovery, 0)
+    request(
+        self_, mdh, target, portal, match_bits, offset, None, 0, recovery,
+    )
 }
 
 /// [`LNetGet`] with a response deadline (`timeout` seconds).
 #[no_mangle]
-pub(crate) extern "C" fn LNetGetTimeout(
+extern "C" fn LNetGetTimeout(
     self_: Option<&lnet_nid>,
     mdh: lnet_handle_md,
     target: Option<&lnet_processid>,

@@ -797,7 +797,8 @@ fn fault_cmd(lnet: &TheLnet, cmd: u32, f: &mut lnet_ioc_fault) -> Result {
                 Action::Drop { health_mask, .. } if health_mask != 0 => " (health error)",
                 _ => "",
             };
-            pr_info!("Added {} rule {}->{}{}\n", what, attr.src, attr.dst, health);
+            // D_NET, as Lustre's "Added drop rule"; lctl prints the rule.
+            crate::cnet!("Added {} rule {}->{}{}\n", what, attr.src, attr.dst, health);
             Ok(())
         }
         FAULT_DEL => {

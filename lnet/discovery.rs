@@ -311,7 +311,14 @@ fn ping_event(lnet: &TheLnet, p: &mut Peer, d: &DcMd, ev: &lnet_event) {
             // Lustre pings such a peer again and again; we end its
             // discovery (a decision: a peer that answers garbage once
             // will do it again).
-            crate::cneterr!("Bad ping reply from {}: {}\n", p.primary, e);
+            // Lustre's "Corrupted Ping Reply" (D_NET); the discovery
+            // fails with EPROTO.
+            crate::cdebug_limit!(
+                crate::lnet_core::debug::D_NET,
+                "Bad ping reply from {}: {}\n",
+                p.primary,
+                e
+            );
             ping_failed(p, EPROTO().to_errno());
             return;
         }

@@ -205,13 +205,15 @@ extern "C" fn lnet_ni_iface(ni: Option<&Ni>) -> *const kernel::ffi::c_char {
 /// (`lnet_ni_default_tunables`); `t` gets the values the NI runs with.
 /// The LND passes the NI its startup runs for.
 #[no_mangle]
-pub(crate) extern "C" fn lnet_ni_default_tunables(
-    ni: Option<&Ni>,
-    t: Option<&mut lnet_ni_tunables>,
-) {
-    let (Some(ni), Some(t)) = (ni, t) else {
-        return;
-    };
+extern "C" fn lnet_ni_default_tunables(ni: Option<&Ni>, t: Option<&mut lnet_ni_tunables>) {
+    if let (Some(ni), Some(t)) = (ni, t) {
+        default_tunables(ni, t);
+    }
+}
+
+/// The body of [`lnet_ni_default_tunables`], which the loopback LND, inside
+/// lnet.ko, calls directly.
+pub(crate) fn default_tunables(ni: &Ni, t: &mut lnet_ni_tunables) {
     let lnd = NetTunables {
         peer_timeout: t.peer_timeout,
         peer_credits: t.peer_credits,
@@ -323,8 +325,20 @@ pub(crate) fn lnet_parse_rs(
 /// [`msg::Msg::into_c`]) and that it has not finalized yet: the LND gives
 /// it back with this call, which is lnd.h's contract.
 #[no_mangle]
-pub(crate) extern "C" fn lnet_finalize(m: Option<KBox<msg::Msg>>, status: c_int, hstatus: c_uint) {
-    // lnd.h's contract, whatever the message (a discarded receive has none).
+extern "C" fn lnet_finalize(m: Option<KBox<msg::Msg>>, status: c_int, hstatus: c_uint) {
+    let Some(m) = m else {
+        // lnd.h's contract, even with no message (a discarded receive).
+        crate::kapi::kthread::might_sleep();
+        return;
+    };
+    let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
+    finalize_held(m, status, hs);
+}
+
+/// The body of [`lnet_finalize`] for a message: the loopback LND, inside
+/// lnet.ko, calls it directly.
+pub(crate) fn finalize_held(m: KBox<msg::Msg>, status: c_int, hs: Status) {
+    // lnd.h's contract.
     crate::kapi::kthread::might_sleep();
     let Ok(lnet) = lnet() else {
         // Unreachable while an LND holds messages (it holds lnet.ko); left
@@ -332,10 +346,6 @@ pub(crate) extern "C" fn lnet_finalize(m: Option<KBox<msg::Msg>>, status: c_int,
         core::mem::forget(m);
         return;
     };
-    let Some(m) = m else {
-        return;
-    };
-    let hs = Status::from_u32(hstatus).unwrap_or(Status::LocalError);
     msg::finalize(lnet, m, status, hs);
 }
 

@@ -7,6 +7,7 @@
 use crate::kapi::bindings::{lnet_lnd, lnet_ni_tunables, lnet_tx_desc};
 use crate::kapi::kiov;
 use crate::lnd::{lnet_msg, lnet_ni};
+use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::lnd;
 use crate::ni::Ni;
 use core::ffi::{c_int, c_uint, c_void};
@@ -40,8 +41,9 @@ unsafe extern "C" fn lolnd_startup(ni: *mut lnet_ni) -> c_int {
         ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
     };
     // SAFETY: the NI this startup is called for.
-    let ni = unsafe { ni_ref(ni) };
-    crate::lnd::lnet_ni_default_tunables(ni, Some(&mut t));
+    if let Some(ni) = unsafe { ni_ref(ni) } {
+        crate::lnd::default_tunables(ni, &mut t);
+    }
     0
 }
 
@@ -105,10 +107,10 @@ unsafe extern "C" fn lolnd_recv(
             crate::msg::Msg::from_c(tx),
         )
     };
-    if rx.is_some() {
-        crate::lnd::lnet_finalize(rx, 0, 0);
+    if let Some(rx) = rx {
+        crate::lnd::finalize_held(rx, 0, Status::Ok);
     }
-    crate::lnd::lnet_finalize(Some(tx), 0, 0);
+    crate::lnd::finalize_held(tx, 0, Status::Ok);
     0
 }
 

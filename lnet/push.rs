@@ -75,7 +75,10 @@ fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
             p.received = p.received.wrapping_add(1);
             drop(p);
             if rlength as usize > data.len() {
-                crate::cneterr!(
+                // Lustre's "Truncated Push" (D_NET): a peer with more NIs
+                // than the buffer holds, which discovery then pings.
+                crate::cdebug_limit!(
+                    crate::lnet_core::debug::D_NET,
                     "Push from {} truncated to {} of {} bytes\n",
                     from,
                     data.len(),
@@ -94,7 +97,14 @@ fn check(lnet: &TheLnet, from: Nid, data: &[u8], rlength: u32) {
         Err(e) => {
             p.refused = p.refused.wrapping_add(1);
             drop(p);
-            crate::cneterr!("Bad push from {}: {}\n", from, e);
+            // Lustre's "Corrupted Push" (D_NET); rate-limited, as a peer
+            // can send any number.
+            crate::cdebug_limit!(
+                crate::lnet_core::debug::D_NET,
+                "Bad push from {}: {}\n",
+                from,
+                e
+            );
             crate::discovery::push_received(lnet, from, data, None);
         }
     }

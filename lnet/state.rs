@@ -37,6 +37,9 @@
 //! 14. A ping's own wait lock (ping.rs).
 //!
 //! The crypto speed lock (crypto.rs) is never held with another.
+//!
+//! Each LND's own locks have their order in its crate doc
+//! (socklnd/socklnd_main.rs, o2iblnd/o2iblnd_main.rs).
 
 use crate::counters::Counters;
 use crate::kapi::kthread::Thread;

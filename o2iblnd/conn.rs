@@ -444,12 +444,12 @@ impl Conn {
                         dst_stamp: g.peer_stamp,
                         cksum: self.ni.cksum(),
                     };
-                    // Posted or failed part way, the tx goes to `active`,
-                    // which it leaves at its completion or flush, or in
-                    // teardown once the QP is destroyed; it ends at once
-                    // only when its single SEND failed.
                     let rc = tx.pack(&head).and_then(|len| match g.cmid.as_mut() {
-                        // SAFETY: the tx is kept as `post` asks (above).
+                        // SAFETY: posted or failed part way, the tx goes to
+                        // `active` (room reserved above), which it leaves only
+                        // at its completion or flush, or in teardown once the
+                        // QP is destroyed; it ends at once only when its
+                        // single SEND failed (no work request posted).
                         Some(id) => unsafe { tx.post(id, len) },
                         None => Err(crate::kapi::errno::ENOTCONN()),
                     });

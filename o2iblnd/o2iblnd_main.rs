@@ -5,6 +5,28 @@
 //! private data, `kib_msg` framing, credits returned in every message and
 //! by NOOPs. One NI per RDMA-capable interface; each NI listens on
 //! `service` at its own address.
+//!
+//! # Lock order
+//!
+//! The one order of ko2iblnd's locks, outermost first. No spinlock here is
+//! held across a sleep or a call into LNet (`lnet_parse`, `lnet_finalize`:
+//! txs end once their locks are dropped), as lnet.ko's order requires
+//! (lnet/state.rs).
+//!
+//! 1. Mutexes. A connection's `qp_lock` (conn.rs), held while its QP and
+//!    id are built, put in error or destroyed, also in CM event handlers;
+//!    the id itself is destroyed only after it is released, as destroying
+//!    waits for a running handler. The NI's `threads`, `events`, `link` and
+//!    `listener` (ni.rs), each taken alone; the NI's link events run under
+//!    kapi's link watcher mutex and only change flags.
+//! 2. The NI's `table` (ni.rs): peers, connections, waiting txs. Never
+//!    taken with `qp_lock` or `inner` held.
+//! 3. A connection's `inner` (conn.rs), taken under `table` or `qp_lock`
+//!    or alone; `Conn::close` drops it before the NI's `conn_closed` takes
+//!    the table.
+//!
+//! The listener's `ni` (`Listening`, ni.rs) is a leaf. Completions reach
+//! the schedulers through a lock-free stack (`ArcStack`).
 
 // `pin_init!` of `IbNi`, with its many fields, expands deeper than the
 // default 128.

@@ -107,6 +107,11 @@ impl Progress {
 /// once the thread is stopped: whoever takes it out of the NI's table stops
 /// its threads (`stop_threads`), or the connection and its threads keep
 /// each other.
+///
+/// `sni` is the NI that made it, which outlives it: the NI's
+/// [`SockNi::stop`] closes every connection, takes each out of its table
+/// and stops its threads before the NI goes, and LNet hands back each
+/// receive context (a connection reference) before the NI's shutdown.
 #[pin_data]
 pub(crate) struct Conn {
     /// The connection's threads, each holding a reference to it.
@@ -155,6 +160,9 @@ impl Conn {
         // or mid-send closes the connection (an idle one does not: see
         // `rx_main`).
         sock.set_timeouts(ms, ms);
+        // INVARIANT: no thread yet; each `spawn` below keeps its thread's
+        // reference in `threads`. `sni` is the NI starting it, which
+        // stops it before going.
         let conn = Arc::pin_init(
             pin_init!(Conn {
                 threads <- new_mutex!(KVec::new(), "socklnd_conn_threads"),
@@ -229,7 +237,7 @@ impl Conn {
     }
 
     pub(crate) fn sni(&self) -> &SockNi {
-        // SAFETY: the NI outlives its connections (see the type).
+        // SAFETY: the NI outlives its connections (# Invariants).
         unsafe { &*self.sni }
     }
 
@@ -362,6 +370,9 @@ impl Conn {
     ) -> Result {
         let t = Thread::spawn_arc(name, self.clone(), f)?;
         self.started.fetch_add(1, Ordering::Relaxed);
+        // INVARIANT: the thread's reference is kept in `threads`, released
+        // only when `stop_threads` stops it; if the push fails, dropping
+        // `t` stops the thread and releases it at once.
         threads.push(t, GFP_KERNEL)?;
         Ok(())
     }

@@ -3,6 +3,25 @@
 //! ksocklnd.ko: the TCP LND, speaking Lustre's socklnd protocol (acceptor
 //! preamble on port 988, hello V3, `ksock_msg` framing), one rail per
 //! interface: every NI listens on and connects from its own address.
+//!
+//! # Lock order
+//!
+//! The one order of ksocklnd's locks, outermost first. No spinlock here is
+//! held across a sleep or a call into LNet (`lnet_parse`, `lnet_finalize`:
+//! messages are finalized outside the table lock), as lnet.ko's order
+//! requires (lnet/state.rs).
+//!
+//! 1. Mutexes, each taken alone, never with another of these held: the
+//!    NI's `threads` and `link` (ni.rs), a connection's `threads`
+//!    (conn.rs), a connector's `thread` and `current` (connector.rs). The
+//!    NI's link events run under kapi's link watcher mutex and take none
+//!    of ksocklnd's locks; the NI drops its watch outside `link`.
+//! 2. The NI's `table` (ni.rs, peer.rs): peers, connections, connectors,
+//!    waiting messages and zero-copy requests.
+//! 3. A connection's `txq`, taken under `table` to queue
+//!    (`Conn::queue_locked`) or alone.
+//!
+//! A connection's `rx` is a leaf: held with no other lock.
 
 #[allow(unused_attributes)]
 #[path = "../rust/lnet-core/src/lib.rs"]

@@ -185,7 +185,10 @@ impl<'a, T> Iterator for Iter<'a, T> {
         // that only `clear` or drop frees, which need the list exclusively.
         // Its link may change (by `push_back`), which is inside `Opaque`.
         let entry = unsafe { &*cur.cast::<Entry<T>>() };
-        // SAFETY: as above, the link is readable.
+        // SAFETY: `entry` is a live `Entry<T>` of the borrowed list (just
+        // above), so its link is readable; the read goes through the
+        // `Opaque` raw pointer, and nothing writes the link meanwhile (the
+        // list is not `Sync`, and this thread is here, not in `push_back`).
         self.next = unsafe { (*entry.link.get()).next };
         Some(&entry.value)
     }

@@ -543,6 +543,7 @@ unsafe impl Send for Msg {}
 impl Msg {
     /// No message: the LND's own, which LNet knows nothing of.
     pub const fn none() -> Msg {
+        // INVARIANT: null, no message of LNet's.
         Msg(core::ptr::null_mut())
     }
 

@@ -29,7 +29,9 @@ pub struct MdMemory {
 // SAFETY: the bytes are plain heap memory, not tied to a thread; shared use
 // goes through atomics or `bytes`, whose callers exclude writers (# Invariants).
 unsafe impl Send for MdMemory {}
-// SAFETY: as for Send.
+// SAFETY: shared use reads `ptr` and `len`, fixed at creation, and reaches
+// the bytes only through atomics or `bytes`, whose callers exclude writers
+// (# Invariants).
 unsafe impl Sync for MdMemory {}
 
 impl MdMemory {

@@ -53,7 +53,8 @@ pub struct SetRequest<'a> {
 /// `val` is null or a NUL-terminated string and `kp` points to a registered
 /// `kernel_param`; both stay valid for `'a` (the duration of the callback).
 pub unsafe fn set_request<'a>(val: *const c_char, kp: *const kernel_param) -> SetRequest<'a> {
-    // SAFETY: guaranteed by the caller.
+    // SAFETY: `kp` points to a registered `kernel_param`, valid for `'a`
+    // (# Safety), as `param_name` asks.
     let name = unsafe { param_name(kp) };
     let value = if val.is_null() {
         None
@@ -167,7 +168,9 @@ impl<'a> PageWriter<'a> {
     /// `buf` points to `PAGE_BUF_LEN` writable bytes, valid and not otherwise
     /// accessed for `'a`.
     pub unsafe fn new(buf: *mut c_char) -> Self {
-        // SAFETY: guaranteed by the caller.
+        // SAFETY: `buf` points to `PAGE_BUF_LEN` writable bytes, valid and
+        // not otherwise accessed for `'a` (# Safety): the slice is their
+        // only user.
         let buf = unsafe { core::slice::from_raw_parts_mut(buf.cast::<u8>(), PAGE_BUF_LEN) };
         PageWriter { buf, len: 0 }
     }

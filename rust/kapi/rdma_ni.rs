@@ -148,6 +148,7 @@ impl<T: Stackable> Default for ArcStack<T> {
 impl<T: Stackable> ArcStack<T> {
     /// An empty stack.
     pub const fn new() -> ArcStack<T> {
+        // INVARIANT: empty, with no link place fixed yet.
         ArcStack {
             head: AtomicPtr::new(core::ptr::null_mut()),
             off: AtomicUsize::new(usize::MAX),

@@ -24,6 +24,22 @@ pub struct Spec {
     pub max: i32,
 }
 
+impl Spec {
+    /// A parameter from its row in an LND's table: name, writable,
+    /// default, min, max.
+    pub const fn row(
+        (name, writable, default, min, max): (&'static str, bool, i32, i32, i32),
+    ) -> Spec {
+        Spec {
+            name,
+            writable,
+            default,
+            min,
+            max,
+        }
+    }
+}
+
 /// What each LND's parameter enum `$t` (with its `ALL: [$t; $n]` table
 /// and `const fn decl`) has alike: `DEFAULTS`, Lustre's values in `ALL`
 /// order, and its [`LndParam`] impl, to which `$extra` adds the methods it
@@ -31,6 +47,11 @@ pub struct Spec {
 macro_rules! lnd_param_table {
     ($t:ident, $n:literal, { $($extra:item)* }) => {
         impl $t {
+            /// Lustre's default.
+            pub const fn default_value(self) -> i32 {
+                self.decl().default
+            }
+
             /// Lustre's defaults, in `ALL` order.
             pub const DEFAULTS: [i32; $n] = {
                 let mut out = [0; $n];

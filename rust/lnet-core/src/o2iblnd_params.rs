@@ -165,7 +165,7 @@ impl IbParam {
     ];
 
     const fn decl(self) -> Spec {
-        let (name, writable, default, min, max) = match self {
+        Spec::row(match self {
             IbParam::Service => ("service", false, 987, 1, 65_535),
             IbParam::Cksum => ("cksum", true, 0, 0, 1),
             IbParam::Timeout => ("timeout", true, 50, 0, 86_400),
@@ -201,19 +201,7 @@ impl IbParam {
             // No HCA offers more send SGEs (rxe: 32).
             IbParam::WrqSge => ("wrq_sge", false, 2, 1, 32),
             IbParam::Tos => ("tos", false, -1, -1, 255),
-        };
-        Spec {
-            name,
-            writable,
-            default,
-            min,
-            max,
-        }
-    }
-
-    /// Lustre's default.
-    pub const fn default_value(self) -> i32 {
-        self.decl().default
+        })
     }
 
     /// Whether lnet-rs's ko2iblnd honours the parameter (see the module

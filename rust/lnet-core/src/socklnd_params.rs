@@ -89,7 +89,7 @@ impl SockParam {
     ];
 
     const fn decl(self) -> Spec {
-        let (name, writable, default, min, max) = match self {
+        Spec::row(match self {
             SockParam::SockTimeout => ("sock_timeout", true, 50, 0, 86_400),
             SockParam::Credits => ("credits", false, 256, 1, super::credits::MAX_CREDITS),
             SockParam::PeerCredits => ("peer_credits", false, 8, 1, super::credits::MAX_CREDITS),
@@ -117,19 +117,7 @@ impl SockParam {
             SockParam::TypedConns => ("typed_conns", false, 1, 1, 1),
             SockParam::ZcMinPayload => ("zc_min_payload", true, 16 << 10, 2 << 10, i32::MAX),
             SockParam::SilentPath => ("silent_path", true, 1, 0, 1),
-        };
-        Spec {
-            name,
-            writable,
-            default,
-            min,
-            max,
-        }
-    }
-
-    /// Lustre's default.
-    pub const fn default_value(self) -> i32 {
-        self.decl().default
+        })
     }
 }
 
