@@ -36,6 +36,7 @@ pub mod o2iblnd_params;
 pub mod o2iblnd_reject;
 pub mod params;
 pub mod ping;
+pub mod route;
 pub mod select;
 pub mod socklnd;
 pub mod socklnd_conns;
