@@ -37,6 +37,7 @@ pub mod o2iblnd_reject;
 pub mod params;
 pub mod ping;
 pub mod route;
+pub mod router_check;
 pub mod routes_param;
 pub mod select;
 pub mod socklnd;
