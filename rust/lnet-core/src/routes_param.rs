@@ -673,7 +673,7 @@ pub fn for_each_gateway(list: &[u8], mut f: impl FnMut(Nid)) -> Result<usize, Ga
     for i in 0..=list.len() {
         let c = list.get(i).copied();
         match c {
-            Some(b'[') => depth += 1,
+            Some(b'[') => depth = depth.saturating_add(1),
             Some(b']') => depth = depth.saturating_sub(1),
             Some(b',') if depth > 0 => {}
             Some(b',') | None => {
