@@ -3,7 +3,7 @@
 
 use lnet_core::{
     cpt, debug, expr_list, hdr, ip2nets, networks, nid, nidlist, o2iblnd, o2iblnd_credits,
-    o2iblnd_reject, params, ping, socklnd,
+    o2iblnd_reject, params, ping, route, routes_param, socklnd,
 };
 
 /// NIDs and nets: parsing never panics; what parses prints back to itself;
@@ -473,5 +473,63 @@ pub fn nidlist(data: &[u8]) {
         if let Ok(n) = nid::Nid::parse(word) {
             assert_eq!(l.matches(&n), again.matches(&n), "{word:?} in {printed:?}");
         }
+    }
+}
+
+/// routes= and the --gateway list: never panic; what parses gives routes
+/// the route checks accept but for the node's nets, as many as validate
+/// counts; the routes go into a table without breaking its order.
+pub fn routes(data: &[u8]) {
+    let _ = routes_param::for_each_gateway(data, |n| assert!(!n.is_any()));
+    let Ok(n) = routes_param::validate(data) else {
+        return;
+    };
+    let mut table = route::RouteTable::new(RouteVec(Vec::new()), route::rnet_hash_bits(0));
+    let locals = |net: nid::Net| net.lnd() == nid::lnd::SOCK || net.lnd() == nid::lnd::O2IB;
+    let mut given = 0usize;
+    let r = routes_param::for_each_route(data, |spec| {
+        given += 1;
+        assert!(route::hops_valid(spec.hops));
+        let cx = route::AddContext {
+            is_local_net: &locals,
+            start_down: false,
+            place: given as u32,
+        };
+        let _ = table.add(&spec, spec.gateway, &cx);
+        Ok::<(), ()>(())
+    });
+    assert_eq!(r, Ok(Ok(())));
+    assert_eq!(given, n);
+    let nets: Vec<nid::Net> = table.nets().collect();
+    let mut seen = nets.clone();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), nets.len(), "a net split in the table");
+    for net in nets {
+        assert!(table.routes_to(net).iter().all(|r| r.net == net));
+        let _ = table.del(Some(net), None);
+    }
+    assert!(table.routes().is_empty());
+}
+
+/// A `Vec` the route table can live in.
+pub struct RouteVec(Vec<route::Route>);
+
+impl nidlist::Seq<route::Route> for RouteVec {
+    fn try_push(&mut self, v: route::Route) -> Result<(), nidlist::NoMem> {
+        self.0.push(v);
+        Ok(())
+    }
+    fn items(&self) -> &[route::Route] {
+        &self.0
+    }
+    fn items_mut(&mut self) -> &mut [route::Route] {
+        &mut self.0
+    }
+}
+
+impl route::List<route::Route> for RouteVec {
+    fn pop(&mut self) -> Option<route::Route> {
+        self.0.pop()
     }
 }

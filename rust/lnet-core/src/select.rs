@@ -172,21 +172,82 @@ pub fn best_net(nets: &[NetCandidate]) -> Option<usize> {
 /// gateway has a peer NI on the source net). At the last criterion a
 /// strictly higher `lr_seq` loses and an equal one replaces the best.
 pub fn best_route(routes: &[RouteCandidate]) -> Option<usize> {
-    let mut best: Option<usize> = None;
-    for (i, r) in routes.iter().enumerate() {
-        let replace = match best.and_then(|b| routes.get(b)) {
+    choose_route(routes.iter().map(|r| (true, true, *r))).map(|c| c.index)
+}
+
+/// A route to the destination's net as `lnet_find_route_locked` walks
+/// them, in table order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteOption {
+    /// The route is alive (router_check.rs `route_alive`); dead routes
+    /// are skipped and do not count for round robin.
+    pub alive: bool,
+    /// The gateway has a peer NI on the source net; a route whose gateway
+    /// has none is skipped but still counts for round robin.
+    pub reachable: bool,
+    /// The route ranked with that peer NI (its gateway fields are unused
+    /// when not `reachable`; its `seq` always counts).
+    pub route: RouteCandidate,
+}
+
+/// The route chosen for a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteChoice {
+    /// Index of the route.
+    pub index: usize,
+    /// The sequence number the chosen route takes (`lr_seq`): one past
+    /// the highest of the routes seen from the first usable one on, so
+    /// that equal routes take turns.
+    pub seq: u64,
+}
+
+/// The route for a message to a remote net (§4, `lnet_find_route_locked`
+/// and its caller): among alive routes whose gateway has a peer NI on the
+/// source net, the best by UDSP preference, priority, hops, then the
+/// gateway NI's health, queued bytes and credits; ties go to the lower
+/// `lr_seq` (an equal one to the later route). A message that names its
+/// router (a reply or an ACK) does not go through here and takes no
+/// sequence number.
+pub fn select_route(routes: &[RouteOption]) -> Option<RouteChoice> {
+    choose_route(routes.iter().map(|o| (o.alive, o.reachable, o.route)))
+}
+
+/// [`select_route`] over `(alive, reachable, route)`.
+fn choose_route(routes: impl Iterator<Item = (bool, bool, RouteCandidate)>) -> Option<RouteChoice> {
+    let mut best: Option<(usize, RouteCandidate)> = None;
+    // The most recently used route, as Lustre tracks it: from the first
+    // route chosen on, the alive route with the highest sequence.
+    let mut last_seq: Option<u64> = None;
+    for (i, (alive, reachable, c)) in routes.enumerate() {
+        if !alive {
+            continue;
+        }
+        if let Some(l) = last_seq {
+            last_seq = Some(l.max(c.seq));
+        }
+        if !reachable {
+            continue;
+        }
+        let replace = match best {
             None => true,
-            Some(b) => match r.key().cmp(&b.key()) {
+            Some((_, b)) => match c.key().cmp(&b.key()) {
                 Ordering::Greater => true,
                 Ordering::Less => false,
-                Ordering::Equal => r.seq <= b.seq,
+                Ordering::Equal => c.seq <= b.seq,
             },
         };
         if replace {
-            best = Some(i);
+            best = Some((i, c));
+            if last_seq.is_none() {
+                last_seq = Some(c.seq);
+            }
         }
     }
-    best
+    let (index, _) = best?;
+    Some(RouteChoice {
+        index,
+        seq: last_seq.unwrap_or(0).wrapping_add(1),
+    })
 }
 
 /// Round-robin state kept per peer and globally (§6): after each send the
@@ -649,6 +710,77 @@ mod tests {
         assert_eq!(best_route(&[r, RouteCandidate { seq: 4, ..r }]), Some(1));
         assert_eq!(best_route(&[r, r, r]), Some(2));
         assert_eq!(best_route(&[]), None);
+    }
+
+    fn opt(alive: bool, reachable: bool, seq: u64) -> RouteOption {
+        RouteOption {
+            alive,
+            reachable,
+            route: RouteCandidate {
+                preferred_gateway: false,
+                priority: 0,
+                hops: None,
+                gateway_health: 1000,
+                gateway_queued: 0,
+                gateway_credits: 8,
+                seq,
+            },
+        }
+    }
+
+    #[test]
+    fn route_selection_skips_dead_and_unreachable() {
+        assert_eq!(select_route(&[]), None);
+        assert_eq!(
+            select_route(&[opt(false, true, 0), opt(true, false, 0)]),
+            None
+        );
+        let c = select_route(&[opt(false, true, 0), opt(true, true, 3), opt(true, true, 3)]);
+        // Equal routes: the later replaces; the next sequence is 4.
+        assert_eq!(c, Some(RouteChoice { index: 2, seq: 4 }));
+        // A dead route's sequence does not count, an unreachable alive
+        // one's does once a route was chosen, but not before.
+        let c = select_route(&[opt(true, true, 1), opt(false, true, 9), opt(true, false, 7)]);
+        assert_eq!(c, Some(RouteChoice { index: 0, seq: 8 }));
+        let c = select_route(&[opt(true, false, 7), opt(true, true, 1)]);
+        assert_eq!(c, Some(RouteChoice { index: 1, seq: 2 }));
+        // Priority beats everything after it; hops 0 is not "undefined".
+        let mut low = opt(true, true, 0);
+        low.route.priority = 1;
+        low.route.gateway_health = 1000;
+        let mut worse = opt(true, true, 0);
+        worse.route.gateway_health = 1;
+        assert_eq!(select_route(&[worse, low]).map(|c| c.index), Some(0));
+        let mut two = opt(true, true, 0);
+        two.route.hops = Some(2);
+        assert_eq!(
+            select_route(&[two, opt(true, true, 5)]).map(|c| c.index),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn equal_routes_take_turns() {
+        let mut routes = [opt(true, true, 0), opt(true, true, 0), opt(true, true, 0)];
+        let mut order = Vec::new();
+        for _ in 0..6 {
+            let c = select_route(&routes).unwrap();
+            routes[c.index].route.seq = c.seq;
+            order.push(c.index);
+        }
+        assert_eq!(order, [2, 1, 0, 2, 1, 0]);
+        // A dead route drops out of the turns; back alive, it is first
+        // (its sequence is the lowest).
+        routes[1].alive = false;
+        let mut order = Vec::new();
+        for _ in 0..4 {
+            let c = select_route(&routes).unwrap();
+            routes[c.index].route.seq = c.seq;
+            order.push(c.index);
+        }
+        assert_eq!(order, [2, 0, 2, 0]);
+        routes[1].alive = true;
+        assert_eq!(select_route(&routes).map(|c| c.index), Some(1));
     }
 
     fn net(s: &str) -> Net {

@@ -1,0 +1,3 @@
+fn main() {
+    afl::fuzz!(|data: &[u8]| lnet_fuzz::routes(data));
+}
