@@ -471,7 +471,7 @@ fn parse_entry<E>(
     };
     let mut check = |o: usize, w: &[u8], is_net: bool| -> Result<(), Error> {
         let r = expand(w, Groups::Routes, |x| {
-            spend(x.len()).map_err(|_| (0, ErrorKind::TooMany))?;
+            spend(x.len()).map_err(|()| (0, ErrorKind::TooMany))?;
             if is_net {
                 parse_net(x).map(|_| ()).ok_or((0, ErrorKind::BadNet))
             } else {
@@ -543,7 +543,7 @@ pub fn validate(routes: &[u8]) -> Result<usize, Error> {
         n = n.saturating_add(1);
         Ok::<(), ()>(())
     })?
-    .map_err(|_| Error {
+    .map_err(|()| Error {
         at: 0,
         len: 0,
         kind: ErrorKind::TooMany,
