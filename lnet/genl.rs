@@ -105,8 +105,9 @@ fn to_i32(v: i64) -> i32 {
 }
 
 /// The LND tunables of `net add`: ksocklnd runs one connection per peer,
-/// so `conns_per_peer` is taken as 1 only (as the ioctl takes it); keys
-/// the LND does not have are ignored, as Lustre's LNDs ignore them.
+/// so `conns_per_peer` is taken as 0 or 1 only (as the ioctl takes it),
+/// `tos` only unset; keys the LND does not take are ignored, as Lustre's
+/// LNDs ignore them.
 fn check_lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<(), NlError> {
     const BAD: NlError = NlError::new(lnet_nl::errno::EINVAL, c"failed to parse lnd tunables");
     let Some(mut it) = list else {
@@ -129,8 +130,17 @@ fn check_lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<(), 
             continue;
         }
         let v = it.next().and_then(|v| v.int()).ok_or(BAD)?;
-        if name != "conns_per_peer" || v != 1 {
-            return Err(BAD);
+        match name {
+            // 0 asks the LND to choose: one, as it runs.
+            "conns_per_peer" if v == 0 || v == 1 => {}
+            "conns_per_peer" => return Err(BAD),
+            // Lustre's lnetctl sends `tos: -1` with every `net add`
+            // (its tunables' unset value); a TOS of the NI's own is not
+            // supported: the LND's `tos` parameter sets it.
+            "tos" if v == -1 => {}
+            "tos" => return Err(NlError::new(lnet_nl::errno::EINVAL, c"tos per NI not supported")),
+            // Lustre's LNDs ignore the rest (lnd_timeout among them).
+            _ => {}
         }
     }
     Ok(())
