@@ -58,8 +58,10 @@ diff -u /tmp/n1 /tmp/n2 || lab_fail "a refused command changed the configuration
 
 # Not answered by the family: Lustre's lnetctl takes its ioctls, and
 # returns (whatever it prints).
-timeout 20 "$LC" peer show >/dev/null 2>&1
-[ $? = 124 ] && lab_fail "Lustre's lnetctl peer show hung"
+rc=0
+timeout 20 "$LC" peer show >/tmp/p.out 2>&1 || rc=$?
+[ $rc = 124 ] && lab_fail "Lustre's lnetctl peer show hung"
+lab_log "Lustre's lnetctl peer show (ioctls): exit $rc, $(wc -l </tmp/p.out) line(s)"
 
 "$LC" net del --net tcp --if eth0 || lab_fail "Lustre's lnetctl net del --net tcp --if eth0"
 lnetctl net show >/tmp/n3 || lab_fail "net show after net del"
