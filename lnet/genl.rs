@@ -138,7 +138,12 @@ fn check_lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<(), 
             // (its tunables' unset value); a TOS of the NI's own is not
             // supported: the LND's `tos` parameter sets it.
             "tos" if v == -1 => {}
-            "tos" => return Err(NlError::new(lnet_nl::errno::EINVAL, c"tos per NI not supported")),
+            "tos" => {
+                return Err(NlError::new(
+                    lnet_nl::errno::EINVAL,
+                    c"tos per NI not supported",
+                ))
+            }
             // Lustre's LNDs ignore the rest (lnd_timeout among them).
             _ => {}
         }
