@@ -360,11 +360,13 @@ unsafe extern "C" fn cfs_crypto_hash_digest(
         return EINVAL.to_errno();
     };
     let room = *hash_len;
-    // SAFETY: the C caller passes non-null `buf` and `key` pointing to
+    // The C caller passes non-null `buf` and `key` pointing to
     // `buf_len` and `key_len` readable bytes and a non-null `hash` to
     // `*hash_len` (`room`) writable bytes of kernel memory, unchanged
     // meanwhile and used only by these slices during this call; `ffi::bytes`
     // maps a null pointer to `None`.
+    // SAFETY: `buf`, `key` readable and `hash` writable for their lengths
+    // during this call, by the C caller (said just above).
     let (data, key, out) = unsafe {
         (
             ffi::bytes(buf.cast(), buf_len as usize),

@@ -89,13 +89,15 @@ impl kernel::Module for Lnet {
         config::check_networks()?;
         let crypto = crypto::Crypto::new()?;
         let the_lnet = state::TheLnet::new()?;
-        // SAFETY: the box outlives every user of `get()`: `Lnet` keeps the
+        // The box outlives every user of `get()`: `Lnet` keeps the
         // pinned box until its drop, which first shuts LNet down (stopping
         // the monitor and discovery threads), deregisters /dev/lnet and
         // unpublishes under the parameter lock (fencing the parameter
         // setters); the upper layers, the LNDs and open /dev/lnet files hold
         // module references while they call in, so none is in LNet by then.
         // The error path below unpublishes under the same lock.
+        // SAFETY: `the_lnet` is kept and unpublished by `Lnet`'s drop only
+        // after every user has stopped (the order just described).
         unsafe { state::TheLnet::publish(&the_lnet) };
         let dev = match DevRegistration::new() {
             Ok(d) => d,

@@ -445,11 +445,13 @@ impl Conn {
                         cksum: self.ni.cksum(),
                     };
                     let rc = tx.pack(&head).and_then(|len| match g.cmid.as_mut() {
-                        // SAFETY: posted or failed part way, the tx goes to
+                        // Posted or failed part way, the tx goes to
                         // `active` (room reserved above), which it leaves only
                         // at its completion or flush, or in teardown once the
                         // QP is destroyed; it ends at once only when its
                         // single SEND failed (no work request posted).
+                        // SAFETY: `tx` stays in `active` (room reserved)
+                        // until its completion, flush or teardown.
                         Some(id) => unsafe { tx.post(id, len) },
                         None => Err(crate::kapi::errno::ENOTCONN()),
                     });

@@ -106,9 +106,11 @@ impl<T> ListHead<T> {
         let head = self.raw();
         // INVARIANT: `entry`, leaked from its KBox, becomes the list's;
         // `clear` or drop takes it back.
-        // SAFETY: the head is an initialised list or zeroed (type invariant),
+        // The head is an initialised list or zeroed (type invariant),
         // which is initialised here first; it does not move. `entry` is a
         // fresh allocation on no list.
+        // SAFETY: the head is initialised (here if zeroed) and does not
+        // move; `entry` is a fresh allocation on no list.
         unsafe {
             if (*head).next.is_null() {
                 kapi_list_init(head);
@@ -136,11 +138,13 @@ impl<T> ListHead<T> {
 
     fn free_entries(&self) {
         while let Some(link) = self.first() {
-            // SAFETY: `link` is an entry of the list (type invariant): the
+            // `link` is an entry of the list (type invariant): the
             // `link` field, first, of an `Entry<T>` leaked from a KBox.
             // Unlinked, it is the list's no more and is freed once. Callers
             // hold the list exclusively (`Pin<&mut>` or drop), so no
             // reference from `iter` is left.
+            // SAFETY: `link` is the first field of a leaked `Entry<T>` of
+            // this exclusively held list, unlinked and freed once here.
             unsafe {
                 kapi_list_del(link);
                 drop(KBox::from_raw(link.cast::<Entry<T>>()));
@@ -180,15 +184,19 @@ impl<'a, T> Iterator for Iter<'a, T> {
         if cur.is_null() || core::ptr::eq(cur, self.head) {
             return None;
         }
-        // SAFETY: `cur` is an entry of the list borrowed for `'a` (the
+        // `cur` is an entry of the list borrowed for `'a` (the
         // `ListHead` invariant): the link, first field, of a live `Entry<T>`
         // that only `clear` or drop frees, which need the list exclusively.
         // Its link may change (by `push_back`), which is inside `Opaque`.
+        // SAFETY: `cur` is the link, first field, of a live `Entry<T>` that
+        // nothing frees while the list is borrowed for `'a`.
         let entry = unsafe { &*cur.cast::<Entry<T>>() };
-        // SAFETY: `entry` is a live `Entry<T>` of the borrowed list (just
-        // above), so its link is readable; the read goes through the
-        // `Opaque` raw pointer, and nothing writes the link meanwhile (the
-        // list is not `Sync`, and this thread is here, not in `push_back`).
+        // `entry` is a live `Entry<T>` of the borrowed list (just above), so
+        // its link is readable; the read goes through the `Opaque` raw
+        // pointer, and nothing writes the link meanwhile (the list is not
+        // `Sync`, and this thread is here, not in `push_back`).
+        // SAFETY: a live entry's link, read through `Opaque`'s raw pointer
+        // while no thread can write it.
         self.next = unsafe { (*entry.link.get()).next };
         Some(&entry.value)
     }

@@ -387,9 +387,11 @@ pub fn cpu_pattern() -> &'static CStr {
     if p.is_null() {
         return c"";
     }
-    // SAFETY: a charp parameter is a NUL-terminated string that the kernel
+    // A charp parameter is a NUL-terminated string that the kernel
     // frees only after the module has gone (and 0444: never replaced), so
     // it outlives every user in the module.
+    // SAFETY: `p` is non-null, NUL-terminated and outlives the module's
+    // users (a 0444 charp parameter, freed after the module).
     unsafe { CStr::from_ptr(p) }
 }
 
