@@ -34,19 +34,31 @@ rm -rf "$src"
 mkdir -p "$src"
 git ls-files -co --exclude-standard -z | tar -c --null -T - | tar -x -C "$src"
 make -s -C "$src" KDIR="$(lnet_perf_kdir)" KRUSTFLAGS=-Dwarnings KCFLAGS=-Werror lab
+# LNET_BENCHES="bench_scale bench_bandwidth" runs only those (before and
+# after a change, say); by default every bench_* scenario.
+if [ -n "${LNET_BENCHES:-}" ]; then
+	read -ra benches <<<"$LNET_BENCHES"
+else
+	mapfile -t benches < <(cd tests/vm && ls bench_*.sh | sed 's/\.sh$//')
+fi
 # Lustre for the perf kernel (bench_lustre), by build-lustre.sh in a cache
 # of its own: that script prunes every other build in its cache.
-perf_kdir=$(lnet_perf_kdir)
-lkey=$({
-	echo "$perf_kdir"
-	sha256sum <scripts/build-lustre.sh
-	ls ../shared/peers/lustre/lustre-release-*.tar.xz
-} | sha256sum | cut -c1-16)
-pcache=$LNET_CACHE/perf-lustre
-LUSTRE_FS=$(LNET_KDIR=$perf_kdir LNET_CACHE=$pcache LUSTRE_OUT=$pcache/lustre-$lkey \
-	bash scripts/build-lustre.sh | tail -n 1)
-export LUSTRE_FS
-mapfile -t benches < <(cd tests/vm && ls bench_*.sh | sed 's/\.sh$//')
+# Only when a chosen bench boots Lustre's modules.
+lustre_benches=$(for b in "${benches[@]}"; do
+	grep -lE '^# lab:.*(lustrefs|clnet)=1' "tests/vm/$b.sh" || true
+done)
+if [ -n "$lustre_benches" ]; then
+	perf_kdir=$(lnet_perf_kdir)
+	lkey=$({
+		echo "$perf_kdir"
+		sha256sum <scripts/build-lustre.sh
+		ls ../shared/peers/lustre/lustre-release-*.tar.xz
+	} | sha256sum | cut -c1-16)
+	pcache=$LNET_CACHE/perf-lustre
+	LUSTRE_FS=$(LNET_KDIR=$perf_kdir LNET_CACHE=$pcache LUSTRE_OUT=$pcache/lustre-$lkey \
+		bash scripts/build-lustre.sh | tail -n 1)
+	export LUSTRE_FS
+fi
 python3 tests/lab/lab.py --perf "$src" --out lab-out/perf "${benches[@]}" "$@"
 grep -ah 'lab: bench:' lab-out/perf/boot-*/console-vm*.log | sed 's/^lab: //'
 python3 scripts/bench_report.py lab-out/perf lab-out/bench
