@@ -811,6 +811,12 @@ impl Conn {
     }
 
     fn rx_failed(self: &Arc<Self>, e: RxError) {
+        // Closed meanwhile by another thread: the error is its shutdown's,
+        // no news of the peer's, and its siblings (a newer incarnation's,
+        // perhaps) stay.
+        if self.is_dead() {
+            return;
+        }
         match e {
             RxError::Io(e) => self.close_with_siblings(e.to_errno()),
             RxError::Proto(why) => {
@@ -910,7 +916,11 @@ impl Conn {
             crate::zc::unsent(self, cookie);
         }
         tx.fail(e.to_errno(), socklnd::send_error_status(e.to_errno()));
-        self.close_with_siblings(e.to_errno());
+        // As for a receive: an error after another thread closed it says
+        // nothing of the peer.
+        if !self.is_dead() {
+            self.close_with_siblings(e.to_errno());
+        }
     }
 }
 
