@@ -170,7 +170,7 @@ impl SockNi {
         // Every connection is closed before anything here waits, as
         // Lustre's shutdown deletes its peers before it stops threads: a
         // receive LNet has answered is then failed here, never read by a
-        // receive thread that runs while we wait (socklnd_lazy relies on
+        // scheduler that runs while we wait (socklnd_lazy relies on
         // it).
         loop {
             let open = sni.table.lock().any_open();
