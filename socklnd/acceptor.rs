@@ -2,7 +2,7 @@
 
 //! Incoming connections: the acceptor's checks, the hello, the race,
 //! restart and duplicate rules (lnet-core `socklnd_conns::judge`), then a
-//! connection with its threads.
+//! connection handed to a scheduler.
 
 use crate::conn::Conn;
 use crate::handshake::{self, Peer, SetupError};

@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A connection to a peer: a socket whose handshake is done, its type, a
-//! queue of frames to send, a send thread and a receive thread.
+//! queue of frames to send, and the state of its non-blocking receive and
+//! send, which its scheduler thread advances (sched.rs).
 //!
 //! Connections come from a connector (active) or the acceptor (passive)
-//! and are registered in the NI's table already up. When either thread
-//! fails, the connection dies: every queued message is finalized with the
-//! health status the failure maps to (o2iblnd-events.md §4.1), both
-//! threads park, and the NI's reaper frees it.
+//! and are registered in the NI's table already up. When a send or a
+//! receive fails, the connection dies: every queued message is finalized
+//! with the health status the failure maps to (o2iblnd-events.md §4.1),
+//! its scheduler retires it, and the NI's reaper frees it.
 
 use crate::handshake::Peer;
-use crate::kapi::kthread::{self, Thread};
+use crate::kapi::arcstack::{StackLink, Stackable};
+use crate::kapi::kthread;
 use crate::kapi::lnd::{RxMsg, TxMsg};
-use crate::kapi::sock::Socket;
+use crate::kapi::sock::{SockEvent, SockEvents, Socket};
 use crate::kapi::{errno, vec};
 use crate::lnd::Msg;
 use crate::lnet_core::hdr::HDR_NID4_LEN;
@@ -23,11 +25,15 @@ use crate::lnet_core::socklnd::{
 };
 use crate::lnet_core::socklnd_conns::{Frame, LNET_FRAME_LEN};
 use crate::lnet_core::socklnd_path::{self, Stall, TcpTiming};
+use crate::lnet_core::socklnd_sched::{
+    self as rules, RxEvent, RxFrame, RxWant, TxProgress, TxWant, FRAME_HDRS_LEN,
+};
 use crate::ni::SockNi;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use crate::sched::{Sched, BUDGET};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use kernel::new_spinlock;
 use kernel::prelude::*;
-use kernel::sync::{Arc, ArcBorrow, CondVar, Mutex, SpinLock};
-use kernel::{c_str, new_condvar, new_mutex, new_spinlock};
+use kernel::sync::{Arc, ArcBorrow, SpinLock};
 
 /// Something to send on a connection.
 pub(crate) enum Tx {
@@ -79,6 +85,10 @@ pub(crate) type RxReq = RxMsg;
 struct Progress {
     /// When the peer last sent us anything (ms).
     last_rx_ms: AtomicU64,
+    /// When the receive last moved (ms), and whether it is inside a frame:
+    /// a frame stalled mid-way for the timeout closes the connection.
+    rx_ms: AtomicU64,
+    rx_mid: AtomicBool,
     /// The socket's acknowledged mark at the last check, and when it last
     /// moved or nothing was outstanding (ms): Lustre's tx deadline.
     last_acked: AtomicU32,
@@ -92,6 +102,8 @@ impl Progress {
         let now = kthread::now_ms();
         Progress {
             last_rx_ms: AtomicU64::new(now),
+            rx_ms: AtomicU64::new(now),
+            rx_mid: AtomicBool::new(false),
             last_acked: AtomicU32::new(0),
             tx_ms: AtomicU64::new(now),
             silent: AtomicBool::new(false),
@@ -99,92 +111,204 @@ impl Progress {
     }
 }
 
+/// The frame being sent: taken off the queue, its headers encoded, sent
+/// over as many turns as the socket needs.
+struct TxCur {
+    tx: Tx,
+    /// Its zero-copy request cookie.
+    zc: Option<u64>,
+    hdr: [u8; FRAME_HDRS_LEN],
+    hdr_len: usize,
+    prog: TxProgress,
+}
+
+impl TxCur {
+    /// Encodes the frame's headers: `ksock_msg`, then for an LNET message
+    /// its LNet header; `zc` is its zero-copy request cookie. On failure
+    /// `tx` comes back.
+    fn new(tx: Tx, zc: Option<u64>) -> core::result::Result<TxCur, (Tx, Error)> {
+        let mut hdr = [0u8; FRAME_HDRS_LEN];
+        let (kind, cookies) = match &tx {
+            Tx::Lnet(_) => (MsgKind::Lnet, [zc.unwrap_or(0), 0]),
+            Tx::Noop(c) => (MsgKind::Noop, *c),
+        };
+        let msg = KsockMsg {
+            kind,
+            csum: 0,
+            zc_cookies: cookies,
+        };
+        if msg.encode(&mut hdr).is_none() {
+            return Err((tx, EINVAL));
+        }
+        let (hdr_len, payload) = match &tx {
+            Tx::Noop(_) => (KSOCK_MSG_LEN, 0),
+            Tx::Lnet(t) => {
+                let desc = t.desc();
+                let (Some(from), Some(to)) = (
+                    desc.hdr.get(..HDR_NID4_LEN),
+                    hdr.get_mut(KSOCK_MSG_LEN..FRAME_HDRS_LEN),
+                ) else {
+                    return Err((tx, EINVAL));
+                };
+                to.copy_from_slice(from);
+                (FRAME_HDRS_LEN, desc.len)
+            }
+        };
+        Ok(TxCur {
+            tx,
+            zc,
+            hdr,
+            hdr_len,
+            prog: TxProgress::new(hdr_len as u32, payload),
+        })
+    }
+}
+
+/// What only the connection's scheduler touches, taken out for a turn.
+struct ConnIo {
+    rx: RxFrame,
+    /// LNet's answer for the header being received.
+    req: Option<RxReq>,
+    tx: Option<TxCur>,
+}
+
 /// A connection, always in an `Arc`.
 ///
 /// # Invariants
 ///
-/// Each of its threads holds a reference to it (its `Thread`), released
-/// once the thread is stopped: whoever takes it out of the NI's table stops
-/// its threads (`stop_threads`), or the connection and its threads keep
-/// each other.
+/// While its socket is watched, the watch holds a reference to it; `close`
+/// ends the watch, and whoever takes it out of the NI's table has closed
+/// it. Its scheduler's stack holds a reference while it waits for a turn.
 ///
 /// `sni` is the NI that made it, which outlives it: the NI's
-/// [`SockNi::stop`] closes every connection, takes each out of its table
-/// and stops its threads before the NI goes, and LNet hands back each
-/// receive context (a connection reference) before the NI's shutdown.
+/// [`SockNi::stop`] closes every connection, stops its schedulers and
+/// takes each connection out of its table before the NI goes, and LNet
+/// hands back each receive context (a connection reference) before the
+/// NI's shutdown. `sched` indexes the NI's schedulers, fixed at its start.
 #[pin_data]
 pub(crate) struct Conn {
-    /// The connection's threads, each holding a reference to it.
-    #[pin]
-    threads: Mutex<KVec<Thread>>,
     sni: *const SockNi,
+    /// Its scheduler, in `sni.scheds`.
+    sched: usize,
+    sched_link: StackLink<Conn>,
     pub(crate) peer: Nid,
     /// This side's view of the type.
     pub(crate) ctype: ConnType,
     sock: Socket,
     dead: AtomicBool,
+    /// The errno it was closed with (0 until then).
+    close_err: AtomicI32,
+    /// Its scheduler is done with it: what it was sending and receiving
+    /// has ended.
+    retired: AtomicBool,
     /// The peer writes `ksock_msg` headers in the other byte order.
     flip: bool,
     #[pin]
     txq: SpinLock<KVec<Tx>>,
     /// Bytes queued and not yet sent.
     queued: AtomicUsize,
-    #[pin]
-    tx_wake: CondVar,
+    /// The socket has data (or news) / room: a turn should try it.
+    rx_ready: AtomicBool,
+    tx_ready: AtomicBool,
+    /// Its scheduler is in `lnet_parse` for it and takes LNet's answer
+    /// right after, without being pushed.
+    in_parse: AtomicBool,
+    /// LNet's answer to the header it holds, until the scheduler takes it.
     #[pin]
     rx: SpinLock<Option<RxReq>>,
+    /// The receive and send state; out while a turn runs, none once
+    /// retired.
     #[pin]
-    rx_wake: CondVar,
+    io: SpinLock<Option<ConnIo>>,
     progress: Progress,
-    /// Threads that have finished and wait to be stopped.
-    parked: AtomicU32,
-    /// Threads started.
-    started: AtomicU32,
 }
 
 // SAFETY: `sni` outlives every connection (the NI stops them first); the
 // rest is synchronized.
 unsafe impl Send for Conn {}
 // SAFETY: `sni` outlives every connection (the NI stops them first) and is only
-// read; every other field is an atomic, a lock, a condition variable, the
+// read; every other field is an atomic, a lock, the stack link (atomics), the
 // socket (itself Sync) or fixed at start, so shared use is synchronized.
 unsafe impl Sync for Conn {}
 
+impl Stackable for Conn {
+    fn link(&self) -> &StackLink<Conn> {
+        &self.sched_link
+    }
+}
+
+/// The socket's callbacks (softirq): note what is ready and hand the
+/// connection to its scheduler; nothing else.
+impl SockEvents for Conn {
+    fn sock_event(this: ArcBorrow<'_, Conn>, ev: SockEvent) {
+        match ev {
+            SockEvent::Readable => this.rx_ready.store(true, Ordering::Release),
+            SockEvent::Writable => this.tx_ready.store(true, Ordering::Release),
+            SockEvent::State => {
+                this.rx_ready.store(true, Ordering::Release);
+                this.tx_ready.store(true, Ordering::Release);
+            }
+        }
+        if let Some(s) = this.sched() {
+            s.kick(this.into());
+        }
+    }
+}
+
+enum RxError {
+    Io(Error),
+    Proto(&'static str),
+}
+
+impl From<Error> for RxError {
+    fn from(e: Error) -> Self {
+        RxError::Io(e)
+    }
+}
+
 impl Conn {
-    /// Registers a connection whose handshake is done and starts its
-    /// threads; it takes the messages waiting for its peer.
+    /// Registers a connection whose handshake is done and hands it to the
+    /// least loaded scheduler; it takes the messages waiting for its peer.
     pub(crate) fn start(sni: &SockNi, sock: Socket, hs: Peer, active: bool) -> Result {
-        let timeout = crate::peer::timeout_ms();
-        let ms = u32::try_from(timeout).unwrap_or(u32::MAX);
-        // Every wait on the socket is bounded: a stalled peer mid-message
-        // or mid-send closes the connection (an idle one does not: see
-        // `rx_main`).
-        sock.set_timeouts(ms, ms);
-        // INVARIANT: no thread yet; each `spawn` below keeps its thread's
-        // reference in `threads`. `sni` is the NI starting it, which
-        // stops it before going.
+        let sched = rules::least_loaded(sni.scheds.iter().map(|s| s.load())).ok_or(ENODEV)?;
+        // INVARIANT: not watched yet, in no table. `sni` is the NI starting
+        // it, which stops it before going; `sched` indexes its schedulers.
         let conn = Arc::pin_init(
             pin_init!(Conn {
-                threads <- new_mutex!(KVec::new(), "socklnd_conn_threads"),
                 sni: sni as *const SockNi,
+                sched,
+                sched_link: StackLink::new(),
                 peer: hs.nid,
                 ctype: hs.ctype,
                 sock,
                 dead: AtomicBool::new(false),
+                close_err: AtomicI32::new(0),
+                retired: AtomicBool::new(false),
                 flip: hs.flip,
                 txq <- new_spinlock!(KVec::new(), "socklnd_txq"),
                 queued: AtomicUsize::new(0),
-                tx_wake <- new_condvar!("socklnd_tx_wake"),
+                rx_ready: AtomicBool::new(false),
+                tx_ready: AtomicBool::new(false),
+                in_parse: AtomicBool::new(false),
                 rx <- new_spinlock!(None, "socklnd_rx"),
-                rx_wake <- new_condvar!("socklnd_rx_wake"),
+                io <- new_spinlock!(
+                    Some(ConnIo {
+                        rx: RxFrame::new(),
+                        req: None,
+                        tx: None,
+                    }),
+                    "socklnd_conn_io"
+                ),
                 progress: Progress::new(),
-                parked: AtomicU32::new(0),
-                started: AtomicU32::new(0),
             }),
             GFP_KERNEL,
-        );
+        )?;
+        // Counted before anything may retire it.
+        if let Some(s) = conn.sched() {
+            s.attach();
+        }
         let mut stale = KVec::new();
-        let registered = conn.and_then(|conn| {
+        let registered = (|| -> Result {
             let mut t = sni.table.lock();
             if t.closed {
                 return Err(errno::ESHUTDOWN());
@@ -201,24 +325,27 @@ impl Conn {
             t.add_conn(&conn)?;
             // What it cannot take waits for the next connection.
             let _ = t.adopt_waiting(&conn);
-            Ok(conn)
-        });
+            Ok(())
+        })();
         for c in stale {
             c.close(errno::ESTALE().to_errno());
         }
-        let conn = registered?;
-        let r = {
-            // Held across both starts: a reaper that takes the connection
-            // (its first thread may park at once) waits for it in
-            // `stop_threads`, and stops both threads, not just the first.
-            let mut threads = conn.threads.lock();
-            conn.spawn(&mut threads, c_str!("socknal_rx"), rx_main)
-                .and_then(|()| conn.spawn(&mut threads, c_str!("socknal_tx"), tx_main))
-        };
-        if let Err(e) = r {
+        if let Err(e) = registered {
+            // Never seen by anyone: nothing to fail.
+            if let Some(s) = conn.sched() {
+                s.detach();
+            }
+            return Err(e);
+        }
+        // Watched once registered, then tried both ways: what came or was
+        // queued before the watch is not missed.
+        if let Err(e) = conn.sock.watch(conn.clone()) {
             conn.close(e.to_errno());
             return Err(e);
         }
+        conn.rx_ready.store(true, Ordering::Release);
+        conn.tx_ready.store(true, Ordering::Release);
+        conn.kick();
         crate::cnet!(
             "{} {} {} connection {} {}\n",
             sni.nid,
@@ -241,9 +368,20 @@ impl Conn {
         unsafe { &*self.sni }
     }
 
+    fn sched(&self) -> Option<&Sched> {
+        self.sni().scheds.get(self.sched).map(|s| &**s)
+    }
+
+    /// Gives it a turn on its scheduler soon.
+    fn kick(self: &Arc<Self>) {
+        if let Some(s) = self.sched() {
+            s.kick(self.clone());
+        }
+    }
+
     /// Queues `tx`; the caller holds the NI's table lock (which orders
     /// this against a connection taking the peer's waiting messages) and
-    /// wakes the send thread after dropping it.
+    /// wakes the sender after dropping it.
     /// On failure `tx` comes back, unsent.
     pub(crate) fn queue_locked(&self, tx: Tx) -> core::result::Result<(), (Tx, Error)> {
         let mut q = self.txq.lock();
@@ -260,8 +398,10 @@ impl Conn {
         Ok(())
     }
 
-    pub(crate) fn wake_tx(&self) {
-        self.tx_wake.notify_all();
+    /// Something was queued: its scheduler sends it.
+    pub(crate) fn wake_tx(self: &Arc<Self>) {
+        self.tx_ready.store(true, Ordering::Release);
+        self.kick();
     }
 
     /// Bytes waiting to be sent.
@@ -269,8 +409,23 @@ impl Conn {
         self.queued.load(Ordering::Relaxed)
     }
 
+    fn sent_bytes(&self, n: usize) {
+        let _ = self
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
+                Some(q.saturating_sub(n))
+            });
+    }
+
     pub(crate) fn last_rx_ms(&self) -> u64 {
         self.progress.last_rx_ms.load(Ordering::Relaxed)
+    }
+
+    /// Whether a frame has stopped arriving mid-way for `timeout_ms`
+    /// (what the socket's receive timeout caught when receives blocked).
+    pub(crate) fn rx_stalled(&self, now: u64, timeout_ms: u64) -> bool {
+        self.progress.rx_mid.load(Ordering::Acquire)
+            && now.saturating_sub(self.progress.rx_ms.load(Ordering::Relaxed)) >= timeout_ms
     }
 
     /// Whether sending has stalled, and why: something is queued or
@@ -311,7 +466,7 @@ impl Conn {
     }
 
     /// Takes out the LNet messages that wait in the queue, not yet handed
-    /// to the socket (the transmit thread takes each message out before it
+    /// to the socket (the scheduler takes each message out before it
     /// writes it). NOOPs stay: one may carry the ACK of a peer's zero-copy
     /// send, which the peer waits for until its connection times out.
     /// Without room to sort the queue, nothing moves.
@@ -342,16 +497,12 @@ impl Conn {
         let bytes = taken
             .iter()
             .fold(0usize, |n, t| n.saturating_add(t.wire_len()));
-        let _ = self
-            .queued
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
-                Some(q.saturating_sub(bytes))
-            });
+        self.sent_bytes(bytes);
         taken
     }
 
     /// Queues a keepalive NOOP (`ksocknal_send_keepalive_locked`).
-    pub(crate) fn send_keepalive(&self) {
+    pub(crate) fn send_keepalive(self: &Arc<Self>) {
         let queued = {
             let _t = self.sni().table.lock();
             self.queue_locked(Tx::Noop([0, KEEPALIVE_PING])).is_ok()
@@ -361,27 +512,9 @@ impl Conn {
         }
     }
 
-    /// Starts a thread of the connection; `threads` is its locked list.
-    fn spawn(
-        self: &Arc<Self>,
-        threads: &mut KVec<Thread>,
-        name: &CStr,
-        f: fn(ArcBorrow<'_, Conn>),
-    ) -> Result {
-        let t = Thread::spawn_arc(name, self.clone(), f)?;
-        self.started.fetch_add(1, Ordering::Relaxed);
-        // INVARIANT: the thread's reference is kept in `threads`, released
-        // only when `stop_threads` stops it; if the push fails, dropping
-        // `t` stops the thread and releases it at once.
-        threads.push(t, GFP_KERNEL)?;
-        Ok(())
-    }
-
-    /// Both threads have parked after the connection died: it can be freed
-    /// without any thread of its own holding it.
+    /// Its scheduler is done with it after it died: it can be freed.
     pub(crate) fn reapable(&self) -> bool {
-        self.is_dead()
-            && self.parked.load(Ordering::Acquire) == self.started.load(Ordering::Acquire)
+        self.is_dead() && self.retired.load(Ordering::Acquire)
     }
 
     pub(crate) fn is_dead(&self) -> bool {
@@ -395,16 +528,21 @@ impl Conn {
     /// keeps one the other has dropped. A connection kept after its far
     /// end was closed unseen (the FIN lost on a silent rail) would carry
     /// the next reply into a reset.
-    pub(crate) fn close_with_siblings(&self, err: i32) {
+    pub(crate) fn close_with_siblings(self: &Arc<Self>, err: i32) {
         self.close(err);
         self.sni().close_conns_of(&self.peer, err);
     }
 
-    /// Kills the connection with `-err`: the socket is shut (blocked
-    /// threads return) and every queued message is finalized with the
-    /// status the error maps to.
-    pub(crate) fn close(&self, err: i32) {
+    /// Kills the connection with `-err`: its socket's callbacks end, the
+    /// socket is shut, every queued message is finalized with the status
+    /// the error maps to, and its scheduler retires it.
+    pub(crate) fn close(self: &Arc<Self>, err: i32) {
+        let _ = self
+            .close_err
+            .compare_exchange(0, err, Ordering::AcqRel, Ordering::Acquire);
         if !self.dead.swap(true, Ordering::AcqRel) {
+            // The watch's reference goes; `self` is another.
+            self.sock.unwatch();
             self.sock.shutdown();
             // One line per connection: a clean close is traffic (the
             // peer's EOF, its reboot, our NI stopping: Lustre closes those
@@ -443,8 +581,6 @@ impl Conn {
         }
         self.queued.store(0, Ordering::Relaxed);
         crate::zc::abort(self, err);
-        self.tx_wake.notify_all();
-        self.rx_wake.notify_all();
         // A header LNet parsed but whose payload will never come. Taken
         // out first: finalizing runs the ULP's handler and may sleep, so
         // the receive lock is not held across it.
@@ -459,13 +595,15 @@ impl Conn {
             }
             req.finalize(EIO.to_errno(), Status::RemoteError);
         }
+        // What it was sending and receiving ends in its scheduler.
+        self.kick();
     }
 
-    /// LNet's answer for the header the receive thread passed it. It may
-    /// come long after (a lazy portal, a delay rule), when the connection
-    /// has died: LNet's reference kept it alive, but its payload went with
-    /// the socket, so the message fails as `close` fails one.
-    pub(crate) fn post_rx(&self, req: RxReq) {
+    /// LNet's answer for the header the scheduler passed it. It may come
+    /// long after (a lazy portal, a delay rule), when the connection has
+    /// died: LNet's reference kept it alive, but its payload went with the
+    /// socket, so the message fails as `close` fails one.
+    pub(crate) fn post_rx(self: &Arc<Self>, req: RxReq) {
         let late = {
             let mut rx = self.rx.lock();
             // Under the lock `close` takes after marking the connection
@@ -479,59 +617,310 @@ impl Conn {
         };
         match late {
             Some(req) => req.finalize(EIO.to_errno(), Status::RemoteError),
-            None => self.rx_wake.notify_all(),
+            // Within `lnet_parse` its scheduler looks right after; else it
+            // needs a turn. `in_parse` is cleared before the scheduler
+            // takes `rx`, and read here after storing under it.
+            None if !self.in_parse.load(Ordering::Acquire) => {
+                self.rx_ready.store(true, Ordering::Release);
+                self.kick();
+            }
+            None => {}
         }
     }
 
-    /// Stops both threads (after `close`): they see the connection dead,
-    /// park and exit, and release their references to it. The NI does
-    /// this as it takes a connection out of its table (see the type).
-    pub(crate) fn stop_threads(&self) {
-        loop {
-            let t = vec::pop(&mut self.threads.lock());
-            let Some(t) = t else {
-                break;
+    /// A turn on its scheduler: receives and sends what the socket allows,
+    /// without waiting; retires it once dead.
+    pub(crate) fn turn(self: &Arc<Self>) {
+        // Out of its lock for the turn: LNet and the ULPs are called with
+        // no lock of ours held. Only this connection's scheduler takes it
+        // (the NI's stop, after stopping the schedulers).
+        let io = self.io.lock().take();
+        let Some(mut io) = io else {
+            return;
+        };
+        if !self.is_dead() && self.rx_ready.swap(false, Ordering::AcqRel) {
+            self.rx_turn(&mut io);
+        }
+        if !self.is_dead() && self.tx_ready.swap(false, Ordering::AcqRel) {
+            self.tx_turn(&mut io);
+        }
+        if self.is_dead() {
+            self.retire_io(io);
+        } else {
+            *self.io.lock() = Some(io);
+        }
+    }
+
+    /// Ends what its scheduler was sending and receiving, after `close`;
+    /// for the NI's stop, its schedulers stopped.
+    pub(crate) fn retire(&self) {
+        let io = self.io.lock().take();
+        if let Some(io) = io {
+            self.retire_io(io);
+        }
+    }
+
+    fn retire_io(&self, io: ConnIo) {
+        if let Some(cur) = io.tx {
+            // As a blocked send ended: by its own timeout if the close was
+            // a send stall, else by the shutdown.
+            let timedout = errno::ETIMEDOUT().to_errno();
+            let e = if self.close_err.load(Ordering::Acquire) == timedout {
+                timedout
+            } else {
+                kernel::error::code::EPIPE.to_errno()
             };
-            drop(t);
+            self.sent_bytes(cur.tx.wire_len());
+            if let Some(cookie) = cur.zc {
+                crate::zc::unsent(self, cookie);
+            }
+            cur.tx.fail(e, socklnd::send_error_status(e));
+        }
+        if let Some(req) = io.req {
+            req.finalize(EIO.to_errno(), Status::RemoteError);
+        }
+        self.progress.rx_mid.store(false, Ordering::Release);
+        if let Some(s) = self.sched() {
+            s.detach();
+        }
+        self.retired.store(true, Ordering::Release);
+    }
+
+    /// Receives for up to [`BUDGET`] socket calls; a connection with more
+    /// waiting goes behind the others.
+    fn rx_turn(self: &Arc<Self>, io: &mut ConnIo) {
+        for _ in 0..BUDGET {
+            let r = self.rx_step(io);
+            self.progress
+                .rx_mid
+                .store(io.rx.mid_frame(), Ordering::Release);
+            match r {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    self.rx_failed(e);
+                    return;
+                }
+            }
+        }
+        self.rx_ready.store(true, Ordering::Release);
+        self.kick();
+    }
+
+    /// One receive step: true if it moved and more may follow.
+    fn rx_step(self: &Arc<Self>, io: &mut ConnIo) -> core::result::Result<bool, RxError> {
+        let n = match io.rx.want() {
+            RxWant::Parked => {
+                // LNet's answer, if it has come.
+                let req = self.rx.lock().take();
+                let Some(req) = req else {
+                    return Ok(false);
+                };
+                // The payload's wait starts now, not at the header.
+                self.progress
+                    .rx_ms
+                    .store(kthread::now_ms(), Ordering::Relaxed);
+                let ev = io.rx.recv(req.mlen(), req.rlen(), !req.msg().is_none());
+                io.req = Some(req);
+                self.rx_event(io, ev)?;
+                return Ok(true);
+            }
+            RxWant::Buf(b) => self.sock.recv_some(b)?,
+            RxWant::Payload { done, len } => {
+                let Some(req) = io.req.as_mut() else {
+                    return Err(RxError::Proto("payload without a receive"));
+                };
+                let offset = req.offset().saturating_add(done);
+                self.sock.recv_frags_some(req.dest(), offset, len)?
+            }
+            RxWant::Discard(len) => self.sock.discard_some(len)?,
+        };
+        if n == 0 {
+            // Nothing more now: its data-ready callback brings it back.
+            return Ok(false);
+        }
+        self.progress
+            .rx_ms
+            .store(kthread::now_ms(), Ordering::Relaxed);
+        let ev = io
+            .rx
+            .received(u32::try_from(n).unwrap_or(u32::MAX), self.flip)
+            .map_err(|_| RxError::Proto("bad ksock_msg header"))?;
+        self.rx_event(io, ev)?;
+        Ok(true)
+    }
+
+    fn rx_event(
+        self: &Arc<Self>,
+        io: &mut ConnIo,
+        ev: RxEvent,
+    ) -> core::result::Result<(), RxError> {
+        match ev {
+            RxEvent::More => Ok(()),
+            RxEvent::Header(m) => {
+                self.progress
+                    .last_rx_ms
+                    .store(kthread::now_ms(), Ordering::Relaxed);
+                // ACKs of our zero-copy requests, alone in a NOOP or
+                // carried by an LNET message; a keepalive carries
+                // [0, KEEPALIVE_PING].
+                let acks = m.zc_acks();
+                if !matches!(acks, ZcAcks::None | ZcAcks::Keepalive)
+                    && crate::zc::acked(self.sni(), &self.peer, acks) > 0
+                {
+                    // As Lustre: the peer acknowledged a request we never
+                    // made (or gave up on with its connection).
+                    return Err(RxError::Proto("unknown ZC-ACK cookie"));
+                }
+                Ok(())
+            }
+            RxEvent::LnetHdr => {
+                // LNet gets a reference of its own: a request it parks on
+                // a lazy portal or under a delay rule keeps the connection
+                // alive until its lnd_recv, however long after the
+                // connection died. Its answer usually comes within
+                // lnet_parse; the next step takes it.
+                self.in_parse.store(true, Ordering::Release);
+                let parsed = self.sni().ni.parse::<crate::lnd::Socklnd>(
+                    io.rx.lnet_hdr(),
+                    &self.peer,
+                    self.clone(),
+                    false,
+                );
+                self.in_parse.store(false, Ordering::Release);
+                if parsed.is_err() {
+                    return Err(RxError::Proto("LNet refused the header"));
+                }
+                Ok(())
+            }
+            RxEvent::Done { zc } => {
+                self.progress
+                    .last_rx_ms
+                    .store(kthread::now_ms(), Ordering::Relaxed);
+                if let Some(req) = io.req.take() {
+                    req.finalize(0, Status::Ok);
+                }
+                // A zero-copy request: the sender holds its pages until we
+                // say we have the whole message.
+                if zc != 0 {
+                    ack_zc(self, zc);
+                }
+                Ok(())
+            }
         }
     }
 
-    /// Waits, in the thread that finished, to be stopped by the reaper.
-    fn park(&self) {
-        self.parked.fetch_add(1, Ordering::AcqRel);
-        while !kthread::should_stop() {
-            kthread::sleep_ms(200);
+    fn rx_failed(self: &Arc<Self>, e: RxError) {
+        // Closed meanwhile by another thread: the error is its shutdown's,
+        // no news of the peer's, and its siblings (a newer incarnation's,
+        // perhaps) stay.
+        if self.is_dead() {
+            return;
+        }
+        match e {
+            RxError::Io(e) => self.close_with_siblings(e.to_errno()),
+            RxError::Proto(why) => {
+                self.sni().count_protocol_error();
+                crate::cneterr!(
+                    "protocol error from {} on {}: {}\n",
+                    self.peer,
+                    self.sni().nid,
+                    why
+                );
+                self.close_with_siblings(errno::EPROTO().to_errno());
+            }
         }
     }
 
-    /// Sends one frame: `ksock_msg`, then for an LNET message its header
-    /// and payload; `zc` is its zero-copy request cookie (0: none).
-    fn transmit(&self, tx: &Tx, zc: u64) -> Result {
-        let mut b = [0u8; KSOCK_MSG_LEN + HDR_NID4_LEN];
-        let (kind, cookies) = match tx {
-            Tx::Lnet { .. } => (MsgKind::Lnet, [zc, 0]),
-            Tx::Noop(c) => (MsgKind::Noop, *c),
-        };
-        KsockMsg {
-            kind,
-            csum: 0,
-            zc_cookies: cookies,
+    /// Sends for up to [`BUDGET`] socket calls, in queue order; a
+    /// connection with more to send goes behind the others.
+    fn tx_turn(self: &Arc<Self>, io: &mut ConnIo) {
+        for _ in 0..BUDGET {
+            if !self.tx_step(io) {
+                return;
+            }
         }
-        .encode(&mut b)
-        .ok_or(EINVAL)?;
-        let Tx::Lnet(t) = tx else {
-            return self.sock.send(b.get(..KSOCK_MSG_LEN).ok_or(EINVAL)?, false);
-        };
-        let desc = t.desc();
-        let hdr = desc.hdr.get(..HDR_NID4_LEN).ok_or(EINVAL)?;
-        b.get_mut(KSOCK_MSG_LEN..)
-            .ok_or(EINVAL)?
-            .copy_from_slice(hdr);
-        self.sock.send(&b, desc.len > 0)?;
-        if desc.len > 0 {
-            self.sock.send_frags(t.payload(), desc.offset, desc.len)?;
+        self.tx_ready.store(true, Ordering::Release);
+        self.kick();
+    }
+
+    /// One send step: true if it moved and more may follow.
+    fn tx_step(self: &Arc<Self>, io: &mut ConnIo) -> bool {
+        if io.tx.is_none() {
+            let next = vec::remove(&mut self.txq.lock(), 0);
+            let Some(tx) = next else {
+                return false;
+            };
+            let zc = match &tx {
+                Tx::Lnet(t) if crate::zc::wanted(self, t.desc().len) => crate::zc::register(self),
+                _ => None,
+            };
+            match TxCur::new(tx, zc) {
+                Ok(cur) => io.tx = Some(cur),
+                Err((tx, e)) => {
+                    self.tx_failed(tx, zc, e);
+                    return false;
+                }
+            }
         }
-        Ok(())
+        let Some(cur) = io.tx.as_mut() else {
+            return false;
+        };
+        let r = match (cur.prog.want(), &cur.tx) {
+            (TxWant::Hdr { from, more }, _) => self
+                .sock
+                .send_some(cur.hdr.get(from..cur.hdr_len).unwrap_or(&[]), more),
+            (TxWant::Payload { done, len }, Tx::Lnet(t)) => {
+                let offset = t.desc().offset.saturating_add(done);
+                self.sock.send_frags_some(t.payload(), offset, len)
+            }
+            (TxWant::Payload { .. }, Tx::Noop(_)) | (TxWant::Done, _) => Ok(0),
+        };
+        let n = match r {
+            Ok(n) => n,
+            Err(e) => {
+                if let Some(cur) = io.tx.take() {
+                    self.tx_failed(cur.tx, cur.zc, e);
+                }
+                return false;
+            }
+        };
+        cur.prog.sent(u32::try_from(n).unwrap_or(u32::MAX));
+        if cur.prog.want() != TxWant::Done {
+            // No room (0): its write-space callback brings it back.
+            return n > 0;
+        }
+        if let Some(cur) = io.tx.take() {
+            self.tx_done(cur);
+        }
+        true
+    }
+
+    /// The frame is all on the socket.
+    fn tx_done(&self, cur: TxCur) {
+        self.sent_bytes(cur.tx.wire_len());
+        if let Tx::Lnet(t) = cur.tx {
+            match cur.zc {
+                // Complete once the peer acknowledges it.
+                Some(cookie) => crate::zc::sent(self, cookie, t.into_msg()),
+                None => t.finalize(0, Status::Ok),
+            }
+        }
+    }
+
+    /// Sending `tx` failed with `e`: it fails, and the connection with its
+    /// siblings closes.
+    fn tx_failed(self: &Arc<Self>, tx: Tx, zc: Option<u64>, e: Error) {
+        self.sent_bytes(tx.wire_len());
+        if let Some(cookie) = zc {
+            crate::zc::unsent(self, cookie);
+        }
+        tx.fail(e.to_errno(), socklnd::send_error_status(e.to_errno()));
+        // As for a receive: an error after another thread closed it says
+        // nothing of the peer.
+        if !self.is_dead() {
+            self.close_with_siblings(e.to_errno());
+        }
     }
 }
 
@@ -543,172 +932,6 @@ pub(crate) fn type_name(t: ConnType) -> &'static str {
         ConnType::BulkOut => "bulk-out",
         ConnType::Any => "untyped",
         ConnType::None => "refused",
-    }
-}
-
-/// The send thread: sends what is queued, in order.
-fn tx_main(conn: ArcBorrow<'_, Conn>) {
-    while !conn.is_dead() && !kthread::should_stop() {
-        let next = {
-            let mut q = conn.txq.lock();
-            while q.is_empty() && !conn.is_dead() && !kthread::should_stop() {
-                let _ = conn.tx_wake.wait_interruptible_timeout(&mut q, 100);
-            }
-            vec::remove(&mut q, 0)
-        };
-        let Some(tx) = next else {
-            continue;
-        };
-        // Between frames, the receive thread (an ACK waiting to be read)
-        // gets its turn even when the queue never empties.
-        kthread::cond_resched();
-        let zc = match &tx {
-            Tx::Lnet(t) if crate::zc::wanted(&conn, t.desc().len) => crate::zc::register(&conn),
-            _ => None,
-        };
-        let r = conn.transmit(&tx, zc.unwrap_or(0));
-        let _ = conn
-            .queued
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
-                Some(q.saturating_sub(tx.wire_len()))
-            });
-        match r {
-            Ok(()) => {
-                if let Tx::Lnet(t) = tx {
-                    match zc {
-                        // Complete once the peer acknowledges it.
-                        Some(cookie) => crate::zc::sent(&conn, cookie, t.into_msg()),
-                        None => t.finalize(0, Status::Ok),
-                    }
-                }
-            }
-            Err(e) => {
-                if let Some(cookie) = zc {
-                    crate::zc::unsent(&conn, cookie);
-                }
-                tx.fail(e.to_errno(), socklnd::send_error_status(e.to_errno()));
-                conn.close_with_siblings(e.to_errno());
-            }
-        }
-    }
-    conn.park();
-}
-
-/// The receive thread: reads `ksock_msg` headers, hands LNet headers to
-/// LNet and receives or discards the payload as LNet says.
-fn rx_main(conn: ArcBorrow<'_, Conn>) {
-    while !conn.is_dead() && !kthread::should_stop() {
-        kthread::cond_resched();
-        if let Err(e) = rx_one(conn) {
-            match e {
-                RxError::Io(e) => conn.close_with_siblings(e.to_errno()),
-                RxError::Proto(why) => {
-                    conn.sni().count_protocol_error();
-                    crate::cneterr!(
-                        "protocol error from {} on {}: {}\n",
-                        conn.peer,
-                        conn.sni().nid,
-                        why
-                    );
-                    conn.close_with_siblings(errno::EPROTO().to_errno());
-                }
-            }
-        }
-    }
-    conn.park();
-}
-
-enum RxError {
-    Io(Error),
-    Proto(&'static str),
-}
-
-impl From<Error> for RxError {
-    fn from(e: Error) -> Self {
-        RxError::Io(e)
-    }
-}
-
-fn rx_one(conn: ArcBorrow<'_, Conn>) -> core::result::Result<(), RxError> {
-    let mut b = [0u8; KSOCK_MSG_LEN + HDR_NID4_LEN];
-    let (head, rest) = b.split_at_mut(KSOCK_MSG_LEN);
-    // Idle between frames is fine (keepalives probe the peer); once a
-    // frame starts, each wait is bounded by the socket's timeout.
-    if !conn.sock.recv_start(head)? {
-        return Ok(());
-    }
-    conn.progress
-        .last_rx_ms
-        .store(kthread::now_ms(), Ordering::Relaxed);
-    let m =
-        KsockMsg::decode(head, conn.flip).map_err(|_| RxError::Proto("bad ksock_msg header"))?;
-    // ACKs of our zero-copy requests, alone in a NOOP or carried by an
-    // LNET message; a keepalive carries [0, KEEPALIVE_PING].
-    let acks = m.zc_acks();
-    if !matches!(acks, ZcAcks::None | ZcAcks::Keepalive)
-        && crate::zc::acked(conn.sni(), &conn.peer, acks) > 0
-    {
-        // As Lustre: the peer acknowledged a request we never made (or
-        // gave up on with its connection).
-        return Err(RxError::Proto("unknown ZC-ACK cookie"));
-    }
-    if m.kind == MsgKind::Noop {
-        return Ok(());
-    }
-    conn.sock.recv(rest)?;
-    // LNet gets a reference of its own: a request it parks on a lazy
-    // portal or under a delay rule keeps the connection alive until its
-    // lnd_recv, however long after the connection died.
-    let mine: Arc<Conn> = conn.into();
-    let parsed = conn
-        .sni()
-        .ni
-        .parse::<crate::lnd::Socklnd>(rest, &conn.peer, mine, false);
-    if parsed.is_err() {
-        return Err(RxError::Proto("LNet refused the header"));
-    }
-    // LNet answers with lnd_recv, usually before lnet_parse returns; on a
-    // lazy portal only once an MD is posted.
-    let req = {
-        let mut rx = conn.rx.lock();
-        while rx.is_none() && !conn.is_dead() && !kthread::should_stop() {
-            let _ = conn.rx_wake.wait_interruptible_timeout(&mut rx, 100);
-        }
-        rx.take()
-    };
-    let Some(mut req) = req else {
-        return Ok(());
-    };
-    // A zero-copy request: the sender holds its pages until we say we
-    // have the whole message.
-    let zc = m.zc_cookies[0];
-    if req.msg().is_none() {
-        conn.sock.discard(req.rlen())?;
-        if zc != 0 {
-            ack_zc(&conn, zc);
-        }
-        return Ok(());
-    }
-    let (offset, mlen, rlen) = (req.offset(), req.mlen(), req.rlen());
-    let r = conn
-        .sock
-        .recv_frags(req.dest(), offset, mlen)
-        .and_then(|()| conn.sock.discard(rlen.saturating_sub(mlen)));
-    conn.progress
-        .last_rx_ms
-        .store(kthread::now_ms(), Ordering::Relaxed);
-    match r {
-        Ok(()) => {
-            req.finalize(0, Status::Ok);
-            if zc != 0 {
-                ack_zc(&conn, zc);
-            }
-            Ok(())
-        }
-        Err(e) => {
-            req.finalize(EIO.to_errno(), Status::RemoteError);
-            Err(RxError::Io(e))
-        }
     }
 }
 

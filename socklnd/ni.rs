@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! One socklnd NI: its address, its listening socket and acceptor thread,
-//! its peers and connections (peer.rs), and the reaper that frees dead
-//! connections and runs the periodic peer checks.
+//! its peers and connections (peer.rs), the scheduler threads that move
+//! their bytes (sched.rs), and the reaper that frees dead connections and
+//! runs the periodic peer checks.
 
 use crate::kapi::kthread::{self, Thread};
 use crate::kapi::link::{LinkEvents, LinkWatch};
@@ -11,7 +12,11 @@ use crate::kapi::vec;
 use crate::lnd::LnetNi;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::socklnd::ACCEPTOR_PORT;
+use crate::lnet_core::socklnd_params::SockParam;
+use crate::lnet_core::socklnd_sched::sched_threads;
+use crate::params;
 use crate::peer::Table;
+use crate::sched::{self, Sched};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
@@ -33,9 +38,12 @@ const ACCEPT_BACKLOG: i32 = 127;
 
 #[pin_data]
 pub(crate) struct SockNi {
-    /// The acceptor and reaper; stopped first at shutdown.
+    /// The acceptor, the reaper and the schedulers; stopped at shutdown
+    /// once every connection is closed.
     #[pin]
     threads: Mutex<KVec<Thread>>,
+    /// The schedulers' work, one per scheduler thread; fixed at start.
+    pub(crate) scheds: KVec<Arc<Sched>>,
     pub(crate) ni: LnetNi,
     pub(crate) nid: Nid,
     /// IPv4 address (host order) of the interface.
@@ -82,9 +90,18 @@ impl SockNi {
         listener.listen(ACCEPT_BACKLOG)?;
         let mut inc = [0u8; 8];
         crate::kapi::sys::random_bytes(&mut inc);
+        let nsched = sched_threads(
+            params::get(SockParam::Nscheds),
+            crate::kapi::sys::nr_cpu_ids(),
+        );
+        let mut scheds = KVec::with_capacity(nsched as usize, GFP_KERNEL)?;
+        for _ in 0..nsched {
+            scheds.push(Sched::new()?, GFP_KERNEL)?;
+        }
         let sni = Arc::pin_init(
             pin_init!(SockNi {
                 threads <- new_mutex!(KVec::new(), "socklnd_ni_threads"),
+                scheds,
                 ni,
                 nid,
                 addr,
@@ -107,6 +124,14 @@ impl SockNi {
                 let mut t = sni.threads.lock();
                 t.push(a, GFP_KERNEL)?;
                 t.push(r, GFP_KERNEL)?;
+                drop(t);
+                for (i, s) in sni.scheds.iter().enumerate() {
+                    // Lustre's names: CPT, then the thread's number.
+                    let name =
+                        kernel::str::CString::try_from_fmt(kernel::fmt!("socknal_sd00_{:02}", i))?;
+                    let s = Thread::spawn_arc(&name, s.clone(), sched::sched_main)?;
+                    sni.threads.lock().push(s, GFP_KERNEL)?;
+                }
                 Ok(())
             });
         let r = r.and_then(|()| {
@@ -120,10 +145,11 @@ impl SockNi {
             return Err(e);
         }
         pr_info!(
-            "{} listening on {} port {}\n",
+            "{} listening on {} port {}, {} scheduler threads\n",
             nid,
             ni.iface(),
-            ACCEPTOR_PORT
+            ACCEPTOR_PORT,
+            nsched
         );
         Ok(sni)
     }
@@ -144,7 +170,7 @@ impl SockNi {
         // Every connection is closed before anything here waits, as
         // Lustre's shutdown deletes its peers before it stops threads: a
         // receive LNet has answered is then failed here, never read by a
-        // receive thread that runs while we wait (socklnd_lazy relies on
+        // scheduler that runs while we wait (socklnd_lazy relies on
         // it).
         loop {
             let open = sni.table.lock().any_open();
@@ -153,7 +179,8 @@ impl SockNi {
             };
             c.close(crate::kapi::errno::ENETDOWN().to_errno());
         }
-        // Acceptor and reaper exit now; no new connection appears.
+        // Acceptor, reaper and schedulers exit now; no new connection
+        // appears, and no turn runs.
         loop {
             let t = vec::pop(&mut sni.threads.lock());
             let Some(t) = t else {
@@ -174,10 +201,14 @@ impl SockNi {
             |t| t.take_conn(|_| true),
             |c| {
                 c.close(crate::kapi::errno::ENETDOWN().to_errno());
-                // The threads' references go with them.
-                c.stop_threads();
+                // What its scheduler had under way fails here.
+                c.retire();
             },
         );
+        // Connections pushed since their schedulers stopped.
+        for s in sni.scheds.iter() {
+            s.drain();
+        }
         // Messages still waiting for a connection (ksocknal_del_peer).
         sni.take_each(
             |t| t.take_peer(),
@@ -259,16 +290,16 @@ impl LinkEvents for SockNi {
     }
 }
 
-/// Frees dead connections once their threads have parked.
+/// Frees dead connections once their schedulers have retired them.
 fn reaper_main(sni: ArcBorrow<'_, SockNi>) {
     let mut next_tick = 0;
     while !kthread::should_stop() {
         let now = kthread::now_ms();
         if now >= next_tick {
             next_tick = now.saturating_add(1000);
-            // Only connections whose threads have parked leave the table;
-            // stopping them releases the threads' references.
-            sni.take_each(|t| t.take_conn(|c| c.reapable()), |c| c.stop_threads());
+            // Only connections their schedulers have retired leave the
+            // table; the last reference frees them.
+            sni.take_each(|t| t.take_conn(|c| c.reapable()), drop);
             sni.take_each(
                 |t| {
                     let i = t.connectors.iter().position(|c| c.is_done())?;

@@ -12,7 +12,7 @@ use crate::lnet_core::socklnd_params::{self as rules, SockParam};
 use kernel::ffi::c_int;
 
 /// One value per parameter, starting at Lustre's defaults.
-static LIVE: Live<SockParam, 19> = Live::new(SockParam::DEFAULTS);
+static LIVE: Live<SockParam, 20> = Live::new(SockParam::DEFAULTS);
 
 /// The current value of `p`.
 pub(crate) fn get(p: SockParam) -> i32 {

@@ -57,7 +57,7 @@ pub(crate) struct SockPeer {
     /// The next zero-copy cookie.
     pub(crate) zc_next: u64,
     /// Its connections, the dead ones until the reaper takes them (each
-    /// one's threads stop before this reference goes).
+    /// one retired by its scheduler before this reference goes).
     conns: KVec<Arc<Conn>>,
 }
 
@@ -392,23 +392,35 @@ pub(crate) fn connect_done(sni: &SockNi, nid: &Nid, err: Option<i32>, raced: boo
 /// come back (the peer, which may not hear a close, keeps its end too); the
 /// messages still queued behind it, never on the wire, end REMOTE_DROPPED:
 /// the peer NI's health falls, and LNet sends them again over another
-/// path. Run by the reaper every [`PATH_WATCH_MS`], so that a silent path
-/// is left within about a second.
+/// path. A connection whose incoming frame has stopped mid-way for
+/// `sock_timeout` is closed with its siblings too. Run by the reaper every
+/// [`PATH_WATCH_MS`], so that a silent path is left within about a second.
 pub(crate) fn watch_paths(sni: &SockNi) {
     let now = kthread::now_ms();
     let timeout = timeout_ms();
     let silent_path = params::get(SockParam::SilentPath) != 0;
     let mut stalled: KVec<(Arc<Conn>, Stall, u64, TcpTiming)> = KVec::new();
+    let mut rx_stalled: KVec<Arc<Conn>> = KVec::new();
     {
         let t = sni.table.lock();
         for p in t.peers.values() {
             for c in p.conns.iter().filter(|c| !c.is_dead()) {
+                if c.rx_stalled(now, timeout) {
+                    // Without room, the next watch finds it again.
+                    let _ = rx_stalled.push(c.clone(), GFP_ATOMIC);
+                    continue;
+                }
                 if let Some((why, ms, tcp)) = c.tx_stall(now, timeout, silent_path) {
                     // Without room, the next watch finds it again.
                     let _ = stalled.push((c.clone(), why, ms, tcp), GFP_ATOMIC);
                 }
             }
         }
+    }
+    // A frame stopped mid-way: what a receive's socket timeout did when
+    // receives blocked.
+    for c in rx_stalled {
+        c.close_with_siblings(errno::ETIMEDOUT().to_errno());
     }
     for (c, why, ms, tcp) in stalled {
         match why {

@@ -12,8 +12,8 @@
 //! requires (lnet/state.rs).
 //!
 //! 1. Mutexes, each taken alone, never with another of these held: the
-//!    NI's `threads` and `link` (ni.rs), a connection's `threads`
-//!    (conn.rs), a connector's `thread` and `current` (connector.rs). The
+//!    NI's `threads` and `link` (ni.rs), a connector's `thread` and
+//!    `current` (connector.rs). The
 //!    NI's link events run under kapi's link watcher mutex and take none
 //!    of ksocklnd's locks; the NI drops its watch outside `link`.
 //! 2. The NI's `table` (ni.rs, peer.rs): peers, connections, connectors,
@@ -21,7 +21,14 @@
 //! 3. A connection's `txq`, taken under `table` to queue
 //!    (`Conn::queue_locked`) or alone.
 //!
-//! A connection's `rx` is a leaf: held with no other lock.
+//! A connection's `rx` and `io` are leaves: held with no other lock, `io`
+//! only to take its state out for a scheduler's turn or put it back (the
+//! turn runs with no lock held). The socket callbacks (softirq) take no
+//! lock of ours: they set atomics and push on a lock-free stack.
+
+// `pin_init!` of `Conn`, with its many fields, expands deeper than the
+// default 128.
+#![recursion_limit = "256"]
 
 #[allow(unused_attributes)]
 #[path = "../rust/lnet-core/src/lib.rs"]
@@ -38,6 +45,7 @@ mod lnd;
 mod ni;
 mod params;
 mod peer;
+mod sched;
 mod zc;
 
 use kernel::prelude::*;

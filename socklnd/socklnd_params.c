@@ -34,3 +34,5 @@ KSOCK_PARAM(typed_conns, 0444, "use different sockets for bulk");
 KSOCK_PARAM(zc_min_payload, 0644, "minimum payload size to zero copy");
 KSOCK_PARAM(silent_path, 0644,
 	    "resend what is queued on a connection TCP's retransmissions find silent, before sock_timeout (0: sock_timeout only, as Lustre)");
+KSOCK_PARAM(nscheds, 0444,
+	    "# scheduler daemons in each pool while starting");

@@ -6,6 +6,8 @@
 //! Each module includes this tree with `#[path]`; it is the one place with
 //! non-trivial `unsafe`.
 
+// A lock-free stack of references, for the LNDs' schedulers.
+pub mod arcstack;
 pub mod bindings;
 pub mod clist;
 // CPU and node masks for lnet.ko's partition table; only lnet.ko links

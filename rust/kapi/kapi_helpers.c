@@ -158,6 +158,82 @@ int kapi_sock_peer4(struct socket *sock, __u32 *addr, __u16 *port)
 }
 
 /*
+ * The callbacks of a watched socket. The socket calls them in softirq (or
+ * with its lock held in process context); they read the watch under the
+ * socket's callback lock, which kapi_sock_unwatch takes for writing before
+ * the watch may go, so that none of them still uses it after.
+ */
+static void kapi_sock_notify(struct sock *sk, unsigned int what)
+{
+	struct kapi_sock_watch *w;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	w = sk->sk_user_data;
+	if (w)
+		w->event(w->data, what);
+	read_unlock_bh(&sk->sk_callback_lock);
+}
+
+static void kapi_sk_data_ready(struct sock *sk)
+{
+	kapi_sock_notify(sk, KAPI_SOCK_READABLE);
+}
+
+static void kapi_sk_write_space(struct sock *sk)
+{
+	/*
+	 * As sk_stream_write_space: only once a useful amount is free, and
+	 * SOCK_NOSPACE cleared so that the next full buffer asks again.
+	 */
+	if (!__sk_stream_is_writeable(sk, 1) || !sk->sk_socket)
+		return;
+	clear_bit(SOCK_NOSPACE, &sk->sk_socket->flags);
+	kapi_sock_notify(sk, KAPI_SOCK_WRITABLE);
+}
+
+static void kapi_sk_state_change(struct sock *sk)
+{
+	kapi_sock_notify(sk, KAPI_SOCK_STATE);
+}
+
+/* -EBUSY if something else already uses the socket's user data. */
+int kapi_sock_watch(struct socket *sock, struct kapi_sock_watch *w)
+{
+	struct sock *sk = sock->sk;
+	int rc = 0;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data) {
+		rc = -EBUSY;
+	} else {
+		w->saved_data_ready = sk->sk_data_ready;
+		w->saved_write_space = sk->sk_write_space;
+		w->saved_state_change = sk->sk_state_change;
+		sk->sk_user_data = w;
+		sk->sk_data_ready = kapi_sk_data_ready;
+		sk->sk_write_space = kapi_sk_write_space;
+		sk->sk_state_change = kapi_sk_state_change;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+	return rc;
+}
+
+/* Once this returns, no callback uses `w`. */
+void kapi_sock_unwatch(struct socket *sock, struct kapi_sock_watch *w)
+{
+	struct sock *sk = sock->sk;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	if (sk->sk_user_data == w) {
+		sk->sk_user_data = NULL;
+		sk->sk_data_ready = w->saved_data_ready;
+		sk->sk_write_space = w->saved_write_space;
+		sk->sk_state_change = w->saved_state_change;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+}
+
+/*
  * Lists whose heads callers own (Lustre's NID and expression lists): the
  * list primitives are static inlines, and with CONFIG_DEBUG_LIST they check
  * each link.

@@ -34,6 +34,27 @@ int kapi_sock_bind4(struct socket *sock, __u32 addr, __u16 port);
 int kapi_sock_connect4(struct socket *sock, __u32 addr, __u16 port);
 int kapi_sock_peer4(struct socket *sock, __u32 *addr, __u16 *port);
 
+/*
+ * A socket's readiness callbacks redirected to `event` (rust/kapi/sock.rs,
+ * Socket::watch). The layout is mirrored by Watch in sock.rs; C fills the
+ * saved callbacks.
+ */
+struct sock;
+struct kapi_sock_watch {
+	void (*event)(const void *data, unsigned int what);
+	const void *data;
+	void (*saved_data_ready)(struct sock *sk);
+	void (*saved_write_space)(struct sock *sk);
+	void (*saved_state_change)(struct sock *sk);
+};
+
+#define KAPI_SOCK_READABLE 1
+#define KAPI_SOCK_WRITABLE 2
+#define KAPI_SOCK_STATE 3
+
+int kapi_sock_watch(struct socket *sock, struct kapi_sock_watch *w);
+void kapi_sock_unwatch(struct socket *sock, struct kapi_sock_watch *w);
+
 /* C list_heads (static inlines in <linux/list.h>), for rust/kapi/clist.rs. */
 void kapi_list_init(struct list_head *head);
 void kapi_list_add_tail(struct list_head *entry, struct list_head *head);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Small kernel services the 6.12 kernel crate lacks: random bytes, the
-//! caller's capabilities and module loading.
+//! caller's capabilities, module loading and the CPU count.
 
 use kernel::bindings;
 use kernel::c_str;
@@ -39,4 +39,10 @@ pub fn request_module(name: &CStr) -> core::result::Result<(), i32> {
         0 => Ok(()),
         e => Err(e),
     }
+}
+
+/// The number of possible CPUs (`nr_cpu_ids`).
+pub fn nr_cpu_ids() -> u32 {
+    // SAFETY: a plain read of a value set once at boot.
+    unsafe { bindings::nr_cpu_ids }
 }

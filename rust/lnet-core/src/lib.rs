@@ -45,5 +45,6 @@ pub mod socklnd;
 pub mod socklnd_conns;
 pub mod socklnd_params;
 pub mod socklnd_path;
+pub mod socklnd_sched;
 pub mod udsp;
 pub mod wire;

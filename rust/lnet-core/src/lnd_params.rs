@@ -295,7 +295,7 @@ mod tests {
     /// and a refused one keeps the old value.
     #[test]
     fn live_values() {
-        static LIVE: Live<SockParam, 19> = Live::new(SockParam::DEFAULTS);
+        static LIVE: Live<SockParam, 20> = Live::new(SockParam::DEFAULTS);
         for p in SockParam::ALL {
             assert_eq!(LIVE.get(p), p.default_value());
         }

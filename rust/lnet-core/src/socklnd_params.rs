@@ -62,11 +62,14 @@ pub enum SockParam {
     /// is silent (`socklnd_path.rs`); 0 waits for `sock_timeout` alone, as
     /// Lustre does.
     SilentPath,
+    /// `nscheds`: scheduler threads of an NI (0: from the CPUs,
+    /// `socklnd_sched::sched_threads`).
+    Nscheds,
 }
 
 impl SockParam {
     /// Every parameter, in declaration order.
-    pub const ALL: [SockParam; 19] = [
+    pub const ALL: [SockParam; 20] = [
         SockParam::SockTimeout,
         SockParam::Credits,
         SockParam::PeerCredits,
@@ -86,6 +89,7 @@ impl SockParam {
         SockParam::TypedConns,
         SockParam::ZcMinPayload,
         SockParam::SilentPath,
+        SockParam::Nscheds,
     ];
 
     const fn decl(self) -> Spec {
@@ -117,11 +121,13 @@ impl SockParam {
             SockParam::TypedConns => ("typed_conns", false, 1, 1, 1),
             SockParam::ZcMinPayload => ("zc_min_payload", true, 16 << 10, 2 << 10, i32::MAX),
             SockParam::SilentPath => ("silent_path", true, 1, 0, 1),
+            // A CPT never has more CPUs than x86_64's largest NR_CPUS.
+            SockParam::Nscheds => ("nscheds", false, 0, 0, 8192),
         })
     }
 }
 
-lnd_param_table!(SockParam, 19, {});
+lnd_param_table!(SockParam, 20, {});
 
 /// Why a write was refused.
 pub type SockParamError = ParamError<SockParam>;
