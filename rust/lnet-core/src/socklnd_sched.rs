@@ -318,8 +318,8 @@ impl TxProgress {
 #[cfg(test)]
 mod tests {
     extern crate std;
+    use super::super::socklnd::{ZcAcks, KEEPALIVE_PING};
     use super::*;
-    use crate::socklnd::{ZcAcks, KEEPALIVE_PING};
     use std::vec::Vec;
 
     #[test]
