@@ -120,7 +120,7 @@ fn nid_to_ioc(n: &Nid) -> lnet_ioc_nid {
     }
 }
 
-fn nid_from_ioc(n: &lnet_ioc_nid) -> Result<Nid> {
+pub(crate) fn nid_from_ioc(n: &lnet_ioc_nid) -> Result<Nid> {
     let c = crate::kapi::bindings::lnet_nid {
         nid_size: n.nid_size,
         nid_type: n.nid_type,
@@ -258,41 +258,14 @@ fn dispatch(lnet: &'static TheLnet, st: &FileState, cmd: u32, arg: usize) -> Res
             if p.pr_padding != 0 {
                 return Err(EINVAL);
             }
-            {
-                let peers = lnet.peers.lock();
-                let peer = peers.list.get(p.pr_idx as usize).ok_or(ENOENT)?;
-                p.pr_nnis = peer.nis.len() as u32;
-                p.pr_prim_nid = nid_to_ioc(&peer.primary);
-                p.pr_multi_rail = u32::from(peer.multi_rail);
-                p.pr_state = peer.lp_state();
-            }
+            fill_peer(lnet, p.pr_idx as usize, &mut p)?;
             write(arg, &p)
         }
         GET_PEER_NI => {
             let mut p: lnet_ioc_peer_ni = read(arg)?;
             need_up(lnet)?;
             let prim = nid_from_ioc(&p.pn_prim_nid)?;
-            // Peer NIs traffic created show the rules' effect too.
-            crate::udsp::apply_new_peers(lnet);
-            {
-                let nis = lnet.nis.lock();
-                let peers = lnet.peers.lock();
-                let peer = peers
-                    .list
-                    .iter()
-                    .find(|x| x.primary == prim)
-                    .ok_or(ENOENT)?;
-                let ni = peer.nis.get(p.pn_idx as usize).ok_or(ENOENT)?;
-                // Until a message goes to it, a peer NI has the full
-                // peer_credits of its net's first NI.
-                let fresh = nis
-                    .nis
-                    .iter()
-                    .find(|x| x.nid.net() == ni.nid.net())
-                    .map_or(0, |x| x.net_tunables().peer_credits.max(0));
-                let (credits, qnob) = lnet.tx.lock().peer_ni_credits(&ni.nid, fresh);
-                fill_peer_ni(&mut p, ni, &credits, qnob);
-            }
+            fill_peer_ni(lnet, &prim, p.pn_idx as usize, &mut p)?;
             write(arg, &p)
         }
         SET_NI_HEALTH | SET_PEER_NI_HEALTH => {
@@ -593,12 +566,50 @@ fn peer_cfg(lnet: &TheLnet, c: &lnet_ioc_peer_cfg, add: bool) -> Result {
     }
 }
 
-fn fill_peer_ni(
+/// The `idx`th peer as GET_PEER reports it (ENOENT past the last); the
+/// `lnet` netlink family's `peer show` reports the same.
+pub(crate) fn fill_peer(lnet: &TheLnet, idx: usize, p: &mut lnet_ioc_peer) -> Result {
+    let peers = lnet.peers.lock();
+    let peer = peers.list.get(idx).ok_or(ENOENT)?;
+    p.pr_nnis = peer.nis.len() as u32;
+    p.pr_prim_nid = nid_to_ioc(&peer.primary);
+    p.pr_multi_rail = u32::from(peer.multi_rail);
+    p.pr_state = peer.lp_state();
+    Ok(())
+}
+
+/// The `idx`th NI of the peer whose primary NID is `prim`, as GET_PEER_NI
+/// reports it (ENOENT if no such peer or NI); the netlink `peer show`
+/// reports the same.
+pub(crate) fn fill_peer_ni(
+    lnet: &TheLnet,
+    prim: &Nid,
+    idx: usize,
     p: &mut lnet_ioc_peer_ni,
-    ni: &crate::peer::PeerNi,
-    credits: &TxCredits,
-    qnob: u64,
-) {
+) -> Result {
+    // Peer NIs traffic created show the rules' effect too.
+    crate::udsp::apply_new_peers(lnet);
+    let nis = lnet.nis.lock();
+    let peers = lnet.peers.lock();
+    let peer = peers
+        .list
+        .iter()
+        .find(|x| x.primary == *prim)
+        .ok_or(ENOENT)?;
+    let ni = peer.nis.get(idx).ok_or(ENOENT)?;
+    // Until a message goes to it, a peer NI has the full peer_credits of
+    // its net's first NI.
+    let fresh = nis
+        .nis
+        .iter()
+        .find(|x| x.nid.net() == ni.nid.net())
+        .map_or(0, |x| x.net_tunables().peer_credits.max(0));
+    let (credits, qnob) = lnet.tx.lock().peer_ni_credits(&ni.nid, fresh);
+    put_peer_ni(p, ni, &credits, qnob);
+    Ok(())
+}
+
+fn put_peer_ni(p: &mut lnet_ioc_peer_ni, ni: &crate::peer::PeerNi, credits: &TxCredits, qnob: u64) {
     p.pn_nid = nid_to_ioc(&ni.nid);
     p.pn_state = 0;
     p.pn_max_ni_tx_credits = credits.max as u32;

@@ -23,13 +23,13 @@ use kernel::str::CString;
 use kernel::sync::Arc;
 
 /// `NLM_F_DUMP_FILTERED`: `lnetctl export --backup` (no NIDs, no lo).
-const NLM_F_DUMP_FILTERED: u16 = 0x20;
+pub(crate) const NLM_F_DUMP_FILTERED: u16 = 0x20;
 /// The whole-show buffer of one message; the key tables take about 4 KiB.
-const MSG_BUF: usize = 16 * 1024;
+pub(crate) const MSG_BUF: usize = 16 * 1024;
 /// The dump state meaning "every net".
 const ALL_NETS: u64 = u64::MAX;
 
-fn errno_of(e: Error) -> c_int {
+pub(crate) fn errno_of(e: Error) -> c_int {
     e.to_errno()
 }
 
@@ -38,7 +38,7 @@ fn nl_errno(e: &NlError) -> c_int {
 }
 
 /// A kernel error with the message lnetctl prints.
-fn with_msg(e: Error, msg: &'static CStr) -> NlError {
+pub(crate) fn with_msg(e: Error, msg: &'static CStr) -> NlError {
     NlError::new(-e.to_errno(), msg)
 }
 
@@ -281,16 +281,19 @@ fn nets(lnet: &TheLnet, flags: u16, attrs: &[u8]) -> Result<(), NlError> {
     })
 }
 
-/// `net show`'s start: LNet must be up; the filter is `--net`.
+/// A dump's start: `net show`, `peer show`, `ping`. Checks the request
+/// and sets the dump's first state.
 #[no_mangle]
-extern "C" fn lnet_genl_rs_net_show_start(
-    req: Option<&mut Request>,
-    state: Option<&mut u64>,
-) -> c_int {
+extern "C" fn lnet_genl_rs_start(req: Option<&mut Request>, state: Option<&mut u64>) -> c_int {
     let (Some(req), Some(state)) = (req, state) else {
         return errno_of(EINVAL);
     };
-    let r = show_start(req.attrs());
+    let r = match req.cmd() {
+        cmd::NETS => show_start(req.attrs()),
+        cmd::PEERS => crate::genl_peer::peer_show_start(req.attrs()),
+        cmd::PING => crate::genl_peer::ping_start(req.attrs()),
+        _ => Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno())),
+    };
     match r {
         Ok(s) => {
             *state = s;
@@ -299,6 +302,58 @@ extern "C" fn lnet_genl_rs_net_show_start(
         Err(e) => {
             if let Some(m) = e.msg {
                 req.set_err_msg(m);
+            }
+            nl_errno(&e)
+        }
+    }
+}
+
+/// One call of a dump: 0 when done, 1 when there is more for the next
+/// call (lnet_genl.c's contract), or a negative errno.
+#[no_mangle]
+extern "C" fn lnet_genl_rs_dump(dump: Option<&mut Dump>) -> c_int {
+    let Some(dump) = dump else {
+        return errno_of(EINVAL);
+    };
+    let Some(lnet) = TheLnet::get() else {
+        return errno_of(ENODEV);
+    };
+    let r = match dump.cmd() {
+        cmd::NETS => show(lnet, dump).map(|()| false),
+        cmd::PEERS => crate::genl_peer::peer_show(lnet, dump),
+        cmd::PING => crate::genl_peer::ping(lnet, dump).map(|()| false),
+        _ => Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno())),
+    };
+    match r {
+        Ok(more) => c_int::from(more),
+        Err(e) => {
+            if let Some(m) = e.msg {
+                dump.set_err_msg(m);
+            }
+            nl_errno(&e)
+        }
+    }
+}
+
+/// A request answered with several messages (`discover`), written into
+/// the reply lnet_genl.c sends.
+#[no_mangle]
+extern "C" fn lnet_genl_rs_reply(reply: Option<&mut Dump>) -> c_int {
+    let Some(reply) = reply else {
+        return errno_of(EINVAL);
+    };
+    let Some(lnet) = TheLnet::get() else {
+        return errno_of(ENODEV);
+    };
+    let r = match reply.cmd() {
+        cmd::PING => crate::genl_peer::discover(lnet, reply),
+        _ => Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno())),
+    };
+    match r {
+        Ok(()) => 0,
+        Err(e) => {
+            if let Some(m) = e.msg {
+                reply.set_err_msg(m);
             }
             nl_errno(&e)
         }
@@ -318,26 +373,6 @@ fn show_start(attrs: &[u8]) -> Result<u64, NlError> {
     }
 }
 
-/// `net show`: the whole show in one call (Lustre's does the same).
-#[no_mangle]
-extern "C" fn lnet_genl_rs_net_show(dump: Option<&mut Dump>) -> c_int {
-    let Some(dump) = dump else {
-        return errno_of(EINVAL);
-    };
-    let Some(lnet) = TheLnet::get() else {
-        return errno_of(ENODEV);
-    };
-    match show(lnet, dump) {
-        Ok(()) => 0,
-        Err(e) => {
-            if let Some(m) = e.msg {
-                dump.set_err_msg(m);
-            }
-            nl_errno(&e)
-        }
-    }
-}
-
 fn lnd_keys(net: Net) -> Option<KeyTable> {
     match net.lnd() {
         lnd::SOCK => Some(ns::SOCK_LND),
@@ -346,6 +381,7 @@ fn lnd_keys(net: Net) -> Option<KeyTable> {
     }
 }
 
+/// `net show`: the whole show in one call (Lustre's does the same).
 fn show(lnet: &TheLnet, dump: &mut Dump) -> Result<(), NlError> {
     const NOMEM: NlError = NlError::bare(lnet_nl::errno::ENOMEM);
     let state = dump.state();

@@ -114,9 +114,10 @@ EXPORT_SYMBOL_GPL(lnet_genl_send_scalar_list);
 /*
  * Lustre's "lnet" generic netlink family, as lnet-rs answers it: the
  * family, its commands and multicast groups are static C data; genl.rs
- * handles LNET_CMD_CONFIGURE and LNET_CMD_NETS. Any other command finds no
- * operation and gets -EOPNOTSUPP from the netlink core, so Lustre's
- * lnetctl falls back to its ioctls.
+ * handles LNET_CMD_CONFIGURE, LNET_CMD_NETS, LNET_CMD_PEERS (show) and
+ * LNET_CMD_PING (ping, discover). Any other command finds no operation and
+ * gets -EOPNOTSUPP from the netlink core, so Lustre's lnetctl falls back to
+ * its ioctls.
  */
 
 /* A request as genl.rs reads it (kapi/genl.rs `Request`). */
@@ -129,21 +130,29 @@ struct lnet_genl_req {
 	const char	*lgr_errmsg;	/* out: a static message, or NULL */
 };
 
-/* One call of a dump (kapi/genl.rs `Dump`). */
+/*
+ * One call of a dump, or the reply of a request that answers with
+ * several messages (kapi/genl.rs `Dump`).
+ */
 struct lnet_genl_dump {
 	struct sk_buff	*lgd_skb;
+	const void	*lgd_attrs;	/* the request's attributes */
+	u32		 lgd_len;
 	u32		 lgd_portid;
 	u32		 lgd_seq;
+	u32		 lgd_pad0;
 	u64		 lgd_state;	/* genl.rs's, kept in cb->args[0] */
 	const char	*lgd_errmsg;	/* out: a static message, or NULL */
 	u16		 lgd_flags;	/* the request's nlmsg_flags */
 	u8		 lgd_version;	/* the request's genl version */
-	u8		 lgd_pad[5];
+	u8		 lgd_cmd;
+	u8		 lgd_pad[4];
 };
 
 int lnet_genl_rs_cmd(struct lnet_genl_req *req);
-int lnet_genl_rs_net_show_start(struct lnet_genl_req *req, u64 *state);
-int lnet_genl_rs_net_show(struct lnet_genl_dump *dump);
+int lnet_genl_rs_start(struct lnet_genl_req *req, u64 *state);
+int lnet_genl_rs_dump(struct lnet_genl_dump *dump);
+int lnet_genl_rs_reply(struct lnet_genl_dump *dump);
 int lnet_genl_register(void);
 void lnet_genl_unregister(void);
 int lnet_genl_dump_put(struct lnet_genl_dump *dump, int flags, u8 cmd,
@@ -164,6 +173,23 @@ static void lnet_genl_req_init(struct lnet_genl_req *req,
 	req->lgr_errmsg = NULL;
 }
 
+static void lnet_genl_dump_init(struct lnet_genl_dump *dump,
+				struct sk_buff *skb,
+				const struct nlmsghdr *nlh, u32 portid)
+{
+	const struct genlmsghdr *gnlh = nlmsg_data(nlh);
+
+	memset(dump, 0, sizeof(*dump));
+	dump->lgd_skb = skb;
+	dump->lgd_attrs = genlmsg_data(gnlh);
+	dump->lgd_len = genlmsg_len(gnlh);
+	dump->lgd_portid = portid;
+	dump->lgd_seq = nlh->nlmsg_seq;
+	dump->lgd_flags = nlh->nlmsg_flags;
+	dump->lgd_version = gnlh->version;
+	dump->lgd_cmd = gnlh->cmd;
+}
+
 static void lnet_genl_set_msg(struct netlink_ext_ack *extack, const char *msg)
 {
 	/* msg is a static string (genl.rs gives &'static CStr). */
@@ -182,38 +208,72 @@ static int lnet_genl_doit(struct sk_buff *skb, struct genl_info *info)
 	return rc;
 }
 
-static int lnet_genl_net_show_start(struct netlink_callback *cb)
+/*
+ * A request answered with a multi-part reply (discover): genl.rs writes
+ * its messages, which end with NLMSG_DONE as Lustre's do.
+ */
+static int lnet_genl_reply_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct lnet_genl_dump dump;
+	struct sk_buff *reply;
+	struct nlmsghdr *nlh;
+	int rc;
+
+	reply = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!reply) {
+		GENL_SET_ERR_MSG(info, "fail to allocate reply");
+		return -ENOMEM;
+	}
+	lnet_genl_dump_init(&dump, reply, info->nlhdr, info->snd_portid);
+	rc = lnet_genl_rs_reply(&dump);
+	lnet_genl_set_msg(info->extack, dump.lgd_errmsg);
+	if (rc < 0) {
+		nlmsg_free(reply);
+		return rc;
+	}
+	nlh = nlmsg_put(reply, info->snd_portid, info->snd_seq, NLMSG_DONE, 0,
+			NLM_F_MULTI);
+	if (!nlh) {
+		nlmsg_free(reply);
+		GENL_SET_ERR_MSG(info, "failed to finish message");
+		return -EMSGSIZE;
+	}
+	return genlmsg_reply(reply, info);
+}
+
+static int lnet_genl_start(struct netlink_callback *cb)
 {
 	struct lnet_genl_req req;
 	u64 state = 0;
 	int rc;
 
 	lnet_genl_req_init(&req, cb->nlh);
-	rc = lnet_genl_rs_net_show_start(&req, &state);
+	rc = lnet_genl_rs_start(&req, &state);
 	lnet_genl_set_msg(cb->extack, req.lgr_errmsg);
 	if (rc < 0)
 		return rc;
 	cb->args[0] = state;
-	/* The whole show goes in one message buffer, as Lustre's does. */
+	/* A show's messages go in buffers this big, as Lustre's do. */
 	cb->min_dump_alloc = U16_MAX;
 	return 0;
 }
 
-static int lnet_genl_net_show(struct sk_buff *skb, struct netlink_callback *cb)
+/*
+ * genl.rs returns 0 when the dump is done, 1 when it has more for the next
+ * call (it stops only after it wrote something), or a negative errno.
+ */
+static int lnet_genl_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct lnet_genl_dump dump = {
-		.lgd_skb	= skb,
-		.lgd_portid	= NETLINK_CB(cb->skb).portid,
-		.lgd_seq	= cb->nlh->nlmsg_seq,
-		.lgd_state	= cb->args[0],
-		.lgd_flags	= cb->nlh->nlmsg_flags,
-		.lgd_version	= ((struct genlmsghdr *)nlmsg_data(cb->nlh))->version,
-	};
+	struct lnet_genl_dump dump;
 	int rc;
 
-	rc = lnet_genl_rs_net_show(&dump);
+	lnet_genl_dump_init(&dump, skb, cb->nlh, NETLINK_CB(cb->skb).portid);
+	dump.lgd_state = cb->args[0];
+	rc = lnet_genl_rs_dump(&dump);
 	lnet_genl_set_msg(cb->extack, dump.lgd_errmsg);
 	cb->args[0] = dump.lgd_state;
+	if (rc > 0)
+		return skb->len;
 	return rc;
 }
 
@@ -262,9 +322,24 @@ static const struct genl_ops lnet_genl_ops[] = {
 	{
 		.cmd	= 2,	/* LNET_CMD_NETS */
 		.flags	= GENL_ADMIN_PERM,
-		.start	= lnet_genl_net_show_start,
-		.dumpit	= lnet_genl_net_show,
+		.start	= lnet_genl_start,
+		.dumpit	= lnet_genl_dumpit,
 		.doit	= lnet_genl_doit,
+	},
+	{
+		/* peer add, del and set are not answered (EOPNOTSUPP). */
+		.cmd	= 3,	/* LNET_CMD_PEERS */
+		.flags	= GENL_ADMIN_PERM,
+		.start	= lnet_genl_start,
+		.dumpit	= lnet_genl_dumpit,
+		.doit	= lnet_genl_doit,
+	},
+	{
+		.cmd	= 6,	/* LNET_CMD_PING */
+		.flags	= GENL_ADMIN_PERM,
+		.start	= lnet_genl_start,
+		.dumpit	= lnet_genl_dumpit,
+		.doit	= lnet_genl_reply_doit,
 	},
 };
 
@@ -284,7 +359,7 @@ static struct genl_family lnet_family = {
 int lnet_genl_register(void)
 {
 	BUILD_BUG_ON(sizeof(struct lnet_genl_req) != 24);
-	BUILD_BUG_ON(sizeof(struct lnet_genl_dump) != 40);
+	BUILD_BUG_ON(sizeof(struct lnet_genl_dump) != 56);
 	return genl_register_family(&lnet_family);
 }
 

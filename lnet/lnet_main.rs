@@ -31,6 +31,7 @@ mod discovery;
 mod expr_list;
 mod fault;
 mod genl;
+mod genl_peer;
 mod health;
 mod libcfs_ioctl;
 mod lnd;

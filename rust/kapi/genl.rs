@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Lustre's `lnet` generic netlink family (lnet_genl.c holds the family,
-//! its two commands and its multicast groups as static C data) as safe
+//! its commands and its multicast groups as static C data) as safe
 //! Rust: the registration, a request's header fields and attributes, and
-//! the messages a dump appends. The codec is lnet-core's `lnet_nl`.
+//! the messages a dump or a multi-part reply appends. The codec is lnet-core's `lnet_nl`.
 //! Built into lnet.ko only (cfg `kapi_lnet`).
 
 use core::ffi::{c_char, c_int, c_void, CStr};
@@ -116,27 +116,32 @@ impl Request {
     }
 }
 
-/// One call of a dump (`struct lnet_genl_dump` of lnet_genl.c), lent to
-/// the handler.
+/// One call of a dump, or the reply of a request answered with several
+/// messages (`struct lnet_genl_dump` of lnet_genl.c), lent to the handler.
 ///
 /// # Invariants
 ///
 /// Never made in Rust (private fields, no constructor): only received from
-/// lnet_genl.c, where `skb` is the dump's message buffer, which only this
-/// call writes until it returns; `portid` and `seq` are the requester's.
+/// lnet_genl.c, where `skb` is the message buffer, which only this call
+/// writes until it returns; `attrs` points at `len` readable bytes of the
+/// request, which outlive the call; `portid` and `seq` are the requester's.
 #[repr(C)]
 pub struct Dump {
     skb: *mut c_void,
+    attrs: *const u8,
+    len: u32,
     portid: u32,
     seq: u32,
+    _pad0: u32,
     state: u64,
     errmsg: *const c_char,
     flags: u16,
     version: u8,
-    _pad: [u8; 5],
+    cmd: u8,
+    _pad: [u8; 4],
 }
 
-const _: () = assert!(core::mem::size_of::<Dump>() == 40);
+const _: () = assert!(core::mem::size_of::<Dump>() == 56);
 
 impl Dump {
     /// Appends one message of the family: command `cmd` with `flags`
@@ -150,6 +155,21 @@ impl Dump {
         let rc =
             unsafe { lnet_genl_dump_put(self, c_int::from(flags), cmd, payload.as_ptr(), len) };
         kernel::error::to_result(rc)
+    }
+
+    /// The request's attributes (after the genl header).
+    pub fn attrs(&self) -> &[u8] {
+        if self.attrs.is_null() || self.len == 0 {
+            return &[];
+        }
+        // SAFETY: by the type invariant `attrs` points at `len` bytes of
+        // the request, which nothing writes and which outlive `&self`.
+        unsafe { core::slice::from_raw_parts(self.attrs, self.len as usize) }
+    }
+
+    /// The request's command (`LNET_CMD_*`).
+    pub fn cmd(&self) -> u8 {
+        self.cmd
     }
 
     /// The dump's own state, kept between its calls.

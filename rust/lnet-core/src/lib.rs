@@ -23,6 +23,7 @@ pub mod kstrto;
 pub mod libcfs_ioctl;
 pub mod lnd_params;
 pub mod lnet_nl;
+pub mod lnet_nl_peer;
 pub mod local_nids;
 pub mod md;
 pub mod msg_stats;

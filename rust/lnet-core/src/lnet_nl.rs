@@ -18,6 +18,10 @@ pub mod cmd {
     pub const CONFIGURE: u8 = 1;
     /// `lnetctl net add|del|show`.
     pub const NETS: u8 = 2;
+    /// `lnetctl peer show` (a dump; add, del and set are not answered).
+    pub const PEERS: u8 = 3;
+    /// `lnetctl ping` (a dump) and `lnetctl discover` (a request).
+    pub const PING: u8 = 6;
 }
 
 /// The family's name and version (`LNET_GENL_NAME`, `LNET_GENL_VERSION`).
@@ -74,6 +78,8 @@ pub mod nla {
     pub const S16: u16 = 13;
     /// `NLA_S32`.
     pub const S32: u16 = 14;
+    /// `NLA_S64`.
+    pub const S64: u16 = 15;
 }
 
 /// `NLA_F_NESTED`, which the kernel's `nla_nest_start` sets.
@@ -148,6 +154,12 @@ pub mod errno {
     pub const ENOMSG: i32 = 42;
     /// `EMSGSIZE`.
     pub const EMSGSIZE: i32 = 90;
+    /// `E2BIG`.
+    pub const E2BIG: i32 = 7;
+    /// `EOPNOTSUPP`.
+    pub const EOPNOTSUPP: i32 = 95;
+    /// `ENETDOWN`.
+    pub const ENETDOWN: i32 = 100;
 }
 
 /// One attribute of a request.
@@ -250,7 +262,7 @@ fn validate_at(mut buf: &[u8], depth: usize) -> Result<(), NlError> {
 
 /// The first attribute of a request, which holds the rest; it must be a
 /// list (Lustre tests the `LIST` bit of its type).
-fn top(buf: &[u8]) -> Result<Attr<'_>, NlError> {
+pub(crate) fn top(buf: &[u8]) -> Result<Attr<'_>, NlError> {
     Attrs::new(buf)
         .next()
         .filter(|a| a.kind & scalar::LIST != 0)
@@ -509,7 +521,7 @@ pub struct Key {
     pub nla_type: u16,
 }
 
-const fn key(name: &'static CStr, nla_type: u16) -> Key {
+pub(crate) const fn key(name: &'static CStr, nla_type: u16) -> Key {
     Key {
         name: Some(name),
         format: 0,
@@ -517,7 +529,7 @@ const fn key(name: &'static CStr, nla_type: u16) -> Key {
     }
 }
 
-const fn keyf(name: &'static CStr, format: u16, nla_type: u16) -> Key {
+pub(crate) const fn keyf(name: &'static CStr, format: u16, nla_type: u16) -> Key {
     Key {
         name: Some(name),
         format,
@@ -898,6 +910,11 @@ impl<'b> NlWriter<'b> {
 
     /// An s32.
     pub fn put_s32(&mut self, kind: u16, v: i32) -> Result<(), NlError> {
+        self.put(kind, &v.to_ne_bytes())
+    }
+
+    /// An s64 (no pad attribute, as [`Self::put_u64`]).
+    pub fn put_s64(&mut self, kind: u16, v: i64) -> Result<(), NlError> {
         self.put(kind, &v.to_ne_bytes())
     }
 
