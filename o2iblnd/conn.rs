@@ -24,7 +24,7 @@ use crate::lnet_core::o2iblnd_params::{ib_mtu_enum, IbParam};
 use crate::ni::IbNi;
 use crate::params;
 use crate::tx::{Answered, PackHead, Tx};
-use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
@@ -102,6 +102,9 @@ pub(crate) struct Conn {
     qp_failed: AtomicI32,
     /// The QP's COMM_EST came: its scheduler tells the CM.
     comm_est: AtomicBool,
+    /// When a message last arrived (monotonic s; 0: never), for the
+    /// report of a peer gone down (`kiblnd_peer_alive`).
+    last_alive: AtomicI64,
     /// Its place on the NI's scheduler stack.
     sched_link: StackLink<Conn>,
 }
@@ -158,6 +161,7 @@ impl Conn {
                 scheduled: AtomicBool::new(false),
                 qp_failed: AtomicI32::new(0),
                 comm_est: AtomicBool::new(false),
+                last_alive: AtomicI64::new(0),
                 sched_link: StackLink::new(),
             }),
             GFP_KERNEL,
@@ -746,11 +750,18 @@ impl Conn {
         }
     }
 
+    /// When a message last arrived (monotonic s; 0: never).
+    pub(crate) fn last_alive(&self) -> i64 {
+        self.last_alive.load(Ordering::Relaxed)
+    }
+
     /// A message arrived in receive buffer `idx`.
     fn handle_rx(self: &Arc<Conn>, idx: usize, len: u32) {
         let Some(buf) = self.inner.lock().rx.get_mut(idx).and_then(Option::take) else {
             return;
         };
+        self.last_alive
+            .store(kthread::now_secs(), Ordering::Relaxed);
         buf.sync_for_cpu();
         let bytes = buf.as_slice().get(..len as usize).unwrap_or(&[]);
         let m = match wire::Msg::decode(bytes) {

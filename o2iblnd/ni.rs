@@ -117,6 +117,12 @@ pub(crate) struct IbPeer {
     reconnect_pending: u16,
     /// Requests refused as races in a row (`ibp_races`).
     races: u32,
+    /// Why its last connection or attempt failed, until LNet is told
+    /// (`ibp_error`; 0: nothing to tell).
+    error: i32,
+    /// When a message last came from it over a connection now closed
+    /// (monotonic s; 0: never), the date of the report (`ibp_last_alive`).
+    last_alive: i64,
 }
 
 impl IbPeer {
@@ -134,6 +140,8 @@ impl IbPeer {
             reconnect_at_ms: 0,
             reconnect_pending: 0,
             races: 0,
+            error: 0,
+            last_alive: 0,
         }
     }
 
@@ -612,28 +620,58 @@ impl IbNi {
     /// connection race or is connecting again.
     pub(crate) fn conn_closed(&self, c: &Arc<Conn>) {
         let err = c.inner.lock().comms_error;
-        let failed = {
+        let (failed, notify) = {
             let mut g = self.table.lock();
+            let accepting = g.accepting(&c.peer);
             match g.peer(&c.peer) {
-                None => KVec::new(),
+                None => (KVec::new(), None),
                 Some(p) => {
                     let was_up = IbPeer::forget(&mut p.conns, c);
+                    p.last_alive = p.last_alive.max(c.last_alive());
+                    if was_up && p.conns.is_empty() {
+                        // Set, or cleared by a clean close, by the last
+                        // connection (`kiblnd_close_conn_locked`).
+                        p.error = err;
+                    }
                     // One of our attempts, or a request being accepted.
                     let attempt = IbPeer::forget(&mut p.connecting, c) || (!c.active && !was_up);
-                    if attempt
+                    let failed = if attempt
                         && p.conns.is_empty()
                         && p.connecting.is_empty()
                         && p.reconnect_at_ms == 0
                         && err != -errno::EALREADY
                     {
                         p.reconnects = 0;
+                        p.error = err;
                         core::mem::take(&mut p.waiting)
                     } else {
                         KVec::new()
-                    }
+                    };
+                    // An idle peer with an error is reported down, once
+                    // (`kiblnd_peer_notify`).
+                    let idle = p.conns.is_empty()
+                        && p.connecting.is_empty()
+                        && p.reconnect_at_ms == 0
+                        && !accepting;
+                    let notify = (idle && p.error != 0).then(|| {
+                        p.error = 0;
+                        p.last_alive
+                    });
+                    (failed, notify)
                 }
             }
         };
+        if let Some(last_alive) = notify {
+            crate::cdebug_limit!(
+                crate::lnet_core::debug::D_NET,
+                "{}: {} reported down ({})\n",
+                self.nid,
+                c.peer,
+                err
+            );
+            crate::PEERS_DOWN.fetch_add(1, Ordering::Relaxed);
+            self.ni.notify_peer_down(&c.peer, last_alive);
+        }
         let hs = health::connect_failed(err);
         for t in failed {
             t.done(err, hs);

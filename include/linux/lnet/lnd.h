@@ -140,6 +140,18 @@ unsigned int lnet_get_lnd_timeout(void);
 void lnet_set_link_fatal_state(struct lnet_ni *ni, unsigned int fatal);
 
 /*
+ * The LND's word that the peer NI *peer is down (!alive) or up as of
+ * when (ktime_get_seconds()), Lustre's lnet_notify(): ko2iblnd reports a
+ * peer whose last connection failed. Its cached status follows (selection
+ * prefers its other NIs while it is down, until it is heard from); reset
+ * with alive brings its health back to full. -EINVAL for a peer on another
+ * net than ni's or a date in the future, -ESHUTDOWN while LNet is not
+ * running, else 0. Process context, no LND lock held.
+ */
+int lnet_notify(struct lnet_ni *ni, struct lnet_nid *peer, bool alive,
+		bool reset, time64_t when);
+
+/*
  * Contexts. lnet_parse() and lnet_finalize() are called from process
  * context, with no lock of the LND held, and may sleep: they match MDs,
  * run the upper layer's event handler, send ACKs and REPLYs (calling

@@ -36,6 +36,7 @@ pub mod o2iblnd_health;
 pub mod o2iblnd_params;
 pub mod o2iblnd_reject;
 pub mod params;
+pub mod peer_notify;
 pub mod ping;
 pub mod route;
 pub mod router_check;
