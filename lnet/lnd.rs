@@ -211,6 +211,28 @@ extern "C" fn lnet_ni_default_tunables(ni: Option<&Ni>, t: Option<&mut lnet_ni_t
     }
 }
 
+/// The LND tunables an administrator gave the NI (`lnetctl net add`),
+/// -1 where not given, into `t`'s LND fields (`conns_per_peer`, `tos` and
+/// o2ib's), for the LND's startup to complete: `lnet_ni_lnd_tunables`.
+#[no_mangle]
+extern "C" fn lnet_ni_lnd_tunables(ni: Option<&Ni>, t: Option<&mut lnet_ni_tunables>) {
+    let (Some(ni), Some(t)) = (ni, t) else {
+        return;
+    };
+    let own = &ni.tunables;
+    t.conns_per_peer = own.conns_per_peer.load(Relaxed);
+    t.tos = own.tos.load(Relaxed);
+    let [hiw, mod_, sends, pool, flush, cache, ntx] =
+        [0, 1, 2, 3, 4, 5, 6].map(|i| own.o2ib.get(i).map_or(-1, |c| c.load(Relaxed)));
+    t.peercredits_hiw = hiw;
+    t.map_on_demand = mod_;
+    t.concurrent_sends = sends;
+    t.fmr_pool_size = pool;
+    t.fmr_flush_trigger = flush;
+    t.fmr_cache = cache;
+    t.ntx = ntx;
+}
+
 /// The body of [`lnet_ni_default_tunables`], which the loopback LND, inside
 /// lnet.ko, calls directly.
 pub(crate) fn default_tunables(ni: &Ni, t: &mut lnet_ni_tunables) {

@@ -190,6 +190,7 @@ EXPORT_SYMBOL_GPL(lnet_ni_iface);
 EXPORT_SYMBOL_GPL(lnet_set_link_fatal_state);
 EXPORT_SYMBOL_GPL(lnet_notify);
 EXPORT_SYMBOL_GPL(lnet_ni_default_tunables);
+EXPORT_SYMBOL_GPL(lnet_ni_lnd_tunables);
 EXPORT_SYMBOL_GPL(lnet_get_lnd_timeout);
 EXPORT_SYMBOL_GPL(lnet_parse);
 EXPORT_SYMBOL_GPL(lnet_finalize);

@@ -98,8 +98,8 @@ fn addr_resolved(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         conn.close(ev.status());
         return;
     }
-    let tos = params::get(IbParam::Tos);
-    if let Ok(tos) = u8::try_from(tos) {
+    // The NI's own, else the module parameter as the NI started.
+    if let Some(tos) = conn.ni.tun.tos {
         id.set_tos(tos);
     }
     if let Err(e) = id.resolve_route(RESOLVE_TIMEOUT_MS) {

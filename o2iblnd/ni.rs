@@ -22,7 +22,7 @@ use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::o2iblnd::RejectReason;
 use crate::lnet_core::o2iblnd_health::{self as health, errno};
-use crate::lnet_core::o2iblnd_params::{sched_threads, IbParam};
+use crate::lnet_core::o2iblnd_params::{sched_threads, IbParam, IbTunables};
 use crate::lnet_core::o2iblnd_reject::{passive_verdict, reconnect_at_ms, Passive, MAX_CONN_RACES};
 use crate::params;
 use crate::tx::Tx;
@@ -67,6 +67,8 @@ pub(crate) struct Tun {
     pub(crate) concurrent_sends: u16,
     /// Connections made to a peer that has none (1 to 127).
     pub(crate) conns_per_peer: u16,
+    /// Type of service of the connections it makes (None: the system's).
+    pub(crate) tos: Option<u8>,
 }
 
 /// Connections taken off an NI's scheduler list ([`IbNi::sched_take`]),
@@ -257,7 +259,16 @@ impl IbNi {
             peer_buffer_credits: t.peer_buffer_credits,
             credits: t.credits,
         };
-        let tun = params::ni_tunables(&net).map_err(|e| {
+        let lnd = IbTunables::given(
+            t.peercredits_hiw,
+            t.map_on_demand,
+            t.concurrent_sends,
+            [t.fmr_pool_size, t.fmr_flush_trigger, t.fmr_cache],
+            t.ntx,
+            t.conns_per_peer,
+            t.tos,
+        );
+        let tun = params::ni_tunables(&net, &lnd).map_err(|e| {
             pr_err!("{}: {}\n", nid, e);
             EINVAL
         })?;
@@ -277,6 +288,7 @@ impl IbNi {
             peer_credits_hiw: tun.lnd.peercredits_hiw.clamp(0, pc) as u16,
             concurrent_sends: tun.lnd.concurrent_sends.clamp(1, 2 * pc) as u16,
             conns_per_peer: tun.lnd.conns_per_peer.clamp(1, 127) as u16,
+            tos: u8::try_from(tun.lnd.tos).ok(),
         };
         let service = params::get(IbParam::Service) as u16;
         // Without its NI yet, its handler ignores events until `listen`.

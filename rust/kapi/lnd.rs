@@ -30,6 +30,7 @@ extern "C" {
     fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void;
     fn lnet_ni_iface(ni: *mut lnet_ni) -> *const c_char;
     fn lnet_ni_default_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables);
+    fn lnet_ni_lnd_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables);
     fn lnet_notify(
         ni: *mut lnet_ni,
         peer: *mut lnet_nid,
@@ -500,6 +501,13 @@ impl LnetNi {
         // Refused only for a peer of another net, or while LNet stops:
         // nothing to do either way.
         let _ = rc;
+    }
+
+    /// `lnet_ni_lnd_tunables`: the LND tunables the administrator gave
+    /// the NI into `t` (-1 where not given).
+    pub fn lnd_tunables(&self, t: &mut lnet_ni_tunables) {
+        // SAFETY: an NI being started, and a live struct LNet only writes.
+        unsafe { lnet_ni_lnd_tunables(self.0, t) }
     }
 
     /// `lnet_ni_default_tunables`: completes `t` from the NI's and stores

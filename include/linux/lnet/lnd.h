@@ -127,6 +127,14 @@ struct lnet_ni_tunables {
  */
 void lnet_ni_default_tunables(struct lnet_ni *ni, struct lnet_ni_tunables *t);
 
+/*
+ * The LND tunables the administrator gave ni ("lnetctl net add ...
+ * --lnd-tunables"): conns_per_peer, tos and o2ib's own into *t, -1 where
+ * not given, for lnd_startup() to complete (with its module parameters)
+ * before it calls lnet_ni_default_tunables().
+ */
+void lnet_ni_lnd_tunables(struct lnet_ni *ni, struct lnet_ni_tunables *t);
+
 /* LNet's LND timeout in seconds (from lnet_transaction_timeout and
  * lnet_retry_count), for LNDs whose own timeout parameter is 0. */
 unsigned int lnet_get_lnd_timeout(void);

@@ -22,6 +22,7 @@ pub mod ip2nets;
 pub mod kstrto;
 pub mod libcfs_ioctl;
 pub mod lnd_params;
+pub mod lnd_tunables;
 pub mod lnet_nl;
 pub mod local_nids;
 pub mod md;
