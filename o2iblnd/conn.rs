@@ -205,14 +205,20 @@ impl Conn {
         let path_mtu = id.path_mtu(mtu);
         let dev = self.ni.pd.device();
         let max_wr = dev.max_qp_wr().max(2);
-        let depth = i32::from(cp.queue_depth).min((max_wr - 2) / 2).max(1);
+        // Sends: each posted tx may chain a registration, an RDMA write
+        // per fragment of the peer's sink (at most `max_frags`) and the
+        // message; at most the queue depth are posted (concurrent sends
+        // are capped by it). Where the device's send queue is too short
+        // for that, the queue depth is lowered, as Lustre's
+        // `kiblnd_send_wrs` does, so that a post never overflows it.
+        let per_tx = i32::from(cp.max_frags) + 2;
+        let depth = i32::from(cp.queue_depth)
+            .min((max_wr - 2) / 2)
+            .min((max_wr - 2) / per_tx)
+            .max(1);
         cp.queue_depth = depth as u16;
         let nrx = credits::rx_msgs(cp.queue_depth) as i32;
-        // Sends: each posted tx may chain a registration, its RDMA
-        // writes and the message, and `concurrent_sends` may be posted.
-        let per_tx = (crate::tx::MAX_WRITES + 2) as i32;
-        let mut send_wr =
-            (per_tx * depth.max(i32::from(self.ni.tun.concurrent_sends)) + 2).min(max_wr);
+        let mut send_wr = (per_tx * depth + 2).min(max_wr);
         // `teardown` destroys the QP, then the CQ, which releases its
         // reference.
         let cq = Cq::new(dev, self.clone(), nrx + send_wr)?;
