@@ -107,6 +107,8 @@ pub(crate) struct Conn {
     last_alive: AtomicI64,
     /// Its place on the NI's scheduler stack.
     sched_link: StackLink<Conn>,
+    /// Last, so dropped last: its NI counts it until then.
+    _live: crate::ni::LiveConn,
 }
 
 impl Stackable for Conn {
@@ -128,6 +130,7 @@ impl Conn {
             ni.tun.peer_credits,
             ni.tun.peer_credits_hiw,
         );
+        let live = crate::ni::LiveConn::new(&ni);
         Arc::pin_init(
             pin_init!(Conn {
                 ni,
@@ -163,6 +166,7 @@ impl Conn {
                 comm_est: AtomicBool::new(false),
                 last_alive: AtomicI64::new(0),
                 sched_link: StackLink::new(),
+                _live: live,
             }),
             GFP_KERNEL,
         )
@@ -222,11 +226,16 @@ impl Conn {
         // `teardown` destroys the QP, then the CQ, which releases its
         // reference.
         let cq = Cq::new(dev, self.clone(), nrx + send_wr)?;
-        // The QP goes (`teardown`, or the id's destruction) before the
-        // connection does, and with it the NI holding the PD. Posts wait for
-        // ESTABLISHED, connd's disconnect and teardown for `qp_lock`, held.
-        // SAFETY: so the PD outlives the QP, and nothing else uses the id's
-        // QP before this returns.
+        // `id` is this connection's own (made by `ni::connect`, or adopted
+        // by `cm::passive_connect` before this), and holds the connection
+        // as its context until it is destroyed, its QP first (teardown's
+        // `destroy_qp`, or `kapi_rdma_destroy_id`): the connection, and the
+        // NI and PD it holds, outlive the QP. Nothing else touches the QP
+        // meanwhile: posts wait for ESTABLISHED, which comes after this
+        // handler call, and connd's `qp_error` and teardown take `qp_lock`,
+        // which `_held` proves we hold.
+        // SAFETY: the PD outlives the QP and nothing else uses the QP until
+        // the returned `NewQp` is dropped, both as said just above.
         let qp = unsafe { id.create_qp(&self.ni.pd, &cq, &mut send_wr, nrx)? };
         let mut bufs = KVec::new();
         let mut posted = 0;
@@ -1318,9 +1327,11 @@ enum RxKind {
 
 /// A received message lent to LNet (`lnet_parse`'s private).
 pub(crate) struct RxCtx {
+    /// Before `conn`, so dropped first: a connection is counted by its
+    /// NI until freed, and the buffer holds the NI's PD.
+    buf: DmaBuf,
     conn: Arc<Conn>,
     idx: usize,
-    buf: DmaBuf,
     kind: RxKind,
 }
 

@@ -92,6 +92,27 @@ impl Drop for Scheduled {
     }
 }
 
+/// How many connections of an NI are not yet freed ([`LiveConn`]).
+pub(crate) struct LiveConns(AtomicU32);
+
+/// A connection's place in its NI's [`LiveConns`]: its last field, so
+/// given back once every other field (its NI reference, its buffers and
+/// txs with their PD references) is dropped.
+pub(crate) struct LiveConn(Arc<LiveConns>);
+
+impl LiveConn {
+    pub(crate) fn new(ni: &IbNi) -> LiveConn {
+        ni.live.0.fetch_add(1, Ordering::AcqRel);
+        LiveConn(ni.live.clone())
+    }
+}
+
+impl Drop for LiveConn {
+    fn drop(&mut self) {
+        self.0 .0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// One peer NI of this NI (Lustre's `kib_peer_ni`).
 pub(crate) struct IbPeer {
     pub(crate) nid: Nid,
@@ -210,6 +231,9 @@ pub(crate) struct IbNi {
     pub(crate) incarnation: u64,
     pub(crate) tun: Tun,
     pub(crate) pd: Arc<Pd>,
+    /// Its connections not yet freed: `stop` waits for none, so that the
+    /// NI holds the last reference to the PD when it is dropped.
+    live: Arc<LiveConns>,
     /// The device port under the NI's address.
     port: u32,
     /// The port is down (PORT_ERR, DEVICE_FATAL): connd holds back what
@@ -314,6 +338,7 @@ impl IbNi {
             return Err(ENODEV);
         };
         let pd = Arc::new(Pd::new(dev)?, GFP_KERNEL)?;
+        let live = Arc::new(LiveConns(AtomicU32::new(0)), GFP_KERNEL)?;
         let port = listener.port_num();
         let n = Arc::pin_init(
             pin_init!(IbNi {
@@ -323,6 +348,7 @@ impl IbNi {
                 incarnation: rdma_ni::real_time_us(),
                 tun,
                 pd,
+                live,
                 port,
                 port_down: AtomicBool::new(false),
                 fatal: AtomicU32::new(0),
@@ -468,6 +494,28 @@ impl IbNi {
             }
         }
         drop(core::mem::take(&mut *self.threads.lock()));
+        // Torn down, a connection is freed once nothing holds it: a
+        // received message LNet keeps holds its connection (and buffer)
+        // until LNet lets it go. Until every one is, the NI is not the last
+        // holder of its PD, and the PD must go before the listener (which
+        // keeps the device): wait, as Lustre's `kiblnd_shutdown` waits for
+        // its peers.
+        let mut waited = 0u32;
+        loop {
+            let left = self.live.0.load(Ordering::Acquire);
+            if left == 0 {
+                break;
+            }
+            kthread::msleep(100);
+            waited += 1;
+            if waited % 50 == 0 {
+                pr_warn!(
+                    "{}: waiting for {} connections to be freed\n",
+                    self.nid,
+                    left
+                );
+            }
+        }
         // Completions queued after the scheduler stopped.
         for c in self.sched_take() {
             c.scheduled.store(false, Ordering::Release);
