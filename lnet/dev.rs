@@ -16,6 +16,7 @@ use crate::kapi::bindings::{
 use crate::kapi::errno;
 use crate::kapi::lnet_abi::bytes_of;
 use crate::lnet_core::credits::{NetTunables, TxCredits};
+use crate::lnet_core::lnd_tunables::LndTunables;
 use crate::lnet_core::nid::Nid;
 use crate::ni::Ni;
 use crate::state::TheLnet;
@@ -420,7 +421,7 @@ fn net_cfg(lnet: &TheLnet, c: &lnet_ioc_net_cfg, add: bool) -> Result {
         return Err(EINVAL);
     }
     if add {
-        startup::net_add(lnet, net, &ifaces, &tunables)
+        startup::net_add(lnet, net, &ifaces, &tunables, &LndTunables::UNSET)
     } else {
         startup::net_del(lnet, net, &ifaces)
     }
