@@ -1151,6 +1151,7 @@ mod tests {
             "lnet_ioc_globals" => 16,
             "lnet_ioc_fault" => 160,
             "lnet_ioc_udsp" => 1560,
+            "lnet_ioc_route" => 48,
             _ => unreachable!(),
         };
         for (s, fields) in by_struct {
