@@ -178,6 +178,9 @@ pub(crate) struct Peers {
     /// checked on every use (lnet-core `nid_index`), so that code changing
     /// `list` need not keep it. Kept up to date by `locate`.
     index: KVec<NidSlot>,
+    /// The route table: its gateways are peers of this table, and
+    /// selection reads both under one lock.
+    pub(crate) routes: crate::route::Routes,
 }
 
 impl Peers {

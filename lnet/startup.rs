@@ -148,7 +148,7 @@ fn ni_init_locked(
     Ok(0)
 }
 
-/// Starts `0@lo` and the NIs of `networks=`.
+/// Starts `0@lo` and the NIs of `networks=`, then adds `routes=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     crate::numa::init();
     let lo = LndRef::loopback();
@@ -182,10 +182,14 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
         })
     })?;
     failed?;
-    match r {
-        Ok(Ok(_)) => Ok(()),
-        _ => Err(EINVAL),
+    if !matches!(r, Ok(Ok(_))) {
+        return Err(EINVAL);
     }
+    // With the NIs of the parameters, their routes (`lnet_parse_routes`):
+    // a bad one fails the startup, and takes the others with it.
+    crate::route::apply_param(lnet).inspect_err(|_| {
+        let _ = crate::route::del(lnet, None, None);
+    })
 }
 
 /// Starts an NI of `net` on interface `iface` ("" lets LNet pick the first

@@ -60,6 +60,11 @@ struct libcfs_ioctl_data {
 #define IOC_LIBCFS_GET_NI	_IOWR('e', 50, long)
 #define IOC_LIBCFS_UNCONFIGURE	_IOWR('e', 56, long)
 #define IOC_LIBCFS_CONFIGURE	_IOWR('e', 59, long)
+/* Commands whose argument is struct lnet_ioctl_config_data (lnet-dlc.h). */
+#define IOCTL_CONFIG_SIZE	struct lnet_ioctl_config_data
+#define IOC_LIBCFS_ADD_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 81, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_DEL_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 82, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_GET_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 83, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_MAX_NR	112
 
 #endif
