@@ -14,7 +14,7 @@ use crate::lnet_core::select::{
 };
 use crate::ni::Ni;
 use crate::params;
-use crate::peer::Peers;
+use crate::peer::{PeerNi, Peers};
 use crate::state::{Nis, TheLnet};
 use core::sync::atomic::Ordering;
 use kernel::sync::Arc;
@@ -171,32 +171,27 @@ fn select_routed(
             .iter()
             .find(|n| n.nid.net() == lnet_net)
             .map_or(0, |n| n.tunables.peer_credits.load(Ordering::Relaxed));
+        // A gateway NI as selection ranks it, and the bytes queued to it.
+        let candidate = |p: &PeerNi| {
+            let (credits, queued) = tx.peer_ni_credits(&p.nid, fresh);
+            let c = PeerNiCandidate {
+                health: p.health,
+                sel_priority: p.sel_priority,
+                preferred: false,
+                tx_credits: credits.available,
+                seq: p.seq,
+            };
+            (c, queued)
+        };
         let lpnis = gw
             .nis
             .iter()
             .enumerate()
             .filter(|(_, p)| p.nid.net() == lnet_net)
-            .map(|(i, p)| {
-                let (credits, _) = tx.peer_ni_credits(&p.nid, fresh);
-                let c = PeerNiCandidate {
-                    health: p.health,
-                    sel_priority: p.sel_priority,
-                    preferred: false,
-                    tx_credits: credits.available,
-                    seq: p.seq,
-                };
-                (i, c)
-            });
+            .map(|(i, p)| (i, candidate(p).0));
         let li = best_of(lpnis, (0, LPNI_UNRANKED), select::best_peer_ni)?;
         let p = gw.nis.get(li)?;
-        let (credits, queued) = tx.peer_ni_credits(&p.nid, fresh);
-        let c = PeerNiCandidate {
-            health: p.health,
-            sel_priority: p.sel_priority,
-            preferred: false,
-            tx_credits: credits.available,
-            seq: p.seq,
-        };
+        let (c, queued) = candidate(p);
         Some((li, p.nid, c, queued))
     };
     let mut opts = [ROUTE_UNRANKED; MAX_CANDIDATES];
