@@ -6,8 +6,10 @@
 # - VM 0's two connection requests ask a queue depth of 16, VM 1 rejects
 #   them (MSG_QUEUE_SIZE, with its own depth), and VM 0 reconnects both
 #   with 8;
-# - 32 concurrent 256 KiB PUTs (RDMA, as 1 MiB ones, at a quarter of the
-#   time rxe under TCG takes) to VM 1's o2ib NID: every one gets its ACK,
+# - 32 concurrent 64 KiB PUTs (RDMA, as 1 MiB ones: PUT_REQ, PUT_ACK,
+#   RDMA WRITE, PUT_DONE, at a sixteenth of the time rxe under TCG takes;
+#   all posted at once, they still wait for LNet's peer credits and the
+#   connections' own) to VM 1's o2ib NID: every one gets its ACK,
 #   every LNet peer credit is back afterwards, and both connections
 #   carried them in turn (counted as they close);
 # - VM 1 added as a Multi-Rail peer (o2ib + o2ib1): lnet_ulp's client
@@ -79,7 +81,7 @@ us=$(echo "$line" | sed -n 's/.* in \([0-9]*\) us:.*/\1/p')
 ! dmesg | grep -q "timed out tx for $p0" || lab_fail "a connection to $p0 timed out under the one-way flood"
 
 t0=$(date +%s)
-modprobe lnet_ulp mode=flood peer="$p0" repeat=32 flood_bytes=262144 op_timeout=300 ||
+modprobe lnet_ulp mode=flood peer="$p0" repeat=32 flood_bytes=65536 op_timeout=300 ||
 	lab_fail "flood did not run"
 lab_rmmod lnet_ulp
 lab_rxe_counters
