@@ -563,10 +563,12 @@ lab_serve_if_server() {
 # was learnt.
 lab_wait_server() {
 	tries=0
+	# Every quarter of a second, 480 tries: the server is often a module
+	# load away.
 	until nc -w 1 "$1" "${2:-7000}" </dev/null >/dev/null 2>&1; do
 		tries=$((tries + 1))
-		[ "$tries" -lt 120 ] || lab_fail "the server never came up"
-		sleep 1
+		[ "$tries" -lt 480 ] || lab_fail "the server never came up"
+		sleep 0.25
 	done
 	if [ -n "$LAB_DISCOVER" ]; then
 		lnetctl discover "$1@tcp" >/tmp/disc || { cat /tmp/disc; lab_fail "discover $1@tcp"; }

@@ -11,11 +11,19 @@
 # (lost connections, reconnects, evictions, timed-out requests).
 
 FS=lfs
-# Sized for CI under TCG with the checkers on (each fsx read or write is
-# a bulk transfer); bench.sh measures rates.
-LFS_BIG_MIB=${LFS_BIG_MIB:-8}
-LFS_SMALL=${LFS_SMALL:-50}
-LFS_FSX_OPS=${LFS_FSX_OPS:-100}
+# Sized for CI under TCG with the checkers on, where each MiB through the
+# mount takes one to two seconds each way and each small file or fsx
+# operation a few RPCs; bench.sh measures rates. The large file, striped
+# over both OSTs in 1 MiB stripes: 4 MiB put 2 MiB in each OST object,
+# written and read in one RPC of two 1 MiB bulks each (the OSTs' brw_size
+# is 4 MiB; lfs_rpc_pages shows them). The cuts (lfs_io_cuts) write 8
+# MiB in Lustre's default stripes (4 MiB), so that the write spans the
+# cut. The first 40 operations of fsx's seed 1 hold all four of its kinds
+# here, each several times: mapped reads and writes, direct reads and
+# writes.
+LFS_BIG_MIB=${LFS_BIG_MIB:-}
+LFS_SMALL=${LFS_SMALL:-20}
+LFS_FSX_OPS=${LFS_FSX_OPS:-40}
 # The rails' nets: eth0's and eth1's (o2ib and o2ib1 run ko2iblnd on
 # Soft-RoCE; LFS_NET1=none: eth0's rail alone).
 LFS_NET0=${LFS_NET0:-tcp}
@@ -27,6 +35,10 @@ LFS_NET1=${LFS_NET1:-tcp1}
 # `stream` (lfs_io_stream).
 lfs_run() {
 	lfs_io=${3:-files}
+	if [ -z "$LFS_BIG_MIB" ] && [ "$lfs_io" = cuts ]; then
+		LFS_BIG_MIB=8
+	fi
+	LFS_BIG_MIB=${LFS_BIG_MIB:-4}
 	lfs_lnet=$1
 	[ "$LAB_VM" = 1 ] && lfs_lnet=$2
 	[ "$lfs_lnet" = c ] && lab_clnet_use
@@ -149,14 +161,18 @@ lfs_client() {
 
 lfs_io_files() {
 	# One large file striped over both OSTs, read back from the servers.
-	lfs setstripe -c 2 /mnt/lustre/big || lab_fail "lfs setstripe"
+	lfs setstripe -c 2 -S 1M /mnt/lustre/big || lab_fail "lfs setstripe"
+	lctl set_param -n osc.*.rpc_stats=0 || lab_fail "clear the OSCs' rpc_stats"
 	t0=$(now_ms)
 	cp /tmp/big /mnt/lustre/big && sync || lab_fail "write the large file"
 	t1=$(now_ms)
 	lfs_drop_cache
 	cmp /tmp/big /mnt/lustre/big || lab_fail "the large file reads back different"
 	t2=$(now_ms)
-	lab_log "client: $LFS_BIG_MIB MiB written in $((t1 - t0)) ms, read back in $((t2 - t1)) ms"
+	rpcs=$(lfs_rpc_pages)
+	lab_log "client: $LFS_BIG_MIB MiB written in $((t1 - t0)) ms, read back in $((t2 - t1)) ms; largest RPCs (pages, read write): $(echo "$rpcs" | tr '\n' ' ')"
+	echo "$rpcs" | awk '$2 == 0 || $3 == 0 { bad = 1 } END { exit NR != 2 || bad }' ||
+		lab_fail "the large file was not written to and read from both OSTs"
 	# Small files, each its own content.
 	mkdir /mnt/lustre/small || lab_fail "mkdir"
 	t0=$(now_ms)
@@ -265,6 +281,29 @@ lfs_cut_write() {
 # Asks the server to act on its tcp1 rail (lfs_server's loop).
 lfs_ask() {
 	lab_tell "$srv" 7102 "$1"
+}
+
+# Each OSC's largest read and write RPC since their rpc_stats were
+# cleared, a line "OSTxxxx read write" each: the bound of its bucket in
+# Lustre's histogram, in pages (512: 257 to 512, more than one bulk of
+# LNet's 1 MiB MTU); 0: none.
+lfs_rpc_pages() {
+	lctl get_param osc.*.rpc_stats | awk '
+		function flush() { if (ost != "") print ost, r + 0, w + 0 }
+		/rpc_stats=$/ {
+			flush()
+			ost = $0; sub(/.*-OST/, "OST", ost); sub(/-.*/, "", ost)
+			r = w = s = 0
+			next
+		}
+		/^pages per rpc/ { s = 1; next }
+		s && !NF { s = 0 }
+		s && $1 ~ /^[0-9]+:$/ {
+			n = $1 + 0
+			if ($2 > 0 && n > r) r = n
+			if ($6 > 0 && n > w) w = n
+		}
+		END { flush() }'
 }
 
 # The client's cache dropped: pages and DLM locks, so reads go to the servers.
