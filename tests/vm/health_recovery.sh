@@ -2,17 +2,18 @@
 # Recovery pings of a peer NI (health.md §7), watched through its
 # ping_count in lnetctl peer show -v 3. VM 0 makes every ping to the peer's
 # tcp1 NID fail at once (a drop rule on portal 0 GETs with -e
-# remote_dropped) and lowers its health: the pings must come 2, 4, 8, 8 s
-# apart with lnet_max_recovery_ping_interval=8, as the peer NI's next_ping
+# remote_dropped) and lowers its health: the pings must come 2, 4, 4 s
+# apart with lnet_max_recovery_ping_interval=4 (a doubling, then the cap),
+# as the peer NI's next_ping
 # shows (the monitor sends each within a second of it). Without the rule they succeed and health climbs back to
-# 1000 (sensitivity 200: five pings), and stays there: a failed ping's MD is unlinked by the next pass,
+# 1000 (sensitivity 500: two pings), and stays there: a failed ping's MD is unlinked by the next pass,
 # so no response tracker of it expires later (with transaction_timeout
-# 10) to cost health again. Then with lnet_recovery_limit=5 the failing peer NI ages out: it
+# 6, retry_count 1: the LND's timeout stays 3 s) to cost health again. Then with lnet_recovery_limit=5 the failing peer NI ages out: it
 # leaves the recovery queue and is pinged no more.
 peer=$(lab_peer)
 p1=$(lab_addr "$peer" 1)@tcp1
 dmesg -c >/dev/null
-lab_two_rails "lnet_max_recovery_ping_interval=8 lnet_health_sensitivity=200 lnet_transaction_timeout=10" ""
+lab_two_rails "lnet_max_recovery_ping_interval=4 lnet_health_sensitivity=500 lnet_transaction_timeout=6 lnet_retry_count=1" ""
 
 lab_serve_if_server
 
@@ -38,7 +39,7 @@ leaves_recovery() {
 	done
 }
 # Every recovery ping to $p1 fails at once; its health drops to 500, which
-# puts it on the recovery queue (each failed ping takes 200 more).
+# puts it on the recovery queue (each failed ping takes 500 more).
 fail_pings() {
 	lctl net_drop_add -s '*' -d "$p1" -p 0 -m GET -r 1 -e remote_dropped >/dev/null ||
 		lab_fail "net_drop_add"
@@ -53,8 +54,8 @@ in_recovery || { cat /tmp/rq; lab_fail "$p1 not in the recovery queue"; }
 # Each ping sets next_ping (monotonic seconds) to its own time plus the
 # interval, and the monitor sends the next one within a second of it: so
 # from one ping to the next, next_ping moves by the new interval (+1).
-# Four pings are watched (ping_count 1 to 4 at least): steps of 2, 4, 8
-# and 8 s, two doublings and the cap.
+# Three pings are watched (ping_count 1 to 3 at least): steps of 2 and
+# 4 s, a doubling, then 4 s where the doubling would give 8: the cap.
 last=""
 marks=""
 i=0
@@ -68,16 +69,16 @@ while :; do
 		marks="$marks $c:$np"
 		last=$c
 	fi
-	[ "${c:-0}" -ge 4 ] && break
+	[ "${c:-0}" -ge 3 ] && break
 	sleep 0.5
 done
 lab_log "recovery pings, ping_count:next_ping$marks"
 # Consecutive counts k, k+1: the step must be interval(k+1) = 2^(k+1),
-# capped at 8.
+# capped at 4.
 steps=$(echo $marks | tr ' ' '\n' | awk -F: '
 	NR > 1 && $1 == pc + 1 {
 		want = 1; for (j = 0; j < $1; j++) want *= 2
-		if (want > 8) want = 8
+		if (want > 4) want = 4
 		d = $2 - pn
 		printf "%d:%d/%d ", $1, d, want
 		if (d < want || d > want + 1) bad = 1
@@ -88,7 +89,7 @@ steps=$(echo $marks | tr ' ' '\n' | awk -F: '
 lab_log "steps (ping:seconds/expected): $steps"
 case "$steps" in
 *OK) ;;
-*) lab_fail "recovery ping intervals are not 2, 4, 8, 8: $steps" ;;
+*) lab_fail "recovery ping intervals are not 2, 4, 4: $steps" ;;
 esac
 health=$(peer_field "health value")
 [ "$health" -lt 500 ] || lab_fail "failed pings left health at $health"
@@ -106,9 +107,9 @@ done
 lab_log "recovery pings brought $p1 from $health to 1000 in ${i}s"
 # The monitor takes it off the queue on its next pass.
 leaves_recovery 5 "$p1 still queued at health 1000"
-# Longer than transaction_timeout since the last failed ping: 12 s after
-# the drop rule went (the climb back above took most of them).
-rest=$((12000 - ($(now_ms) - t_del)))
+# Longer than transaction_timeout since the last failed ping: 8 s after
+# the drop rule went (the climb back above took some of them).
+rest=$((8000 - ($(now_ms) - t_del)))
 [ "$rest" -le 0 ] || sleep "$((rest / 1000)).$(printf %03d $((rest % 1000)))"
 lnetctl stats show >/tmp/stats || lab_fail "stats show"
 lab_expect_eq "$(awk '$1 == "response_timeout_count:" { print $2 }' /tmp/stats)" 0 \
@@ -148,7 +149,9 @@ echo 5 >/sys/module/lnet/parameters/lnet_recovery_limit || lab_fail "set recover
 fail_pings
 leaves_recovery 30 "$p1 never aged out"
 count=$(peer_field ping_count)
-sleep 10
+# A ping still due would come within the longest interval (4 s) and the
+# monitor's second.
+sleep 6
 lab_expect_eq "$(peer_field ping_count)" "$count" "pings after aging out"
 lab_log "$p1 aged out of recovery after ${i}s (recovery_limit 5), no pings since"
 echo 0 >/sys/module/lnet/parameters/lnet_recovery_limit

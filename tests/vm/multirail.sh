@@ -90,8 +90,9 @@ else
 	lnetctl set recovery_limit 0 || lab_fail "set recovery_limit 0"
 
 	# Recovery: an unhealthy peer NI and local NI are queued and pinged
-	# (1 s apart while the pings succeed) until their health is 1000.
-	lnetctl peer set --nid "$p1" --health 100 || lab_fail "peer set --health"
+	# (1 s apart while the pings succeed) until their health is 1000. The
+	# peer NI starts at 500: five pings (sensitivity 100), not nine.
+	lnetctl peer set --nid "$p1" --health 500 || lab_fail "peer set --health"
 	lnetctl debug recovery --peer >/tmp/rq || lab_fail "debug recovery --peer"
 	grep -q "$p1" /tmp/rq || { cat /tmp/rq; lab_fail "$p1 not on the peer recovery queue"; }
 	i=0

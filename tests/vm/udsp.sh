@@ -28,24 +28,32 @@ field() {
 	awk -v nid="$2" -v k="$3:" '$1 == "-" && $2 == "nid:" { cur = $3 }
 		cur == nid && ($1 " " $2) == k { print $3; exit }' /tmp/show4
 }
+# counts: the sends of our NIs $me0 and $me1 (c0, c1), of the peer NIs
+# $p0 and $p1 (e0, e1) and of our own NIDs as peer NIs (o0, o1), from one
+# net show -v and one peer show -v 2 (each lnetctl run costs a fork and an
+# exec under TCG); 0 for an NI not listed.
+counts() {
+	lnetctl net show -v >/tmp/nets || lab_fail "net show -v"
+	lnetctl peer show -v 2 >/tmp/peers || lab_fail "peer show -v 2"
+	# shellcheck disable=SC2046 # six numbers
+	set -- $(awk -v a="$me0" -v b="$me1" -v c="$p0" -v d="$p1" '
+		FNR == 1 { f++ }
+		$1 == "-" && $2 == "nid:" { cur = $3; seen = 0 }
+		$1 == "send_count:" && !seen { n[f ":" cur] = $2; seen = 1 }
+		END { print n[1 ":" a] + 0, n[1 ":" b] + 0, n[2 ":" c] + 0, n[2 ":" d] + 0, n[2 ":" a] + 0, n[2 ":" b] + 0 }' /tmp/nets /tmp/peers)
+	c0=$1 c1=$2 e0=$3 e1=$4 o0=$5 o1=$6
+}
 # sends N: runs a burst of N and sets d0/d1 (sends per local NI), q0/q1
 # (sends per peer NI) and own (sends to our own NIDs: a local NI's
 # recovery pings and their REPLYs, which go through the NIs too).
 sends() {
-	a0=$(lab_ni_sends "$me0")
-	a1=$(lab_ni_sends "$me1")
-	b0=$(lab_peer_ni_sends "$p0")
-	b1=$(lab_peer_ni_sends "$p1")
-	o0=$(lab_peer_ni_sends "$me0")
-	o1=$(lab_peer_ni_sends "$me1")
+	counts
+	a0=$c0 a1=$c1 b0=$e0 b1=$e1 m0=$o0 m1=$o1
 	burst "$1"
-	d0=$(($(lab_ni_sends "$me0") - a0))
-	d1=$(($(lab_ni_sends "$me1") - a1))
-	q0=$(($(lab_peer_ni_sends "$p0") - b0))
-	q1=$(($(lab_peer_ni_sends "$p1") - b1))
-	n0=$(lab_peer_ni_sends "$me0")
-	n1=$(lab_peer_ni_sends "$me1")
-	own=$((${n0:-0} + ${n1:-0} - ${o0:-0} - ${o1:-0}))
+	counts
+	d0=$((c0 - a0)) d1=$((c1 - a1))
+	q0=$((e0 - b0)) q1=$((e1 - b1))
+	own=$((o0 + o1 - m0 - m1))
 }
 
 lab_wait_server "$(lab_addr "$peer" 0)"
