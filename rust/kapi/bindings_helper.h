@@ -12,6 +12,7 @@
 #include <linux/lnet/lib-types.h>
 #include <uapi/linux/lnet/lnet-rs-ioctl.h>
 #include <uapi/linux/lnet/libcfs_ioctl.h>
+#include <uapi/linux/lnet/lnet-dlc.h>
 #include <crypto/hash.h>
 #include <crypto/internal/hash.h>
 #include "crypto_helpers.h"
@@ -45,6 +46,8 @@
 // allow type lnet_ioc_.*
 // allow var LNET_IOC_.*
 // allow type libcfs_ioctl_data
+// allow type lnet_ioctl_set_value
+// allow type lnet_ioctl_lnet_stats
 // allow var LNET_IOCTL_VERSION.*
 // allow var LIBCFS_IOC_DATA_MAX
 // allow function lnet_kvaddr_to_page

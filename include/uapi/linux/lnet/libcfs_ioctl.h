@@ -60,6 +60,12 @@ struct libcfs_ioctl_data {
 #define IOC_LIBCFS_GET_NI	_IOWR('e', 50, long)
 #define IOC_LIBCFS_UNCONFIGURE	_IOWR('e', 56, long)
 #define IOC_LIBCFS_CONFIGURE	_IOWR('e', 59, long)
+/*
+ * Also answered, with the lnet-dlc.h arguments: numbers 91
+ * (IOC_LIBCFS_GET_LNET_STATS) and 99 (IOC_LIBCFS_GET_NUMA_RANGE). Lustre's
+ * macros for them carry the size of a structure lnet-rs does not define;
+ * the kernel matches Lustre's commands by type and number only.
+ */
 #define IOC_LIBCFS_MAX_NR	112
 
 #endif
