@@ -521,7 +521,7 @@ fn nid_after<'a>(
         .filter(|v| v.kind == scalar::VALUE)
         .ok_or(NlError::new(errno::EINVAL, kind))?;
     let s = nid_str(&v).map_err(|e| NlError::new(e, copy))?;
-    parse_nid(s).map_err(|_| NlError::new(errno::EINVAL, parse))
+    parse_nid(s).map_err(|()| NlError::new(errno::EINVAL, parse))
 }
 
 /// One peer's `peer ni` list checked (`lnet_parse_peer_nis`): whether it
