@@ -121,7 +121,7 @@ fn admit(tx: &mut Tx, mut m: KBox<Msg>) -> Admit {
     // The loopback NI has neither kind of credit.
     if !m.peer_credit && peer_credits > 0 {
         let len = nob(&m);
-        let p = match tx.peer_ni_or_new(&m.hdr.dest_nid, peer_credits) {
+        let p = match tx.peer_ni_or_new(&m.txpeer, peer_credits) {
             Ok(p) => p,
             Err(e) => return Admit::Fail(m, e),
         };
@@ -176,7 +176,7 @@ fn first_waiter(tx: &mut Tx, on: On, ni: &Arc<Ni>, peer: &Nid) -> Option<KBox<Ms
     let i = tx.waiting.iter().position(|w| {
         w.on == on
             && match on {
-                On::PeerNi => w.msg.hdr.dest_nid == *peer,
+                On::PeerNi => w.msg.txpeer == *peer,
                 On::Ni => w.msg.ni.as_ref().is_some_and(|n| Arc::ptr_eq(n, ni)),
             }
     })?;
@@ -201,12 +201,12 @@ pub(crate) fn give_back(lnet: &TheLnet, m: &mut Msg) {
         let wakes = c.give();
         ni.set_tx_credits(c);
         if wakes {
-            woken[0] = first_waiter(&mut tx, On::Ni, ni, &m.hdr.dest_nid);
+            woken[0] = first_waiter(&mut tx, On::Ni, ni, &m.txpeer);
         }
     }
     if m.peer_credit {
         m.peer_credit = false;
-        let wakes = match tx.peer_ni(&m.hdr.dest_nid) {
+        let wakes = match tx.peer_ni(&m.txpeer) {
             Some(p) => {
                 p.qnob = p.qnob.saturating_sub(len);
                 p.credits.give()
@@ -214,7 +214,7 @@ pub(crate) fn give_back(lnet: &TheLnet, m: &mut Msg) {
             None => false,
         };
         if wakes {
-            woken[1] = first_waiter(&mut tx, On::PeerNi, ni, &m.hdr.dest_nid);
+            woken[1] = first_waiter(&mut tx, On::PeerNi, ni, &m.txpeer);
         }
     }
     for w in woken.into_iter().flatten() {
@@ -328,7 +328,7 @@ pub(crate) fn drop_waiting(lnet: &TheLnet, ni: &Arc<Ni>) {
             Some(On::PeerNi) => {
                 m.peer_credit = false;
                 let len = nob(&m);
-                if let Some(p) = tx.peer_ni(&m.hdr.dest_nid) {
+                if let Some(p) = tx.peer_ni(&m.txpeer) {
                     p.qnob = p.qnob.saturating_sub(len);
                     p.credits.cancel();
                 }

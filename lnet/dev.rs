@@ -11,11 +11,13 @@
 use crate::kapi::bindings::{
     lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg,
     lnet_ioc_ni, lnet_ioc_nid, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
-    lnet_ioc_recovery, lnet_ioc_stats, lnet_ioc_udsp, lnet_ioc_value, LNET_IOC_VERSION,
+    lnet_ioc_recovery, lnet_ioc_route, lnet_ioc_stats, lnet_ioc_udsp, lnet_ioc_value,
+    LNET_IOC_VERSION,
 };
 use crate::kapi::errno;
 use crate::kapi::lnet_abi::bytes_of;
 use crate::lnet_core::credits::{NetTunables, TxCredits};
+use crate::lnet_core::lnd_tunables::LndTunables;
 use crate::lnet_core::nid::Nid;
 use crate::ni::Ni;
 use crate::state::TheLnet;
@@ -56,6 +58,9 @@ const UDSP_ADD: u32 = iowr(0xd4, size_of::<lnet_ioc_udsp>());
 const UDSP_DEL: u32 = iowr(0xd5, size_of::<lnet_ioc_udsp>());
 const UDSP_GET: u32 = iowr(0xd6, size_of::<lnet_ioc_udsp>());
 const DISCOVER: u32 = iowr(0xd7, size_of::<lnet_ioc_ping>());
+const ROUTE_ADD: u32 = iowr(0xd8, size_of::<lnet_ioc_route>());
+const ROUTE_DEL: u32 = iowr(0xd9, size_of::<lnet_ioc_route>());
+const GET_ROUTE: u32 = iowr(0xda, size_of::<lnet_ioc_route>());
 
 const CFG_LOAD_NETWORKS: u32 = 1;
 const TUNABLE_DEFAULT: u32 = u32::MAX;
@@ -290,6 +295,12 @@ fn dispatch(lnet: &'static TheLnet, st: &FileState, cmd: u32, arg: usize) -> Res
             crate::udsp::ioctl(lnet, op, &mut u)?;
             write(arg, &*u)
         }
+        ROUTE_ADD | ROUTE_DEL | GET_ROUTE => {
+            need_up(lnet)?;
+            let mut r: lnet_ioc_route = read(arg)?;
+            route_cmd(lnet, cmd, &mut r)?;
+            write(arg, &r)
+        }
         GET_RECOVERY_QUEUE => {
             let mut q: lnet_ioc_recovery = read(arg)?;
             need_up(lnet)?;
@@ -420,9 +431,49 @@ fn net_cfg(lnet: &TheLnet, c: &lnet_ioc_net_cfg, add: bool) -> Result {
         return Err(EINVAL);
     }
     if add {
-        startup::net_add(lnet, net, &ifaces, &tunables)
+        startup::net_add(lnet, net, &ifaces, &tunables, &LndTunables::UNSET)
     } else {
         startup::net_del(lnet, net, &ifaces)
+    }
+}
+
+/// `lnetctl route add|del|show` (lnet-rs-ioctl.h's route commands).
+fn route_cmd(lnet: &TheLnet, cmd: u32, r: &mut lnet_ioc_route) -> Result {
+    use crate::lnet_core::nid::Net;
+    use crate::lnet_core::route::{route_flags, RouteSpec};
+    let err = |e: crate::lnet_core::route::RouteError| Error::from_errno(e.errno());
+    match cmd {
+        ROUTE_ADD => {
+            if r.rt_idx != 0 || r.rt_flags != 0 {
+                return Err(EINVAL);
+            }
+            let spec = RouteSpec {
+                hops: r.rt_hops,
+                priority: r.rt_priority,
+                ..RouteSpec::new(Net::from_u32(r.rt_net), nid_from_ioc(&r.rt_gateway)?)
+            };
+            let _api = lnet.api.lock();
+            crate::route::add(lnet, &spec).map_err(err)
+        }
+        ROUTE_DEL => {
+            if r.rt_idx != 0 || r.rt_flags != 0 || r.rt_hops != 0 || r.rt_priority != 0 {
+                return Err(EINVAL);
+            }
+            let net = (r.rt_net != u32::MAX).then(|| Net::from_u32(r.rt_net));
+            let gw = nid_from_ioc(&r.rt_gateway)?;
+            let gw = (!gw.is_any()).then_some(gw);
+            let _api = lnet.api.lock();
+            crate::route::del(lnet, net, gw).map(|_| ()).map_err(err)
+        }
+        _ => {
+            let (route, up) = crate::route::get(lnet, r.rt_idx as usize).map_err(err)?;
+            r.rt_net = route.net.as_u32();
+            r.rt_gateway = nid_to_ioc(&route.gateway);
+            r.rt_hops = route.hops;
+            r.rt_priority = route.priority;
+            r.rt_flags = route_flags(0, up, route.single_hop);
+            Ok(())
+        }
     }
 }
 

@@ -126,10 +126,10 @@ pub(crate) fn wake(lnet: &TheLnet) {
     lnet.dc_wait.wake();
 }
 
-/// Whether `nid` is on a net of ours. We do not route: a peer elsewhere
-/// cannot be pinged, so discovery does not apply to it (a decision:
-/// Lustre tries, fails for want of a route, and tries again at the next
-/// message).
+/// Whether `nid` is on a net of ours. A peer elsewhere is reached through
+/// a gateway, if at all, and is not discovered (a decision: Lustre
+/// discovers it through the gateway, and discovers the gateway first;
+/// lnet-rs does not forward yet, so no gateway of ours would answer).
 fn reachable(lnet: &TheLnet, nid: &Nid) -> bool {
     let nis = lnet.nis.lock();
     nis.nis

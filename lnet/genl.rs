@@ -12,6 +12,7 @@
 use crate::kapi::errno as kerrno;
 use crate::kapi::genl::{Dump, Request};
 use crate::lnet_core::credits::NetTunables;
+use crate::lnet_core::lnd_tunables::LndTunables;
 use crate::lnet_core::lnet_nl::{self, cmd, net_show as ns, nlm, KeyTable, NlError, NlWriter};
 use crate::lnet_core::nid::{lnd, Net, Nid};
 use crate::ni::Ni;
@@ -107,19 +108,21 @@ fn to_i32(v: i64) -> i32 {
     i32::try_from(v).unwrap_or(i32::MAX)
 }
 
-/// The LND tunables of `net add`: ksocklnd runs one connection per peer,
-/// so `conns_per_peer` is taken as 0 or 1 only (as the ioctl takes it),
-/// `tos` only unset; keys the LND does not take are ignored, as Lustre's
-/// LNDs ignore them.
-fn check_lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<(), NlError> {
+/// The LND tunables of `net add`. o2ib NIs take Lustre's o2iblnd keys
+/// (`kiblnd_nl_set`), kept for the LND's startup. ksocklnd runs one
+/// connection per peer, so its `conns_per_peer` is taken as 0 or 1 only
+/// (as the ioctl takes it), its `tos` only unset. Keys the LND does not
+/// take are ignored, as Lustre's LNDs ignore them.
+fn lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<LndTunables, NlError> {
     const BAD: NlError = NlError::new(lnet_nl::errno::EINVAL, c"failed to parse lnd tunables");
+    let mut out = LndTunables::UNSET;
     let Some(mut it) = list else {
-        return Ok(());
+        return Ok(out);
     };
     let table: KeyTable = match net.lnd() {
         lnd::SOCK => ns::SOCK_LND,
         lnd::O2IB => ns::O2IB_LND,
-        _ => return Ok(()),
+        _ => return Ok(out),
     };
     while let Some(k) = it.next() {
         if k.kind != lnet_nl::scalar::VALUE {
@@ -133,6 +136,11 @@ fn check_lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<(), 
             continue;
         }
         let v = it.next().and_then(|v| v.int()).ok_or(BAD)?;
+        if net.lnd() == lnd::O2IB {
+            out.set_o2ib(name, v)
+                .map_err(|e| NlError::new(e, c"lnd tunable out of range"))?;
+            continue;
+        }
         match name {
             // 0 asks the LND to choose: one, as it runs.
             "conns_per_peer" if v == 0 || v == 1 => {}
@@ -151,7 +159,7 @@ fn check_lnd_tunables(net: Net, list: Option<lnet_nl::Attrs<'_>>) -> Result<(), 
             _ => {}
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Whether `net` has an NI, and one on `intf`.
@@ -188,8 +196,8 @@ fn add_ni(lnet: &TheLnet, ni: &lnet_nl::LocalNi<'_>) -> Result<(), NlError> {
             c"failed to parse tunables",
         ));
     }
-    check_lnd_tunables(net, ni.lnd_tunables.clone())?;
-    startup::net_add(lnet, net, &[ni.intf], &t).map_err(|e| {
+    let lt = lnd_tunables(net, ni.lnd_tunables.clone())?;
+    startup::net_add(lnet, net, &[ni.intf], &t, &lt).map_err(|e| {
         if e == ENOENT {
             with_msg(e, c"cannot parse net")
         } else if e == ERANGE {

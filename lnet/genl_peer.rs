@@ -59,10 +59,13 @@ fn peer_at(lnet: &TheLnet, dump: &Dump, k: usize) -> Result<Option<usize>, NlErr
         None => Ok(Some(k)),
         Some(f) => match f.nth(k) {
             None => Ok(None),
-            Some(nid) => match lnet.peers.lock().find(&nid) {
-                Some((pi, _)) => Ok(Some(pi)),
-                None => Err(NlError::new(lnet_nl::errno::ENOENT, c"cannot find peer")),
-            },
+            Some(nid) => {
+                let found = lnet.peers.lock().find(&nid).map(|(pi, _)| pi);
+                match found {
+                    Some(pi) => Ok(Some(pi)),
+                    None => Err(NlError::new(lnet_nl::errno::ENOENT, c"cannot find peer")),
+                }
+            }
         },
     }
 }

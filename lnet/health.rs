@@ -127,7 +127,7 @@ pub(crate) fn check(
         (false, true) => Committed::TxRx,
         (false, false) => Committed::Tx,
     };
-    let peer_nid = if m.rx { m.from } else { m.hdr.dest_nid };
+    let peer_nid = if m.rx { m.from } else { m.txpeer };
     let t = params::snapshot();
     let (local_multi_rail, peer_is_local) = {
         let nis = lnet.nis.lock();

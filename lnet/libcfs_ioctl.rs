@@ -14,11 +14,15 @@
 //! those lnet-rs's own ioctls give its `lnetctl`.
 
 use crate::kapi::bindings::LNET_IOCTL_VERSION2;
-use crate::kapi::bindings::{libcfs_ioctl_data, LIBCFS_IOC_DATA_MAX, LNET_IOCTL_VERSION};
-use crate::kapi::bindings::{lnet_counters, lnet_ioctl_lnet_stats, lnet_ioctl_set_value};
+use crate::kapi::bindings::{
+    libcfs_ioctl_data, lnet_counters, lnet_ioctl_config_data, lnet_ioctl_lnet_stats,
+    lnet_ioctl_set_value, LIBCFS_IOC_DATA_MAX, LNET_IOCTL_VERSION,
+};
 use crate::kapi::errno;
 use crate::kapi::lnet_abi::bytes_of;
-use crate::lnet_core::libcfs_ioctl::{self as abi, lnet_stats, nr, off, set_value};
+use crate::lnet_core::libcfs_ioctl::{self as abi, cfg, lnet_stats, nr, off, set_value, RouteArg};
+use crate::lnet_core::nid::{Net, Nid};
+use crate::lnet_core::route::{self as core_route, RouteSpec};
 use crate::state::TheLnet;
 use crate::{params, startup};
 use core::mem::{offset_of, size_of};
@@ -41,6 +45,11 @@ const _: () = {
     assert!(off::PBUF1 == offset_of!(libcfs_ioctl_data, ioc_pbuf1));
     assert!(off::PLEN2 == offset_of!(libcfs_ioctl_data, ioc_plen2));
     assert!(off::PBUF2 == offset_of!(libcfs_ioctl_data, ioc_pbuf2));
+    assert!(cfg::LEN == size_of::<lnet_ioctl_config_data>());
+    assert!(cfg::NET == offset_of!(lnet_ioctl_config_data, cfg_net));
+    assert!(cfg::COUNT == offset_of!(lnet_ioctl_config_data, cfg_count));
+    assert!(cfg::NID == offset_of!(lnet_ioctl_config_data, cfg_nid));
+    assert!(cfg::RTR_HOP == offset_of!(lnet_ioctl_config_data, cfg_config_u));
     assert!(set_value::LEN == size_of::<lnet_ioctl_set_value>());
     assert!(set_value::VALUE == offset_of!(lnet_ioctl_set_value, sv_value));
     assert!(lnet_stats::LEN == size_of::<lnet_ioctl_lnet_stats>());
@@ -102,6 +111,15 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
                 Err(EINVAL)
             }
         }
+        nr::ADD_ROUTE | nr::DEL_ROUTE | nr::GET_ROUTE => {
+            let a = abi::route_arg(buf, version).map_err(errno_of)?;
+            if !lnet.is_running() {
+                return Err(errno::ENETDOWN());
+            }
+            // Serialised with configuration, as Lustre's `ln_api_mutex`.
+            let _api = lnet.api.lock();
+            route_command(lnet, nr, &a, buf)
+        }
         nr::GET_NUMA_RANGE => {
             abi::check_get_numa_range(buf).map_err(errno_of)?;
             let range = params::snapshot().numa_range;
@@ -122,5 +140,49 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
             }
         }
         _ => Err(EINVAL),
+    }
+}
+
+/// `LNET_NET_ANY` as the 32-bit net of the route commands.
+const NET_ANY: u32 = u32::MAX;
+/// `LNET_NID_ANY` as their 64-bit NID.
+const NID4_ANY: u64 = u64::MAX;
+
+/// The route commands over Lustre's argument (`LNetCtl`'s cases).
+fn route_command(lnet: &TheLnet, nr: u32, a: &RouteArg, buf: &mut [u8]) -> Result {
+    let err = |e: core_route::RouteError| Error::from_errno(e.errno());
+    match nr {
+        nr::ADD_ROUTE => {
+            let spec = RouteSpec {
+                hops: a.hop,
+                priority: a.priority,
+                ..RouteSpec::new(Net::from_u32(a.net), Nid::from_nid4(a.nid4))
+            };
+            crate::route::add(lnet, &spec).map_err(err)
+        }
+        nr::DEL_ROUTE => {
+            let net = (a.net != NET_ANY).then(|| Net::from_u32(a.net));
+            let gw = (a.nid4 != NID4_ANY).then(|| Nid::from_nid4(a.nid4));
+            crate::route::del(lnet, net, gw).map(|_| ()).map_err(err)
+        }
+        _ => {
+            let (r, up) = crate::route::get(lnet, a.count as usize).map_err(err)?;
+            // A gateway with a large address has no 64-bit NID: the walk
+            // of an old tool stops there.
+            let nid4 = r.gateway.to_nid4().ok_or(EINVAL)?;
+            let out = RouteArg {
+                net: r.net.as_u32(),
+                nid4,
+                hop: r.hops,
+                priority: r.priority,
+                flags: core_route::route_flags(a.flags, up, r.single_hop),
+                ..*a
+            };
+            if abi::put_route(buf, &out) {
+                Ok(())
+            } else {
+                Err(EINVAL)
+            }
+        }
     }
 }

@@ -211,6 +211,28 @@ extern "C" fn lnet_ni_default_tunables(ni: Option<&Ni>, t: Option<&mut lnet_ni_t
     }
 }
 
+/// The LND tunables an administrator gave the NI (`lnetctl net add`),
+/// -1 where not given, into `t`'s LND fields (`conns_per_peer`, `tos` and
+/// o2ib's), for the LND's startup to complete: `lnet_ni_lnd_tunables`.
+#[no_mangle]
+extern "C" fn lnet_ni_lnd_tunables(ni: Option<&Ni>, t: Option<&mut lnet_ni_tunables>) {
+    let (Some(ni), Some(t)) = (ni, t) else {
+        return;
+    };
+    let own = &ni.tunables;
+    t.conns_per_peer = own.conns_per_peer.load(Relaxed);
+    t.tos = own.tos.load(Relaxed);
+    let [hiw, mod_, sends, pool, flush, cache, ntx] =
+        [0, 1, 2, 3, 4, 5, 6].map(|i| own.o2ib.get(i).map_or(-1, |c| c.load(Relaxed)));
+    t.peercredits_hiw = hiw;
+    t.map_on_demand = mod_;
+    t.concurrent_sends = sends;
+    t.fmr_pool_size = pool;
+    t.fmr_flush_trigger = flush;
+    t.fmr_cache = cache;
+    t.ntx = ntx;
+}
+
 /// The body of [`lnet_ni_default_tunables`], which the loopback LND, inside
 /// lnet.ko, calls directly.
 pub(crate) fn default_tunables(ni: &Ni, t: &mut lnet_ni_tunables) {
@@ -271,6 +293,88 @@ extern "C" fn lnet_set_link_fatal_state(ni: Option<&Ni>, fatal: c_uint) {
     if let Some(lnet) = TheLnet::get() {
         lnet.ping_update
             .store(true, core::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// An LND's report that the peer NI `nid` is down or up as of `when`
+/// (monotonic seconds), `lnet_notify` (Lustre's signature): its cached
+/// status follows, so selection prefers its other NIs while it is down,
+/// until a message from it or its node's ping buffer says it is up.
+/// -EINVAL for a peer on another net or a report dated in the future,
+/// -ESHUTDOWN while LNet is not running; 0 otherwise (an unknown NID
+/// included). Process context, no lock of the caller's held.
+#[no_mangle]
+extern "C" fn lnet_notify(
+    ni: Option<&Ni>,
+    nid: Option<&lnet_nid>,
+    alive: bool,
+    reset: bool,
+    when: i64,
+) -> c_int {
+    use crate::lnet_core::peer_notify::{self as pn, Verdict};
+    let Some(nid) = nid.and_then(|n| nid_from_c(n).ok()) else {
+        return EINVAL.to_errno();
+    };
+    if let Some(ni) = ni {
+        if ni.nid.net() != nid.net() {
+            crate::cwarn!(
+                "Ignoring notification of {} {} by {} (different net)\n",
+                nid,
+                if alive { "birth" } else { "death" },
+                ni.nid
+            );
+            return EINVAL.to_errno();
+        }
+    }
+    let Some(lnet) = TheLnet::get().filter(|l| l.is_running()) else {
+        return ESHUTDOWN().to_errno();
+    };
+    let now = crate::kapi::kthread::now_secs();
+    let mut peers = lnet.peers.lock();
+    let Some(p) = peers.peer_ni_mut(&nid) else {
+        return 0;
+    };
+    let old = pn::Notified {
+        status: p.ns_status,
+        notified: p.notified,
+        timestamp: p.notify_time,
+        last_alive: p.last_alive,
+    };
+    match pn::notify(&old, ni.is_some(), alive, reset, when, now) {
+        Verdict::Refuse(e) => {
+            drop(peers);
+            crate::cwarn!(
+                "Ignoring prediction of {} {} {} s in the future\n",
+                nid,
+                if alive { "up" } else { "down" },
+                when - now
+            );
+            -e
+        }
+        Verdict::Ignore => 0,
+        Verdict::Apply {
+            status,
+            timestamp,
+            full_health,
+        } => {
+            let changed = p.ns_status != status;
+            p.notified = true;
+            p.notify_time = timestamp;
+            p.ns_status = status;
+            if full_health {
+                p.health = crate::lnet_core::health::MAX_HEALTH;
+            }
+            drop(peers);
+            if changed {
+                crate::cdebug_limit!(
+                    crate::lnet_core::debug::D_NET,
+                    "{} reported {}\n",
+                    nid,
+                    if alive { "up" } else { "down" }
+                );
+            }
+            0
+        }
     }
 }
 

@@ -53,6 +53,7 @@ mod ping;
 mod portal;
 mod push;
 mod recovery;
+mod route;
 mod selection;
 mod send;
 mod startup;

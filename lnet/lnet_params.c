@@ -8,6 +8,7 @@
 
 const char *lnet_param_networks(void);
 const char *lnet_param_ip2nets(void);
+const char *lnet_param_routes(void);
 
 LNET_RS_PARAM_OPS(lnet);
 
@@ -66,6 +67,11 @@ const char *lnet_param_networks(void)
 const char *lnet_param_ip2nets(void)
 {
 	return ip2nets;
+}
+
+const char *lnet_param_routes(void)
+{
+	return routes;
 }
 
 LNET_PARAM(rnet_htable_size, 0444, "size of remote network hash table");

@@ -78,6 +78,11 @@ pub(crate) struct Msg {
     /// of its own, so health never checks it (`lnet_is_health_check`);
     /// its GET carries the outcome.
     pub(crate) no_rx_peer: bool,
+    /// The peer NI a sent message goes to (`msg_txpeer`): its destination,
+    /// or for a message to a remote net the gateway's NI, while the
+    /// header names the final destination. Credits, health and drop
+    /// counts are that peer NI's.
+    pub(crate) txpeer: Nid,
 }
 
 // SAFETY: the raw pointers inside (by the type invariant, the fragments of
@@ -110,6 +115,7 @@ impl Msg {
                 rdma_get: false,
                 recovery: false,
                 no_rx_peer: false,
+                txpeer: hdr.dest_nid,
             },
             GFP_KERNEL,
         )?;
@@ -331,7 +337,7 @@ pub(crate) fn detach_tracker(lnet: &TheLnet, res: &mut Res, cookie: u64) {
 /// it.
 pub(crate) fn count_expired(lnet: &TheLnet, m: &Msg) {
     if let Some(ni) = m.ni.as_ref() {
-        count_dropped(lnet, ni, &m.hdr.dest_nid, m.hdr.payload_length, &m.hdr.msg);
+        count_dropped(lnet, ni, &m.txpeer, m.hdr.payload_length, &m.hdr.msg);
     }
     crate::cneterr!(
         "Dropping {} to {}: exceeded message deadline\n",

@@ -6,6 +6,7 @@
 use crate::counters::Counters;
 use crate::lnd::LndRef;
 use crate::lnet_core::credits::{NetTunables, TxCredits, UNSET};
+use crate::lnet_core::lnd_tunables::LndTunables;
 use crate::lnet_core::msg_stats::AtomicMsgCounts;
 use crate::lnet_core::nid::Nid;
 use core::ffi::c_void;
@@ -29,6 +30,16 @@ pub(crate) struct Tunables {
 }
 
 impl Tunables {
+    /// The LND tunables an administrator gave, before the LND's startup
+    /// completes them.
+    pub(crate) fn set_lnd(&self, t: &LndTunables) {
+        self.conns_per_peer.store(t.conns_per_peer, Relaxed);
+        self.tos.store(t.tos, Relaxed);
+        for (cell, v) in self.o2ib.iter().zip(t.o2ib) {
+            cell.store(v, Relaxed);
+        }
+    }
+
     fn new(t: &NetTunables) -> Tunables {
         Tunables {
             peer_timeout: AtomicI32::new(t.peer_timeout),

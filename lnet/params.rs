@@ -129,6 +129,11 @@ pub(crate) fn ip2nets() -> &'static str {
     load_time_str(param::lnet_ip2nets())
 }
 
+/// The `routes` parameter.
+pub(crate) fn routes() -> &'static str {
+    load_time_str(param::lnet_routes())
+}
+
 /// The derived LND timeout, for the read-only debugfs file Lustre also has.
 pub(crate) fn lnd_timeout_cell() -> &'static AtomicU32 {
     &LIVE.lnd_timeout

@@ -112,9 +112,10 @@ pub(crate) fn drop_incoming(
     hdr: &Hdr,
 ) {
     crate::cneterr!(
-        "Dropping {} from {} on {}: {}\n",
+        "Dropping {} from {} to {} on {}: {}\n",
         hdr.msg.type_name(),
         hdr.src_nid,
+        hdr.dest_nid,
         ni.nid,
         why
     );

@@ -43,6 +43,10 @@ pub(crate) struct PeerNi {
     /// The status its node last reported for it in a ping buffer
     /// (`lpni_ns_status`): `STATUS_UP` until told otherwise.
     pub(crate) ns_status: u32,
+    /// An LND reported it (`lnet_notify`): whether, and the date of the
+    /// newest report applied (`lpni_notified`, `lpni_timestamp`).
+    pub(crate) notified: bool,
+    pub(crate) notify_time: i64,
 }
 
 impl PeerNi {
@@ -68,6 +72,8 @@ impl PeerNi {
             udsp_pref: crate::udsp::PrefNids::default(),
             udsp_applied: false,
             ns_status: crate::lnet_core::ping::STATUS_UP,
+            notified: false,
+            notify_time: 0,
         }
     }
 
@@ -172,6 +178,9 @@ pub(crate) struct Peers {
     /// checked on every use (lnet-core `nid_index`), so that code changing
     /// `list` need not keep it. Kept up to date by `locate`.
     index: KVec<NidSlot>,
+    /// The route table: its gateways are peers of this table, and
+    /// selection reads both under one lock.
+    pub(crate) routes: crate::route::Routes,
 }
 
 impl Peers {

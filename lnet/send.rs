@@ -13,7 +13,7 @@ use crate::lnet_core::msg_stats;
 use crate::lnet_core::nid::Nid;
 use crate::msg::{finalize, set_payload, Msg};
 use crate::ni::Ni;
-use crate::selection::select_path;
+use crate::selection::{select_path, Path};
 use crate::state::TheLnet;
 use crate::{api, kapi, params};
 use core::sync::atomic::Ordering;
@@ -44,15 +44,24 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
     };
     // SAFETY: the payload belongs to the MD the message holds.
     let md_node = unsafe { crate::numa::payload_node(&m.desc) };
-    let Some((ni, to, src)) = select_path(
+    let Some(Path {
+        ni,
+        to,
+        from: src,
+        routed,
+    }) = select_path(
         lnet,
         &m.hdr.dest_nid,
         &m.hdr.src_nid,
         &m.hdr.msg,
         m.recovery,
         md_node,
-    ) else {
-        crate::cneterr!("No route to {} (no local NI on its net)\n", m.hdr.dest_nid);
+    )
+    else {
+        crate::cneterr!(
+            "No route to {} (no local NI on its net and no alive route to it)\n",
+            m.hdr.dest_nid
+        );
         // A remote error, as Lustre's `lnet_send`. Only a REPLY is still
         // committed (for receive, as the GET it answers): its health check
         // charges the peer NI the GET came from, on the NI it came in on.
@@ -64,7 +73,12 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
     // Committed for send from here: a REPLY leaves its GET's receive side.
     m.rx = false;
     m.ni = None;
-    m.hdr.dest_nid = to;
+    // A routed message keeps its final destination in the header; the
+    // LND takes it to the gateway (`to`).
+    if !routed {
+        m.hdr.dest_nid = to;
+    }
+    m.txpeer = to;
     m.hdr.src_nid = src;
     // A fresh deadline for each attempt, from the NI it goes out on.
     m.deadline = commit_deadline(&ni);
@@ -84,7 +98,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
     let hdr = m.hdr;
     let d = &mut m.desc;
     d.type_ = hdr.msg.type_code();
-    d.target.nid = api::nid_to_c(&hdr.dest_nid);
+    d.target.nid = api::nid_to_c(&to);
     d.target.pid = hdr.dest_pid;
     let encoded = match hdr.encode_nid4(&mut d.hdr[..HDR_NID4_LEN]) {
         Ok(()) => Ok(HDR_NID4_LEN),

@@ -13,6 +13,7 @@ use crate::kapi::errno::*;
 use crate::kapi::vec;
 use crate::lnd::LndRef;
 use crate::lnet_core::credits::NetTunables;
+use crate::lnet_core::lnd_tunables::LndTunables;
 use crate::lnet_core::networks;
 use crate::lnet_core::nid::{lnd, Net, Nid};
 use crate::monitor;
@@ -147,11 +148,18 @@ fn ni_init_locked(
     Ok(0)
 }
 
-/// Starts `0@lo` and the NIs of `networks=`.
+/// Starts `0@lo` and the NIs of `networks=`, then adds `routes=`.
 fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
     crate::numa::init();
     let lo = LndRef::loopback();
-    start_ni(lnet, Nid::LO, None, lo, &NetTunables::UNSET)?;
+    start_ni(
+        lnet,
+        Nid::LO,
+        None,
+        lo,
+        &NetTunables::UNSET,
+        &LndTunables::UNSET,
+    )?;
     if !load_networks {
         return Ok(());
     }
@@ -163,6 +171,7 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
                 spec.net,
                 spec.iface.unwrap_or(""),
                 &NetTunables::UNSET,
+                &LndTunables::UNSET,
             ) {
                 Ok(()) => Ok(()),
                 Err(e) => {
@@ -173,15 +182,25 @@ fn start_nis(lnet: &TheLnet, load_networks: bool) -> Result {
         })
     })?;
     failed?;
-    match r {
-        Ok(Ok(_)) => Ok(()),
-        _ => Err(EINVAL),
+    if !matches!(r, Ok(Ok(_))) {
+        return Err(EINVAL);
     }
+    // With the NIs of the parameters, their routes (`lnet_parse_routes`):
+    // a bad one fails the startup, and takes the others with it.
+    crate::route::apply_param(lnet).inspect_err(|_| {
+        let _ = crate::route::del(lnet, None, None);
+    })
 }
 
 /// Starts an NI of `net` on interface `iface` ("" lets LNet pick the first
 /// interface that is up): its NID is the interface's IPv4 address.
-fn add_ni(lnet: &TheLnet, net: Net, iface: &str, tunables: &NetTunables) -> Result {
+fn add_ni(
+    lnet: &TheLnet,
+    net: Net,
+    iface: &str,
+    tunables: &NetTunables,
+    lnd_tun: &LndTunables,
+) -> Result {
     let find = || {
         let nis = lnet.nis.lock();
         nis.lnds
@@ -234,13 +253,19 @@ fn add_ni(lnet: &TheLnet, net: Net, iface: &str, tunables: &NetTunables) -> Resu
         pr_err!("{} on {} exists already\n", nid, iface);
         return Err(EEXIST);
     }
-    start_ni(lnet, nid, Some(iface), l, tunables)
+    start_ni(lnet, nid, Some(iface), l, tunables, lnd_tun)
 }
 
 /// `lnetctl net add`: NIs of `net` on each of `ifaces` (or on the first
 /// interface that is up when none is named), with the tunables given (the
 /// LND fills in the rest). Nothing is added if one fails.
-pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str], tunables: &NetTunables) -> Result {
+pub(crate) fn net_add(
+    lnet: &TheLnet,
+    net: Net,
+    ifaces: &[&str],
+    tunables: &NetTunables,
+    lnd_tun: &LndTunables,
+) -> Result {
     let api = lnet.api.lock();
     if api.refcount == 0 {
         return Err(ENETDOWN());
@@ -249,7 +274,7 @@ pub(crate) fn net_add(lnet: &TheLnet, net: Net, ifaces: &[&str], tunables: &NetT
     let list = if ifaces.is_empty() { &any[..] } else { ifaces };
     let before = lnet.nis.lock().nis.len();
     for iface in list {
-        if let Err(e) = add_ni(lnet, net, iface, tunables) {
+        if let Err(e) = add_ni(lnet, net, iface, tunables, lnd_tun) {
             // Undo this call's NIs.
             loop {
                 let last = {
@@ -364,8 +389,11 @@ fn start_ni(
     iface: Option<&str>,
     lnd: LndRef,
     tunables: &NetTunables,
+    lnd_tun: &LndTunables,
 ) -> Result {
     let ni = Arc::new(Ni::new(nid, iface, lnd, tunables), GFP_KERNEL)?;
+    // For the LND's startup to read (`lnet_ni_lnd_tunables`).
+    ni.tunables.set_lnd(lnd_tun);
     let mut nis = lnet.nis.lock();
     nis.nis.push(ni.clone(), GFP_ATOMIC)?;
     drop(nis);

@@ -22,7 +22,8 @@
 //! 2. `pings` (mutex): the posted ping buffers.
 //! 3. `nid_updates` (mutex): NID update callbacks; takes nothing.
 //! 4. `nis`: the LNDs and the running NIs.
-//! 5. `peers`: peers and peer NIs.
+//! 5. `peers`: peers and peer NIs, and the route table (route.rs), whose
+//!    gateways are peers.
 //! 6. `discovery`: peers queued for discovery.
 //! 7. `udsp`: the UDSP rules.
 //! 8. `tx`: send credits and the messages waiting for them; NI credits

@@ -98,8 +98,8 @@ fn addr_resolved(conn: &Arc<Conn>, id: &CmIdRef<'_>, ev: &CmEvent<'_>) {
         conn.close(ev.status());
         return;
     }
-    let tos = params::get(IbParam::Tos);
-    if let Ok(tos) = u8::try_from(tos) {
+    // The NI's own, else the module parameter as the NI started.
+    if let Some(tos) = conn.ni.tun.tos {
         id.set_tos(tos);
     }
     if let Err(e) = id.resolve_route(RESOLVE_TIMEOUT_MS) {
@@ -318,8 +318,19 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
         return refuse(ni, id, req.version, RejectReason::Early);
     }
     conn.inner.lock().peer_stamp = req.src_stamp;
+    // The connection owns the id before a QP is made on it: from here its
+    // teardown destroys both (the QP first), and the id holds a reference
+    // to it, so the NI and its PD outlive the QP (`Conn::setup_qp_held`).
+    // The CM no longer destroys the id whatever we return.
+    let Some(owned) = id.adopt(conn.clone()) else {
+        // Not a request's new id: cannot be.
+        conn.close(-errno::EPROTO);
+        return refuse(ni, id, req.version, RejectReason::Fatal);
+    };
     let q = conn.qp_lock.lock();
-    if let Err(e) = conn.setup_qp_held(&q, id, &mut cp) {
+    let setup = conn.setup_qp_held(&q, id, &mut cp);
+    conn.inner.lock().cmid = Some(owned);
+    if let Err(e) = setup {
         drop(q);
         crate::cerror!(
             "{}: can't set up a QP for {}: {:?}\n",
@@ -327,18 +338,10 @@ fn passive_connect(ni: &ArcBorrow<'_, IbNi>, id: &CmIdRef<'_>, ev: &CmEvent<'_>)
             req.src_nid,
             e
         );
+        refuse(ni, id, req.version, RejectReason::NoResources);
         conn.close(e.to_errno());
-        return refuse(ni, id, req.version, RejectReason::NoResources);
+        return 0;
     }
-    // From here the connection owns the id and its teardown destroys it
-    // with the QP just built; the id holds a reference to it.
-    let Some(owned) = id.adopt(conn.clone()) else {
-        // Not a request's new id: cannot be.
-        drop(q);
-        conn.close(-errno::EPROTO);
-        return refuse(ni, id, req.version, RejectReason::Fatal);
-    };
-    conn.inner.lock().cmid = Some(owned);
     let ack = wire::Msg {
         version: req.version,
         credits: 0,

@@ -24,7 +24,7 @@ use crate::lnet_core::o2iblnd_params::{ib_mtu_enum, IbParam};
 use crate::ni::IbNi;
 use crate::params;
 use crate::tx::{Answered, PackHead, Tx};
-use core::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
 use kernel::prelude::*;
 use kernel::sync::{Arc, ArcBorrow, Mutex, SpinLock};
 use kernel::{new_mutex, new_spinlock};
@@ -102,8 +102,13 @@ pub(crate) struct Conn {
     qp_failed: AtomicI32,
     /// The QP's COMM_EST came: its scheduler tells the CM.
     comm_est: AtomicBool,
+    /// When a message last arrived (monotonic s; 0: never), for the
+    /// report of a peer gone down (`kiblnd_peer_alive`).
+    last_alive: AtomicI64,
     /// Its place on the NI's scheduler stack.
     sched_link: StackLink<Conn>,
+    /// Last, so dropped last: its NI counts it until then.
+    _live: crate::ni::LiveConn,
 }
 
 impl Stackable for Conn {
@@ -125,6 +130,7 @@ impl Conn {
             ni.tun.peer_credits,
             ni.tun.peer_credits_hiw,
         );
+        let live = crate::ni::LiveConn::new(&ni);
         Arc::pin_init(
             pin_init!(Conn {
                 ni,
@@ -158,7 +164,9 @@ impl Conn {
                 scheduled: AtomicBool::new(false),
                 qp_failed: AtomicI32::new(0),
                 comm_est: AtomicBool::new(false),
+                last_alive: AtomicI64::new(0),
                 sched_link: StackLink::new(),
+                _live: live,
             }),
             GFP_KERNEL,
         )
@@ -201,22 +209,33 @@ impl Conn {
         let path_mtu = id.path_mtu(mtu);
         let dev = self.ni.pd.device();
         let max_wr = dev.max_qp_wr().max(2);
-        let depth = i32::from(cp.queue_depth).min((max_wr - 2) / 2).max(1);
+        // Sends: each posted tx may chain a registration, an RDMA write
+        // per fragment of the peer's sink (at most `max_frags`) and the
+        // message; at most the queue depth are posted (concurrent sends
+        // are capped by it). Where the device's send queue is too short
+        // for that, the queue depth is lowered, as Lustre's
+        // `kiblnd_send_wrs` does, so that a post never overflows it.
+        let per_tx = i32::from(cp.max_frags) + 2;
+        let depth = i32::from(cp.queue_depth)
+            .min((max_wr - 2) / 2)
+            .min((max_wr - 2) / per_tx)
+            .max(1);
         cp.queue_depth = depth as u16;
         let nrx = credits::rx_msgs(cp.queue_depth) as i32;
-        // Sends: each posted tx may chain a registration, its RDMA
-        // writes and the message, and `concurrent_sends` may be posted.
-        let per_tx = (crate::tx::MAX_WRITES + 2) as i32;
-        let mut send_wr =
-            (per_tx * depth.max(i32::from(self.ni.tun.concurrent_sends)) + 2).min(max_wr);
+        let mut send_wr = (per_tx * depth + 2).min(max_wr);
         // `teardown` destroys the QP, then the CQ, which releases its
         // reference.
         let cq = Cq::new(dev, self.clone(), nrx + send_wr)?;
-        // The QP goes (`teardown`, or the id's destruction) before the
-        // connection does, and with it the NI holding the PD. Posts wait for
-        // ESTABLISHED, connd's disconnect and teardown for `qp_lock`, held.
-        // SAFETY: so the PD outlives the QP, and nothing else uses the id's
-        // QP before this returns.
+        // `id` is this connection's own (made by `ni::connect`, or adopted
+        // by `cm::passive_connect` before this), and holds the connection
+        // as its context until it is destroyed, its QP first (teardown's
+        // `destroy_qp`, or `kapi_rdma_destroy_id`): the connection, and the
+        // NI and PD it holds, outlive the QP. Nothing else touches the QP
+        // meanwhile: posts wait for ESTABLISHED, which comes after this
+        // handler call, and connd's `qp_error` and teardown take `qp_lock`,
+        // which `_held` proves we hold.
+        // SAFETY: the PD outlives the QP and nothing else uses the QP until
+        // the returned `NewQp` is dropped, both as said just above.
         let qp = unsafe { id.create_qp(&self.ni.pd, &cq, &mut send_wr, nrx)? };
         let mut bufs = KVec::new();
         let mut posted = 0;
@@ -746,11 +765,18 @@ impl Conn {
         }
     }
 
+    /// When a message last arrived (monotonic s; 0: never).
+    pub(crate) fn last_alive(&self) -> i64 {
+        self.last_alive.load(Ordering::Relaxed)
+    }
+
     /// A message arrived in receive buffer `idx`.
     fn handle_rx(self: &Arc<Conn>, idx: usize, len: u32) {
         let Some(buf) = self.inner.lock().rx.get_mut(idx).and_then(Option::take) else {
             return;
         };
+        self.last_alive
+            .store(kthread::now_secs(), Ordering::Relaxed);
         buf.sync_for_cpu();
         let bytes = buf.as_slice().get(..len as usize).unwrap_or(&[]);
         let m = match wire::Msg::decode(bytes) {
@@ -1301,9 +1327,11 @@ enum RxKind {
 
 /// A received message lent to LNet (`lnet_parse`'s private).
 pub(crate) struct RxCtx {
+    /// Before `conn`, so dropped first: a connection is counted by its
+    /// NI until freed, and the buffer holds the NI's PD.
+    buf: DmaBuf,
     conn: Arc<Conn>,
     idx: usize,
-    buf: DmaBuf,
     kind: RxKind,
 }
 

@@ -37,11 +37,12 @@ impl Lnd for O2iblnd {
             peer_credits: params::get(IbParam::PeerCredits),
             peer_buffer_credits: params::get(IbParam::PeerBufferCredits),
             credits: params::get(IbParam::Credits),
-            conns_per_peer: params::get(IbParam::ConnsPerPeer),
             timeout: i32::try_from(params::timeout_secs()).unwrap_or(i32::MAX),
-            tos: params::get(IbParam::Tos),
             ..crate::kapi::lnet_abi::NI_TUNABLES_UNSET
         };
+        // The administrator's per-NI values win; the module parameters
+        // fill in the rest in `IbNi::start` (`kiblnd_tunables_setup`).
+        ni.lnd_tunables(&mut t);
         ni.default_tunables(&mut t);
         let n = IbNi::start(ni, &mut t)?;
         // Our own tunables follow the net's: shown as derived.

@@ -22,7 +22,7 @@ use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::o2iblnd::RejectReason;
 use crate::lnet_core::o2iblnd_health::{self as health, errno};
-use crate::lnet_core::o2iblnd_params::{sched_threads, IbParam};
+use crate::lnet_core::o2iblnd_params::{sched_threads, IbParam, IbTunables};
 use crate::lnet_core::o2iblnd_reject::{passive_verdict, reconnect_at_ms, Passive, MAX_CONN_RACES};
 use crate::params;
 use crate::tx::Tx;
@@ -67,6 +67,8 @@ pub(crate) struct Tun {
     pub(crate) concurrent_sends: u16,
     /// Connections made to a peer that has none (1 to 127).
     pub(crate) conns_per_peer: u16,
+    /// Type of service of the connections it makes (None: the system's).
+    pub(crate) tos: Option<u8>,
 }
 
 /// Connections taken off an NI's scheduler list ([`IbNi::sched_take`]),
@@ -87,6 +89,27 @@ impl Drop for Scheduled {
         for c in self.by_ref() {
             c.scheduled.store(false, Ordering::Release);
         }
+    }
+}
+
+/// How many connections of an NI are not yet freed ([`LiveConn`]).
+pub(crate) struct LiveConns(AtomicU32);
+
+/// A connection's place in its NI's [`LiveConns`]: its last field, so
+/// given back once every other field (its NI reference, its buffers and
+/// txs with their PD references) is dropped.
+pub(crate) struct LiveConn(Arc<LiveConns>);
+
+impl LiveConn {
+    pub(crate) fn new(ni: &IbNi) -> LiveConn {
+        ni.live.0.fetch_add(1, Ordering::AcqRel);
+        LiveConn(ni.live.clone())
+    }
+}
+
+impl Drop for LiveConn {
+    fn drop(&mut self) {
+        self.0 .0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -117,6 +140,12 @@ pub(crate) struct IbPeer {
     reconnect_pending: u16,
     /// Requests refused as races in a row (`ibp_races`).
     races: u32,
+    /// Why its last connection or attempt failed, until LNet is told
+    /// (`ibp_error`; 0: nothing to tell).
+    error: i32,
+    /// When a message last came from it over a connection now closed
+    /// (monotonic s; 0: never), the date of the report (`ibp_last_alive`).
+    last_alive: i64,
 }
 
 impl IbPeer {
@@ -134,6 +163,8 @@ impl IbPeer {
             reconnect_at_ms: 0,
             reconnect_pending: 0,
             races: 0,
+            error: 0,
+            last_alive: 0,
         }
     }
 
@@ -200,6 +231,9 @@ pub(crate) struct IbNi {
     pub(crate) incarnation: u64,
     pub(crate) tun: Tun,
     pub(crate) pd: Arc<Pd>,
+    /// Its connections not yet freed: `stop` waits for none, so that the
+    /// NI holds the last reference to the PD when it is dropped.
+    live: Arc<LiveConns>,
     /// The device port under the NI's address.
     port: u32,
     /// The port is down (PORT_ERR, DEVICE_FATAL): connd holds back what
@@ -249,7 +283,16 @@ impl IbNi {
             peer_buffer_credits: t.peer_buffer_credits,
             credits: t.credits,
         };
-        let tun = params::ni_tunables(&net).map_err(|e| {
+        let lnd = IbTunables::given(
+            t.peercredits_hiw,
+            t.map_on_demand,
+            t.concurrent_sends,
+            [t.fmr_pool_size, t.fmr_flush_trigger, t.fmr_cache],
+            t.ntx,
+            t.conns_per_peer,
+            t.tos,
+        );
+        let tun = params::ni_tunables(&net, &lnd).map_err(|e| {
             pr_err!("{}: {}\n", nid, e);
             EINVAL
         })?;
@@ -269,6 +312,7 @@ impl IbNi {
             peer_credits_hiw: tun.lnd.peercredits_hiw.clamp(0, pc) as u16,
             concurrent_sends: tun.lnd.concurrent_sends.clamp(1, 2 * pc) as u16,
             conns_per_peer: tun.lnd.conns_per_peer.clamp(1, 127) as u16,
+            tos: u8::try_from(tun.lnd.tos).ok(),
         };
         let service = params::get(IbParam::Service) as u16;
         // Without its NI yet, its handler ignores events until `listen`.
@@ -294,6 +338,7 @@ impl IbNi {
             return Err(ENODEV);
         };
         let pd = Arc::new(Pd::new(dev)?, GFP_KERNEL)?;
+        let live = Arc::new(LiveConns(AtomicU32::new(0)), GFP_KERNEL)?;
         let port = listener.port_num();
         let n = Arc::pin_init(
             pin_init!(IbNi {
@@ -303,6 +348,7 @@ impl IbNi {
                 incarnation: rdma_ni::real_time_us(),
                 tun,
                 pd,
+                live,
                 port,
                 port_down: AtomicBool::new(false),
                 fatal: AtomicU32::new(0),
@@ -448,6 +494,28 @@ impl IbNi {
             }
         }
         drop(core::mem::take(&mut *self.threads.lock()));
+        // Torn down, a connection is freed once nothing holds it: a
+        // received message LNet keeps holds its connection (and buffer)
+        // until LNet lets it go. Until every one is, the NI is not the last
+        // holder of its PD, and the PD must go before the listener (which
+        // keeps the device): wait, as Lustre's `kiblnd_shutdown` waits for
+        // its peers.
+        let mut waited = 0u32;
+        loop {
+            let left = self.live.0.load(Ordering::Acquire);
+            if left == 0 {
+                break;
+            }
+            kthread::msleep(100);
+            waited += 1;
+            if waited % 50 == 0 {
+                pr_warn!(
+                    "{}: waiting for {} connections to be freed\n",
+                    self.nid,
+                    left
+                );
+            }
+        }
         // Completions queued after the scheduler stopped.
         for c in self.sched_take() {
             c.scheduled.store(false, Ordering::Release);
@@ -612,28 +680,58 @@ impl IbNi {
     /// connection race or is connecting again.
     pub(crate) fn conn_closed(&self, c: &Arc<Conn>) {
         let err = c.inner.lock().comms_error;
-        let failed = {
+        let (failed, notify) = {
             let mut g = self.table.lock();
+            let accepting = g.accepting(&c.peer);
             match g.peer(&c.peer) {
-                None => KVec::new(),
+                None => (KVec::new(), None),
                 Some(p) => {
                     let was_up = IbPeer::forget(&mut p.conns, c);
+                    p.last_alive = p.last_alive.max(c.last_alive());
+                    if was_up && p.conns.is_empty() {
+                        // Set, or cleared by a clean close, by the last
+                        // connection (`kiblnd_close_conn_locked`).
+                        p.error = err;
+                    }
                     // One of our attempts, or a request being accepted.
                     let attempt = IbPeer::forget(&mut p.connecting, c) || (!c.active && !was_up);
-                    if attempt
+                    let failed = if attempt
                         && p.conns.is_empty()
                         && p.connecting.is_empty()
                         && p.reconnect_at_ms == 0
                         && err != -errno::EALREADY
                     {
                         p.reconnects = 0;
+                        p.error = err;
                         core::mem::take(&mut p.waiting)
                     } else {
                         KVec::new()
-                    }
+                    };
+                    // An idle peer with an error is reported down, once
+                    // (`kiblnd_peer_notify`).
+                    let idle = p.conns.is_empty()
+                        && p.connecting.is_empty()
+                        && p.reconnect_at_ms == 0
+                        && !accepting;
+                    let notify = (idle && p.error != 0).then(|| {
+                        p.error = 0;
+                        p.last_alive
+                    });
+                    (failed, notify)
                 }
             }
         };
+        if let Some(last_alive) = notify {
+            crate::cdebug_limit!(
+                crate::lnet_core::debug::D_NET,
+                "{}: {} reported down ({})\n",
+                self.nid,
+                c.peer,
+                err
+            );
+            crate::PEERS_DOWN.fetch_add(1, Ordering::Relaxed);
+            self.ni.notify_peer_down(&c.peer, last_alive);
+        }
         let hs = health::connect_failed(err);
         for t in failed {
             t.done(err, hs);

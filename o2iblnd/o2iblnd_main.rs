@@ -68,6 +68,8 @@ pub(crate) static GETS_SERVED: AtomicU32 = AtomicU32::new(0);
 /// (the peer may have seen them: waiting for its answer, or a PUT_DONE
 /// or GET_DONE still queued): their ULP sees the failure.
 pub(crate) static ABORTED_FINAL: AtomicU32 = AtomicU32::new(0);
+/// Peer NIs reported down to LNet when their last connection failed.
+pub(crate) static PEERS_DOWN: AtomicU32 = AtomicU32::new(0);
 
 struct Ko2iblnd {
     /// LNet's table entry; gone before the notifiers (see `drop`).
@@ -92,6 +94,7 @@ impl kernel::Module for Ko2iblnd {
                 d.add_u32(kernel::c_str!("get_reqs"), 0o444, &GET_REQS);
                 d.add_u32(kernel::c_str!("gets_served"), 0o444, &GETS_SERVED);
                 d.add_u32(kernel::c_str!("aborted_final"), 0o444, &ABORTED_FINAL);
+                d.add_u32(kernel::c_str!("peers_down"), 0o444, &PEERS_DOWN);
             })
             .ok();
         Ok(Ko2iblnd {

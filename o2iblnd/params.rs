@@ -51,11 +51,11 @@ pub(crate) fn ipif_name() -> IfName {
     IfName::new(buf.get(..len).unwrap_or(&[])).unwrap_or(IfName::DEFAULT)
 }
 
-/// A starting NI's tunables (`kiblnd_tunables_setup`): `net` as lnetctl
-/// set it, o2iblnd ones from the module parameters (lnetctl sets none).
-pub(crate) fn ni_tunables(net: &NetTunables) -> Result<NiTunables, IbParamError> {
+/// A starting NI's tunables (`kiblnd_tunables_setup`): `net` and `lnd` as
+/// lnetctl set them, what it left unset from the module parameters.
+pub(crate) fn ni_tunables(net: &NetTunables, lnd: &IbTunables) -> Result<NiTunables, IbParamError> {
     let lnet = crate::kapi::rdma_ni::lnd_timeout();
-    rules::tunables_setup(net, &IbTunables::defaults(get), get, lnet)
+    rules::tunables_setup(net, lnd, get, lnet)
 }
 
 fn set_ipif_name(value: Option<&[u8]>) -> c_int {

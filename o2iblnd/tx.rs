@@ -20,13 +20,6 @@ use crate::lnet_core::o2iblnd_health as health;
 use crate::ni::IbNi;
 use kernel::prelude::*;
 
-/// Writes one PUT_DONE or GET_DONE may take, one per fragment of the
-/// sink's descriptor: at most this, and at most the connection's
-/// `max_frags` (Lustre's only limit). The post helper builds them on its
-/// stack; a sink registered by fast registration, as Lustre's and ours
-/// are, offers one fragment.
-pub(crate) const MAX_WRITES: usize = 16;
-
 /// Registers the first `len` bytes of `frags` for RDMA (the peer writes
 /// into them when `remote_write`).
 pub(crate) fn register(ni: &IbNi, frags: &Frags, len: u32, remote_write: bool) -> Result<RdmaMap> {
@@ -588,8 +581,9 @@ fn rdma_body(
     rd: &RdmaDesc<'_>,
     (done, dst_cookie, max_frags): (MsgType, u64, u16),
 ) -> Result<Body> {
-    let max = MAX_WRITES.min(usize::from(max_frags));
-    let plan = match rd.writes(nob, max) {
+    // One write per fragment of the sink, at most the connection's
+    // `max_frags` (`kiblnd_init_rdma`).
+    let plan = match rd.writes(nob, usize::from(max_frags)) {
         Ok(p) if nob <= src.len() => p,
         Ok(_) => {
             crate::cneterr!(

@@ -46,6 +46,7 @@
 // allow type lnet_ioc_.*
 // allow var LNET_IOC_.*
 // allow type libcfs_ioctl_data
+// allow type lnet_ioctl_config_data
 // allow type lnet_ioctl_set_value
 // allow type lnet_ioctl_lnet_stats
 // allow var LNET_IOCTL_VERSION.*

@@ -30,6 +30,14 @@ extern "C" {
     fn lnet_ni_data(ni: *mut lnet_ni) -> *mut c_void;
     fn lnet_ni_iface(ni: *mut lnet_ni) -> *const c_char;
     fn lnet_ni_default_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables);
+    fn lnet_ni_lnd_tunables(ni: *mut lnet_ni, t: *mut lnet_ni_tunables);
+    fn lnet_notify(
+        ni: *mut lnet_ni,
+        peer: *mut lnet_nid,
+        alive: bool,
+        reset: bool,
+        when: i64,
+    ) -> c_int;
     fn lnet_parse(
         ni: *mut lnet_ni,
         hdr: *const c_void,
@@ -481,6 +489,25 @@ impl LnetNi {
     pub fn set_link_fatal(&self, fatal: bool) {
         // SAFETY: a started NI; only a flag is set.
         unsafe { lnet_set_link_fatal_state(self.0, fatal.into()) }
+    }
+
+    /// Tells LNet that the peer NI `peer` of this NI is down, as of
+    /// `last_alive` (monotonic seconds of its last message, 0 if none):
+    /// `lnet_notify`. Process context, with no lock held.
+    pub fn notify_peer_down(&self, peer: &Nid, last_alive: i64) {
+        let mut nid = super::lnet_abi::nid_to_c(peer);
+        // SAFETY: a started NI and a NID LNet only reads during the call.
+        let rc = unsafe { lnet_notify(self.0, &mut nid, false, false, last_alive) };
+        // Refused only for a peer of another net, or while LNet stops:
+        // nothing to do either way.
+        let _ = rc;
+    }
+
+    /// `lnet_ni_lnd_tunables`: the LND tunables the administrator gave
+    /// the NI into `t` (-1 where not given).
+    pub fn lnd_tunables(&self, t: &mut lnet_ni_tunables) {
+        // SAFETY: an NI being started, and a live struct LNet only writes.
+        unsafe { lnet_ni_lnd_tunables(self.0, t) }
     }
 
     /// `lnet_ni_default_tunables`: completes `t` from the NI's and stores

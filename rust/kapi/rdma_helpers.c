@@ -519,25 +519,41 @@ int kapi_ib_post_reg_send(struct rdma_cm_id *id, __u64 wr_id,
 	return ib_post_send(id->qp, &reg.wr, NULL);
 }
 
-#define KAPI_MAX_WRITES 16
+/* Writes built on the stack; a chain of more (a sink offering up to the
+ * connection's max_frags fragments, rare: fast-registered sinks offer one)
+ * takes an array allocated for the post, which the verbs copy from. */
+#define KAPI_STACK_WRITES 16
+/* No connection offers more (IBLND_MAX_RDMA_FRAGS). */
+#define KAPI_MAX_WRITES 257
 
 /* Registers m, RDMA-writes its segments to the peer, then sends: the send
  * arrives after the data. Only the send is signalled; a failed write
- * completes in error with the same wr_id. */
+ * completes in error with the same wr_id. Called under a spinlock. */
 int kapi_ib_post_reg_write_send(struct rdma_cm_id *id, __u64 wr_id,
 				struct kapi_rdma_map *m,
 				const struct kapi_rdma_seg *seg, int nseg,
 				const struct kapi_sge *send)
 {
 	struct ib_reg_wr reg = {};
-	struct ib_rdma_wr wr[KAPI_MAX_WRITES] = {};
-	struct ib_sge sge[KAPI_MAX_WRITES];
+	struct ib_rdma_wr stack_wr[KAPI_STACK_WRITES] = {};
+	struct ib_sge stack_sge[KAPI_STACK_WRITES];
+	struct ib_rdma_wr *wr = stack_wr;
+	struct ib_sge *sge = stack_sge;
 	struct ib_send_wr swr = {};
 	struct ib_sge ssge;
-	int i;
+	int i, rc;
 
 	if (!id->qp || !m->nents || nseg < 1 || nseg > KAPI_MAX_WRITES)
 		return -EINVAL;
+	if (nseg > KAPI_STACK_WRITES) {
+		wr = kcalloc(nseg, sizeof(*wr), GFP_ATOMIC);
+		sge = kcalloc(nseg, sizeof(*sge), GFP_ATOMIC);
+		if (!wr || !sge) {
+			kfree(wr);
+			kfree(sge);
+			return -ENOMEM;
+		}
+	}
 	kapi_reg_wr(&reg, m, wr_id);
 	reg.wr.next = &wr[0].wr;
 	for (i = 0; i < nseg; i++) {
@@ -553,7 +569,12 @@ int kapi_ib_post_reg_write_send(struct rdma_cm_id *id, __u64 wr_id,
 		wr[i].wr.next = i + 1 < nseg ? &wr[i + 1].wr : &swr;
 	}
 	kapi_send_wr(&swr, &ssge, send, wr_id);
-	return ib_post_send(id->qp, &reg.wr, NULL);
+	rc = ib_post_send(id->qp, &reg.wr, NULL);
+	if (wr != stack_wr) {
+		kfree(wr);
+		kfree(sge);
+	}
+	return rc;
 }
 
 struct kapi_ib_evh {

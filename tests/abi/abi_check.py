@@ -47,10 +47,20 @@ OURS_ONLY = {"linux/lnet/lnd.h", "linux/lnet/lnet-rs.h", "uapi/linux/lnet/lnet-r
 OURS_ONLY_DIR = "lnet_rs/"
 # Constants of ours that are not integers (a compound literal), or that
 # exist only as our headers' own guards.
-SKIP_MACROS = {"LNET_ANY_NID"}
+SKIP_MACROS = {"LNET_ANY_NID", "IOCTL_CONFIG_SIZE"}
 # Structures of which ours is the head of Lustre's: only what callers read
 # of them, so their fields are checked, not their size.
 HEAD_ONLY = {"struct lnet"}
+# Fields of anonymous records inside a structure, which the parser skips:
+# checked by their path from the outer structure.
+NESTED = {
+    "struct lnet_ioctl_config_data": [
+        "cfg_config_u.cfg_route.rtr_hop",
+        "cfg_config_u.cfg_route.rtr_priority",
+        "cfg_config_u.cfg_route.rtr_flags",
+        "cfg_config_u.cfg_route.rtr_sensitivity",
+    ],
+}
 
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 
@@ -185,7 +195,7 @@ def probe_source(includes, structs, enums, macros):
         if s not in HEAD_ONLY:
             put(ident("size", s), f"sizeof({s})")
             put(ident("align", s), f"__alignof__({s})")
-        for f in fs:
+        for f in fs + NESTED.get(s, []):
             name = f.removesuffix("[]")
             put(ident("offset", s, name), f"offsetof({s}, {name})")
             if not f.endswith("[]"):

@@ -2,7 +2,8 @@
 # ko2iblnd Health when connections cannot be made or a rail goes silent,
 # two VMs over rxe0/rxe1 with o2ib and o2ib1 (o2iblnd-events.md §2, §3.2):
 # - a NID with no node behind it: address resolution fails (ADDR_ERROR),
-#   the ping ends at once with NETWORK_TIMEOUT;
+#   the ping ends at once with NETWORK_TIMEOUT, and the peer NI is
+#   reported down to LNet (debugfs ko2iblnd/peers_down);
 # - the peer's o2ib1 deleted, nobody listens: the CM rejects with "invalid
 #   service ID", NETWORK_TIMEOUT;
 # - the peer's eth1 under another net: its LND refuses the request (FATAL),
@@ -155,8 +156,12 @@ hstatuses() {
 
 lab_wait_server "$paddr"
 
-# No node behind the NID: ARP finds nobody.
+# No node behind the NID: ARP finds nobody. The peer NI, its only
+# attempt failed, is reported down to LNet (kiblnd_peer_notify).
+down0=$(cat /sys/kernel/debug/ko2iblnd/peers_down)
 ping_fails "$(lab_addr 9 1)@o2ib1" network_timeout_count
+[ "$(cat /sys/kernel/debug/ko2iblnd/peers_down)" -gt "$down0" ] ||
+	lab_fail "$(lab_addr 9 1)@o2ib1 not reported down"
 dmesg | grep -q "$me1: can't reach $(lab_addr 9 1)@o2ib1" || lab_fail "no address error logged"
 # Nobody listens on the peer's eth1.
 ask

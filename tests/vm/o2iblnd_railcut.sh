@@ -239,7 +239,9 @@ rail1_used "after the peer's eth1 came back"
 # back to (the peer keeps a response's destination NI, as Lustre does):
 # its response timeout (60 s here) ends it, as in Lustre; so does a PUT
 # whose tx waited for the peer's answer as its connection closed (not
-# resent, as in Lustre); any other failure fails the step. 16 PUTs: about
+# resent, as in Lustre); any other failure fails the step. How many PUTs
+# had all their bytes on o2ib1 at the cut is a matter of timing (2 and 3
+# seen): at most the half of the flood that o2ib1 carries. 16 PUTs: about
 # 13 s of traffic at least, where the deletion comes some 5 s into it.
 flood_both 16 60
 # The removal calls our CM handler from the deleting process: at real-time
@@ -256,7 +258,7 @@ lost=$(dmesg | sed -n "s/.* \([0-9]*\) response(s) timed out, the last from $p1\
 	awk '{ s += $1 } END { print s + 0 }')
 final=$(($(aborted_final) - final0))
 [ "$unended" = 0 ] && [ $((ok + failed)) = 16 ] && [ "$failed" -le $((lost + final)) ] &&
-	[ "$failed" -le $((2 + final)) ] ||
+	[ "$lost" -le 8 ] ||
 	lab_fail "flood with rxe1 deleted: $line ($lost responses from $p1 timed out, $final txs aborted for good)"
 [ "$failed" = 0 ] || lab_log "$failed PUT(s) lost their ACK with rxe1 or waited for the peer's answer ($final)"
 kill -0 $deleting 2>/dev/null || lab_fail "rxe1 went while its NI was still up"

@@ -73,7 +73,7 @@ if [ "$LAB_VM" = 1 ]; then
 	echo attached | nc -w 5 "$paddr" 7005 || lab_fail "cannot tell the client"
 	nc -l -p 7004 </dev/null >/dev/null || lab_fail "no word from the client"
 	lnetctl net del --net tcp || lab_fail "net del"
-	dmesg | grep -q "Dropping PUT from $paddr@tcp on $me: its NI is going away" ||
+	dmesg | grep -q "Dropping PUT from $paddr@tcp to $me on $me: its NI is going away" ||
 		lab_fail "the request waiting on the deleted NI was not dropped"
 	lnetctl net add --net tcp --if eth0 || lab_fail "net add"
 	echo deleted | nc -w 5 "$paddr" 7006 || lab_fail "cannot tell the client"

@@ -127,6 +127,14 @@ struct lnet_ni_tunables {
  */
 void lnet_ni_default_tunables(struct lnet_ni *ni, struct lnet_ni_tunables *t);
 
+/*
+ * The LND tunables the administrator gave ni ("lnetctl net add ...
+ * --lnd-tunables"): conns_per_peer, tos and o2ib's own into *t, -1 where
+ * not given, for lnd_startup() to complete (with its module parameters)
+ * before it calls lnet_ni_default_tunables().
+ */
+void lnet_ni_lnd_tunables(struct lnet_ni *ni, struct lnet_ni_tunables *t);
+
 /* LNet's LND timeout in seconds (from lnet_transaction_timeout and
  * lnet_retry_count), for LNDs whose own timeout parameter is 0. */
 unsigned int lnet_get_lnd_timeout(void);
@@ -138,6 +146,18 @@ unsigned int lnet_get_lnd_timeout(void);
  * event handlers.
  */
 void lnet_set_link_fatal_state(struct lnet_ni *ni, unsigned int fatal);
+
+/*
+ * The LND's word that the peer NI *peer is down (!alive) or up as of
+ * when (ktime_get_seconds()), Lustre's lnet_notify(): ko2iblnd reports a
+ * peer whose last connection failed. Its cached status follows (selection
+ * prefers its other NIs while it is down, until it is heard from); reset
+ * with alive brings its health back to full. -EINVAL for a peer on another
+ * net than ni's or a date in the future, -ESHUTDOWN while LNet is not
+ * running, else 0. Process context, no LND lock held.
+ */
+int lnet_notify(struct lnet_ni *ni, struct lnet_nid *peer, bool alive,
+		bool reset, time64_t when);
 
 /*
  * Contexts. lnet_parse() and lnet_finalize() are called from process

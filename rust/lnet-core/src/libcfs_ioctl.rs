@@ -63,10 +63,36 @@ pub mod nr {
     pub const UNCONFIGURE: u32 = 56;
     /// `IOC_LIBCFS_CONFIGURE`: `lctl network up`.
     pub const CONFIGURE: u32 = 59;
+    /// `IOC_LIBCFS_ADD_ROUTE` (a [`cfg`] argument).
+    pub const ADD_ROUTE: u32 = 81;
+    /// `IOC_LIBCFS_DEL_ROUTE` (a [`cfg`] argument).
+    pub const DEL_ROUTE: u32 = 82;
+    /// `IOC_LIBCFS_GET_ROUTE` (a [`cfg`] argument).
+    pub const GET_ROUTE: u32 = 83;
     /// `IOC_LIBCFS_GET_LNET_STATS`: `lnetctl stats show`.
     pub const GET_LNET_STATS: u32 = 91;
     /// `IOC_LIBCFS_GET_NUMA_RANGE`: `lnetctl global show`'s `numa_range`.
     pub const GET_NUMA_RANGE: u32 = 99;
+}
+
+/// Field offsets in `struct lnet_ioctl_config_data` (lnet-dlc.h), the
+/// [`VERSION2`] argument of the route commands.
+pub mod cfg {
+    /// `cfg_net`.
+    pub const NET: usize = 8;
+    /// `cfg_count`.
+    pub const COUNT: usize = 12;
+    /// `cfg_nid`.
+    pub const NID: usize = 16;
+    /// `cfg_config_u.cfg_route.rtr_hop`.
+    pub const RTR_HOP: usize = 28;
+    /// `cfg_config_u.cfg_route.rtr_priority`.
+    pub const RTR_PRIORITY: usize = 32;
+    /// `cfg_config_u.cfg_route.rtr_flags`.
+    pub const RTR_FLAGS: usize = 36;
+    /// `sizeof(struct lnet_ioctl_config_data)`: the shortest argument
+    /// the commands accept.
+    pub const LEN: usize = 184;
 }
 
 /// `struct lnet_ioctl_set_value` (lnet-dlc.h): the header and one `u32`.
@@ -87,6 +113,51 @@ pub mod lnet_stats {
     pub const CNTRS_LEN: usize = 120;
     /// Its size, the least `IOC_LIBCFS_GET_LNET_STATS` takes.
     pub const LEN: usize = CNTRS + CNTRS_LEN;
+}
+
+/// A route command's argument as Lustre's `LNetCtl` reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteArg {
+    /// `cfg_net`: the remote net (`LNET_NET_ANY` for every net).
+    pub net: u32,
+    /// `cfg_count`: GET_ROUTE's index.
+    pub count: u32,
+    /// `cfg_nid`: the gateway (`LNET_NID_ANY` for every gateway).
+    pub nid4: u64,
+    /// `rtr_hop`.
+    pub hop: u32,
+    /// `rtr_priority`.
+    pub priority: u32,
+    /// `rtr_flags`.
+    pub flags: u32,
+}
+
+/// Reads a route command's argument: a [`VERSION2`] argument at least
+/// [`cfg::LEN`] long, else EINVAL (Lustre's check of `ioc_len`). Errors are
+/// errnos, positive as every check here gives them.
+pub fn route_arg(buf: &[u8], version: u32) -> Result<RouteArg, i32> {
+    if version != VERSION2 || buf.len() < cfg::LEN {
+        return Err(EINVAL);
+    }
+    let u = |at| get_u32(buf, at).ok_or(EINVAL);
+    Ok(RouteArg {
+        net: u(cfg::NET)?,
+        count: u(cfg::COUNT)?,
+        nid4: get_u64(buf, cfg::NID).ok_or(EINVAL)?,
+        hop: u(cfg::RTR_HOP)?,
+        priority: u(cfg::RTR_PRIORITY)?,
+        flags: u(cfg::RTR_FLAGS)?,
+    })
+}
+
+/// Writes GET_ROUTE's answer into its argument: net, gateway, hop count,
+/// flags and priority; false if the argument is too short.
+pub fn put_route(buf: &mut [u8], r: &RouteArg) -> bool {
+    put_u32(buf, cfg::NET, r.net)
+        && put_u64(buf, cfg::NID, r.nid4)
+        && put_u32(buf, cfg::RTR_HOP, r.hop)
+        && put_u32(buf, cfg::RTR_FLAGS, r.flags)
+        && put_u32(buf, cfg::RTR_PRIORITY, r.priority)
 }
 
 /// EINVAL, Lustre's answer to any malformed argument.
@@ -293,6 +364,42 @@ mod tests {
         assert!(!is_libcfs(0xc008_6632));
         assert!(!is_libcfs(0xc008_651d));
         assert!(!is_libcfs(0xc008_6571));
+    }
+
+    #[test]
+    fn route_arguments() {
+        let mut b = vec![0u8; cfg::LEN];
+        b[0..4].copy_from_slice(&(cfg::LEN as u32).to_ne_bytes());
+        b[4..8].copy_from_slice(&VERSION2.to_ne_bytes());
+        b[cfg::NET..cfg::NET + 4].copy_from_slice(&0x0002_0001u32.to_ne_bytes());
+        b[cfg::COUNT..cfg::COUNT + 4].copy_from_slice(&3u32.to_ne_bytes());
+        b[cfg::NID..cfg::NID + 8].copy_from_slice(&0x0002_0000_0a00_0001u64.to_ne_bytes());
+        b[cfg::RTR_HOP..cfg::RTR_HOP + 4].copy_from_slice(&u32::MAX.to_ne_bytes());
+        b[cfg::RTR_PRIORITY..cfg::RTR_PRIORITY + 4].copy_from_slice(&7u32.to_ne_bytes());
+        let a = route_arg(&b, VERSION2).unwrap();
+        assert_eq!(
+            a,
+            RouteArg {
+                net: 0x0002_0001,
+                count: 3,
+                nid4: 0x0002_0000_0a00_0001,
+                hop: u32::MAX,
+                priority: 7,
+                flags: 0,
+            }
+        );
+        // The old version, or an argument shorter than the structure.
+        assert_eq!(route_arg(&b, VERSION), Err(EINVAL));
+        assert_eq!(route_arg(&b[..cfg::LEN - 1], VERSION2), Err(EINVAL));
+        let out = RouteArg {
+            net: 0x0002_0005,
+            flags: 3,
+            hop: 2,
+            ..a
+        };
+        assert!(put_route(&mut b, &out));
+        assert_eq!(route_arg(&b, VERSION2), Ok(out));
+        assert!(!put_route(&mut b[..20], &out));
     }
 
     #[test]

@@ -429,6 +429,37 @@ impl IbTunables {
         }
     }
 
+    /// What an administrator gave one NI (`lnet_ni_tunables`, -1 where
+    /// not given) as these tunables: unset counts become 0 and an unset
+    /// `tos` -1, which [`tunables_setup`] fills from the module parameters.
+    pub fn given(
+        peercredits_hiw: i32,
+        map_on_demand: i32,
+        concurrent_sends: i32,
+        [fmr_pool_size, fmr_flush_trigger, fmr_cache]: [i32; 3],
+        ntx: i32,
+        conns_per_peer: i32,
+        tos: i32,
+    ) -> IbTunables {
+        let count = |v: i32| v.max(0);
+        IbTunables {
+            peercredits_hiw: count(peercredits_hiw),
+            map_on_demand: if map_on_demand < 0 {
+                UNSET
+            } else {
+                map_on_demand
+            },
+            concurrent_sends: count(concurrent_sends),
+            fmr_pool_size: count(fmr_pool_size),
+            fmr_flush_trigger: count(fmr_flush_trigger),
+            fmr_cache: count(fmr_cache),
+            ntx: count(ntx),
+            conns_per_peer: count(conns_per_peer),
+            tos: tos.max(-1),
+            timeout: 0,
+        }
+    }
+
     /// Whether `concurrent_sends` is below the queue depth, which Lustre
     /// warns may cost a little performance.
     pub fn sends_below_queue(&self, net: &NetTunables) -> bool {
@@ -781,6 +812,38 @@ mod tests {
             "Invalid value for 'ipif_name': 16 bytes, must be 1..15"
         );
         assert_eq!(format!("{:?}", IfName::DEFAULT), "IfName(\"ib0\")");
+    }
+
+    #[test]
+    fn given_tunables_win_over_module_parameters() {
+        // lnetctl set conns_per_peer, concurrent_sends, peercredits_hiw
+        // and tos; the rest are unset (-1) and take the parameters.
+        let mods = |p: IbParam| match p {
+            IbParam::ConnsPerPeer => 1,
+            IbParam::Tos => 10,
+            IbParam::Ntx => 512,
+            IbParam::PeerCredits => 32,
+            _ => p.default_value(),
+        };
+        let net = NetTunables::UNSET;
+        let lnd = IbTunables::given(20, -1, 40, [-1, -1, -1], -1, 4, 106);
+        let t = tunables_setup(&net, &lnd, mods, 49).unwrap();
+        assert_eq!(t.lnd.conns_per_peer, 4);
+        assert_eq!(t.lnd.concurrent_sends, 40);
+        assert_eq!(t.lnd.peercredits_hiw, 20);
+        assert_eq!(t.lnd.tos, 106);
+        assert_eq!(t.lnd.ntx, 512);
+        // Nothing given: every value is the module parameter's.
+        let none = IbTunables::given(-1, -1, -1, [-1, -1, -1], -1, -1, -1);
+        let t = tunables_setup(&net, &none, mods, 49).unwrap();
+        assert_eq!(
+            t.lnd,
+            tunables_setup(&net, &IbTunables::defaults(mods), mods, 49)
+                .unwrap()
+                .lnd
+        );
+        assert_eq!(t.lnd.tos, 10);
+        assert_eq!(t.lnd.conns_per_peer, 1);
     }
 
     #[test]

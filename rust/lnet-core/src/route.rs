@@ -344,6 +344,7 @@ impl RouteView {
 ///
 /// The routes of one net are contiguous, and nets are in `route show`
 /// order (hash bucket, then age), so the routes to a net are a slice.
+#[derive(Clone, Debug)]
 pub struct RouteTable<L: List<Route>> {
     routes: L,
     hash_bits: u32,

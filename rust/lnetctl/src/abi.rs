@@ -394,6 +394,28 @@ pub struct LnetIocUdsp {
     pub ud_bulk: [u8; UDSP_BULK_MAX],
 }
 
+/// `struct lnet_ioc_route` (ROUTE_ADD, ROUTE_DEL, GET_ROUTE).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LnetIocRoute {
+    pub rt_hdr: LnetIocHdr,
+    pub rt_idx: u32,
+    pub rt_net: u32,
+    pub rt_gateway: LnetIocNid,
+    pub rt_hops: u32,
+    pub rt_priority: u32,
+    pub rt_flags: u32,
+}
+
+/// `LNET_IOC_NET_ANY`.
+pub const NET_ANY: u32 = u32::MAX;
+/// `LNET_IOC_ROUTE_HOPS_UNDEFINED`.
+pub const ROUTE_HOPS_UNDEFINED: u32 = u32::MAX;
+/// `LNET_IOC_ROUTE_ALIVE`.
+pub const ROUTE_ALIVE: u32 = 1 << 0;
+/// `LNET_IOC_ROUTE_MULTI_HOP`.
+pub const ROUTE_MULTI_HOP: u32 = 1 << 1;
+
 // The header's _Static_asserts, on the Rust side.
 const _: () = assert!(size_of::<LnetIocHdr>() == 8);
 const _: () = assert!(size_of::<LnetIocNid>() == 20);
@@ -413,6 +435,7 @@ const _: () = assert!(size_of::<LnetIocValue>() == 16);
 const _: () = assert!(size_of::<LnetIocGlobals>() == 16);
 const _: () = assert!(size_of::<LnetIocFault>() == 160);
 const _: () = assert!(size_of::<LnetIocUdsp>() == 1560);
+const _: () = assert!(size_of::<LnetIocRoute>() == 48);
 // The NID mirror is exactly the wire form's largest size.
 const _: () = assert!(size_of::<LnetIocNid>() == NID_WIRE_MAX);
 
@@ -481,6 +504,7 @@ ioc_arg!(LnetIocValue, val_hdr);
 ioc_arg!(LnetIocGlobals, gl_hdr);
 ioc_arg!(LnetIocFault, fr_hdr);
 ioc_arg!(LnetIocUdsp, ud_hdr);
+ioc_arg!(LnetIocRoute, rt_hdr);
 
 /// The ioctl commands, by their number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -509,11 +533,14 @@ pub enum Cmd {
     UdspDel = 0xd5,
     UdspGet = 0xd6,
     Discover = 0xd7,
+    RouteAdd = 0xd8,
+    RouteDel = 0xd9,
+    GetRoute = 0xda,
 }
 
 impl Cmd {
     /// Every command, in number order.
-    pub const ALL: [Cmd; 24] = [
+    pub const ALL: [Cmd; 27] = [
         Cmd::Configure,
         Cmd::Unconfigure,
         Cmd::NetAdd,
@@ -538,6 +565,9 @@ impl Cmd {
         Cmd::UdspDel,
         Cmd::UdspGet,
         Cmd::Discover,
+        Cmd::RouteAdd,
+        Cmd::RouteDel,
+        Cmd::GetRoute,
     ];
 
     /// The command number (`_IOC_NR`).
@@ -572,6 +602,9 @@ impl Cmd {
             Cmd::UdspAdd => "LNET_IOC_UDSP_ADD",
             Cmd::UdspDel => "LNET_IOC_UDSP_DEL",
             Cmd::UdspGet => "LNET_IOC_UDSP_GET",
+            Cmd::RouteAdd => "LNET_IOC_ROUTE_ADD",
+            Cmd::RouteDel => "LNET_IOC_ROUTE_DEL",
+            Cmd::GetRoute => "LNET_IOC_GET_ROUTE",
         }
     }
 
@@ -594,6 +627,7 @@ impl Cmd {
                 size_of::<LnetIocFault>()
             }
             Cmd::UdspAdd | Cmd::UdspDel | Cmd::UdspGet => size_of::<LnetIocUdsp>(),
+            Cmd::RouteAdd | Cmd::RouteDel | Cmd::GetRoute => size_of::<LnetIocRoute>(),
         }
     }
 
@@ -710,6 +744,7 @@ mod tests {
             ("lnet_ioc_globals", size_of::<LnetIocGlobals>(), 16),
             ("lnet_ioc_fault", size_of::<LnetIocFault>(), 160),
             ("lnet_ioc_udsp", size_of::<LnetIocUdsp>(), 1560),
+            ("lnet_ioc_route", size_of::<LnetIocRoute>(), 48),
         ];
         for (name, got, want) in sizes {
             assert_eq!(got, want, "{name}");
@@ -1060,6 +1095,20 @@ mod tests {
                 ud_bulk
             ]
         );
+        fields!(
+            v,
+            LnetIocRoute,
+            "lnet_ioc_route",
+            [
+                rt_hdr,
+                rt_idx,
+                rt_net,
+                rt_gateway,
+                rt_hops,
+                rt_priority,
+                rt_flags
+            ]
+        );
         v
     }
 
@@ -1102,6 +1151,7 @@ mod tests {
             "lnet_ioc_globals" => 16,
             "lnet_ioc_fault" => 160,
             "lnet_ioc_udsp" => 1560,
+            "lnet_ioc_route" => 48,
             _ => unreachable!(),
         };
         for (s, fields) in by_struct {

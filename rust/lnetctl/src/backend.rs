@@ -57,6 +57,9 @@ pub enum Request<'a> {
     UdspAdd(&'a mut abi::LnetIocUdsp),
     UdspDel(&'a mut abi::LnetIocUdsp),
     UdspGet(&'a mut abi::LnetIocUdsp),
+    RouteAdd(&'a mut abi::LnetIocRoute),
+    RouteDel(&'a mut abi::LnetIocRoute),
+    GetRoute(&'a mut abi::LnetIocRoute),
 }
 
 impl Request<'_> {
@@ -87,6 +90,9 @@ impl Request<'_> {
             Request::UdspAdd(_) => Cmd::UdspAdd,
             Request::UdspDel(_) => Cmd::UdspDel,
             Request::UdspGet(_) => Cmd::UdspGet,
+            Request::RouteAdd(_) => Cmd::RouteAdd,
+            Request::RouteDel(_) => Cmd::RouteDel,
+            Request::GetRoute(_) => Cmd::GetRoute,
         }
     }
 }
@@ -215,6 +221,7 @@ impl Backend for DevLnet {
             | Request::FaultReset(a)
             | Request::FaultList(a) => self.raw(cmd, a),
             Request::UdspAdd(a) | Request::UdspDel(a) | Request::UdspGet(a) => self.raw(cmd, a),
+            Request::RouteAdd(a) | Request::RouteDel(a) | Request::GetRoute(a) => self.raw(cmd, a),
         }
     }
 

@@ -42,6 +42,11 @@ pub enum Command {
         #[command(subcommand)]
         command: PeerCommand,
     },
+    /// route {add | del | show}
+    Route {
+        #[command(subcommand)]
+        command: RouteCommand,
+    },
     /// set a global parameter
     Set {
         #[command(subcommand)]
@@ -291,6 +296,80 @@ pub struct RecoveryArgs {
     /// list peer recovery queue
     #[arg(short = 'p', long, overrides_with = "local")]
     pub peer: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RouteCommand {
+    /// add a route
+    Add(RouteAddArgs),
+    /// delete a route
+    Del(RouteDelArgs),
+    /// show routes
+    Show(RouteShowArgs),
+}
+
+#[derive(Args, Debug, Default)]
+pub struct RouteAddArgs {
+    /// network (e.g. tcp1)
+    #[arg(short = 'n', long)]
+    pub net: Option<String>,
+    /// gateway NID (e.g. 10.1.1.2@tcp) or a list of them
+    #[arg(short = 'g', long)]
+    pub gateway: Option<String>,
+    /// number of hops to final destination (1 < hops < 255)
+    #[arg(
+        short = 'c',
+        long = "hop",
+        visible_alias = "hop-count",
+        allow_hyphen_values = true
+    )]
+    pub hop: Option<String>,
+    /// priority of route (0 - highest prio)
+    #[arg(short = 'p', long, allow_hyphen_values = true)]
+    pub priority: Option<String>,
+    /// gateway health sensitivity (>= 0, default 1)
+    #[arg(short = 's', long = "health_sensitivity", allow_hyphen_values = true)]
+    pub sensitivity: Option<String>,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct RouteDelArgs {
+    /// network (e.g. tcp1)
+    #[arg(short = 'n', long)]
+    pub net: Option<String>,
+    /// gateway NID (e.g. 10.1.1.2@tcp) or a list of them
+    #[arg(short = 'g', long)]
+    pub gateway: Option<String>,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct RouteShowArgs {
+    /// network (e.g. tcp1)
+    #[arg(short = 'n', long)]
+    pub net: Option<String>,
+    /// gateway NID (e.g. 10.1.1.2@tcp)
+    #[arg(short = 'g', long)]
+    pub gateway: Option<String>,
+    /// number of hops to final destination
+    #[arg(
+        short = 'c',
+        long = "hop",
+        visible_alias = "hop-count",
+        allow_hyphen_values = true
+    )]
+    pub hop: Option<String>,
+    /// priority of route (0 - highest prio)
+    #[arg(short = 'p', long, allow_hyphen_values = true)]
+    pub priority: Option<String>,
+    /// display detailed output per route
+    #[arg(
+        short = 'v',
+        long,
+        num_args = 0..=1,
+        default_missing_value = "1",
+        value_name = "LEVEL"
+    )]
+    pub verbose: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

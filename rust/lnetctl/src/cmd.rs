@@ -117,6 +117,11 @@ pub fn run(cmd: &Command, be: &mut dyn Backend) -> Outcome {
             PeerCommand::Show(a) => peer_show(&mut r, a.nid.as_deref(), cli::verbosity(&a.verbose)),
             PeerCommand::Set(a) => set_health(&mut r, true, a),
         },
+        Command::Route { command } => match command {
+            cli::RouteCommand::Add(a) => crate::route::add(&mut r, a),
+            cli::RouteCommand::Del(a) => crate::route::del(&mut r, a),
+            cli::RouteCommand::Show(a) => crate::route::show(&mut r, a),
+        },
         Command::Set { param } => {
             let (p, v) = GlobalParam::of(param);
             set_global_text(&mut r, p, v);

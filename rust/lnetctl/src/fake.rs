@@ -6,7 +6,9 @@
 
 use lnet_core::fault::{Action, Attr, Pace, Rule};
 use lnet_core::nid::{lnd, Net, Nid};
+use lnet_core::nidlist::{NoMem, Seq};
 use lnet_core::params::{self, Param, Tunables};
+use lnet_core::route::{List, Route, RouteTable};
 use nix::errno::Errno;
 
 use crate::abi::{self, IocArg, LnetIocNid};
@@ -71,7 +73,35 @@ pub struct Fake {
     /// UDSP rules in index order (kept, not applied: the kernel applies
     /// them).
     pub udsp: Vec<lnet_core::udsp::Rule>,
+    /// The route table, with lnet-core's rules (gateways are their own
+    /// peers here: the fake makes no peer of them).
+    pub routes: RouteTable<RouteVec>,
     kept: Option<PingReply>,
+}
+
+/// The fake's route storage (lnet-core's table asks for a list type).
+#[derive(Clone, Debug, Default)]
+pub struct RouteVec(Vec<Route>);
+
+impl Seq<Route> for RouteVec {
+    fn try_push(&mut self, v: Route) -> Result<(), NoMem> {
+        self.0.push(v);
+        Ok(())
+    }
+
+    fn items(&self) -> &[Route] {
+        &self.0
+    }
+
+    fn items_mut(&mut self) -> &mut [Route] {
+        &mut self.0
+    }
+}
+
+impl List<Route> for RouteVec {
+    fn pop(&mut self) -> Option<Route> {
+        self.0.pop()
+    }
 }
 
 fn ip_nid(net: Net, ip: [u8; 4]) -> Nid {
@@ -103,6 +133,7 @@ impl Fake {
             last_ping: None,
             faults: [Vec::new(), Vec::new()],
             udsp: Vec::new(),
+            routes: RouteTable::new(RouteVec::default(), lnet_core::route::rnet_hash_bits(0)),
             kept: None,
         }
     }
@@ -333,6 +364,7 @@ impl Fake {
                 self.up = false;
                 self.nis.clear();
                 self.peers.clear();
+                let _ = self.routes.del(None, None);
                 Ok(())
             }
             Request::NetAdd(a) => {
@@ -592,6 +624,47 @@ impl Fake {
                 }
                 Ok(())
             }
+            Request::RouteAdd(a) => {
+                if a.rt_idx != 0 || a.rt_flags != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                let gw = a.rt_gateway.to_nid().map_err(|_| Errno::EINVAL)?;
+                let spec = lnet_core::route::RouteSpec {
+                    hops: a.rt_hops,
+                    priority: a.rt_priority,
+                    ..lnet_core::route::RouteSpec::new(Net::from_u32(a.rt_net), gw)
+                };
+                let nis = self.nis.clone();
+                let local = move |n: Net| nis.iter().any(|x| x.nid.net() == n);
+                let cx = lnet_core::route::AddContext {
+                    is_local_net: &local,
+                    start_down: false,
+                    place: 0,
+                };
+                let r = self.routes.add(&spec, gw, &cx);
+                r.map(|_| ()).map_err(|e| Errno::from_raw(-e.errno()))
+            }
+            Request::RouteDel(a) => {
+                if a.rt_idx != 0 || a.rt_flags != 0 || a.rt_hops != 0 || a.rt_priority != 0 {
+                    return Err(Errno::EINVAL);
+                }
+                let net = (a.rt_net != abi::NET_ANY).then(|| Net::from_u32(a.rt_net));
+                let gw = a.rt_gateway.to_nid().map_err(|_| Errno::EINVAL)?;
+                let r = self.routes.del(net, (!gw.is_any()).then_some(gw));
+                r.map(|_| ()).map_err(|e| Errno::from_raw(-e.errno()))
+            }
+            Request::GetRoute(a) => {
+                let r = *self
+                    .routes
+                    .get(a.rt_idx as usize)
+                    .map_err(|_| Errno::ENOENT)?;
+                a.rt_net = r.net.as_u32();
+                a.rt_gateway = LnetIocNid::from_nid(&r.gateway);
+                a.rt_hops = r.hops;
+                a.rt_priority = r.priority;
+                a.rt_flags = lnet_core::route::route_flags(0, r.alive, r.single_hop);
+                Ok(())
+            }
             Request::UdspGet(a) => {
                 if !udsp_bulk(a)?.is_empty() || a.ud_action_type != 0 || a.ud_priority != 0 {
                     return Err(Errno::EINVAL);
@@ -759,6 +832,7 @@ fn hdr_ok(req: &Request<'_>) -> bool {
         | Request::FaultReset(a)
         | Request::FaultList(a) => a.hdr_ok(),
         Request::UdspAdd(a) | Request::UdspDel(a) | Request::UdspGet(a) => a.hdr_ok(),
+        Request::RouteAdd(a) | Request::RouteDel(a) | Request::GetRoute(a) => a.hdr_ok(),
     }
 }
 

@@ -11,6 +11,7 @@ mod abi;
 mod backend;
 mod cli;
 mod cmd;
+mod route;
 mod show;
 mod transfer;
 mod udsp;

@@ -305,8 +305,8 @@ fn help_on_every_command() {
     let mut all = Vec::new();
     walk(&Cli::command(), &mut Vec::new(), &mut all);
     // The root; lnet(2) net(4) peer(4) set(12) global(1) stats(1) debug(1)
-    // udsp(3) with their parents; ping, discover, export, import.
-    assert_eq!(all.len(), 41);
+    // udsp(3) route(3) with their parents; ping, discover, export, import.
+    assert_eq!(all.len(), 45);
     for path in all {
         for flag in ["--help", "-h"] {
             let mut args = vec![String::from("lnetctl")];

@@ -60,12 +60,18 @@ struct libcfs_ioctl_data {
 #define IOC_LIBCFS_GET_NI	_IOWR('e', 50, long)
 #define IOC_LIBCFS_UNCONFIGURE	_IOWR('e', 56, long)
 #define IOC_LIBCFS_CONFIGURE	_IOWR('e', 59, long)
+/* Commands whose argument is struct lnet_ioctl_config_data (lnet-dlc.h). */
+#define IOCTL_CONFIG_SIZE	struct lnet_ioctl_config_data
+#define IOC_LIBCFS_ADD_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 81, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_DEL_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 82, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_GET_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 83, IOCTL_CONFIG_SIZE)
 /*
- * Also answered, with the lnet-dlc.h arguments: numbers 91
- * (IOC_LIBCFS_GET_LNET_STATS) and 99 (IOC_LIBCFS_GET_NUMA_RANGE). Lustre's
- * macros for them carry the size of a structure lnet-rs does not define;
- * the kernel matches Lustre's commands by type and number only.
+ * Their argument is lnet-dlc.h's lnet_ioctl_lnet_stats and
+ * lnet_ioctl_set_value; the size in the number is Lustre's, and the kernel
+ * matches Lustre's commands by type and number only.
  */
+#define IOC_LIBCFS_GET_LNET_STATS	_IOWR(IOC_LIBCFS_TYPE, 91, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_GET_NUMA_RANGE	_IOWR(IOC_LIBCFS_TYPE, 99, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_MAX_NR	112
 
 #endif

@@ -518,6 +518,37 @@ struct lnet_ioc_udsp {
 #define LNET_IOC_UDSP_ACTION_PRIORITY	1
 #define LNET_IOC_UDSP_ACTION_PREFERRED	2
 
+/*
+ * Routes to remote nets (lnetctl route add/del/show).
+ *
+ *  - ROUTE_ADD: a route to rt_net through rt_gateway, with rt_hops
+ *    (1..255 or LNET_IOC_ROUTE_HOPS_UNDEFINED) and rt_priority; rt_flags
+ *    and rt_idx must be 0. Errors are lnet_add_route's: EINVAL for a
+ *    route that can never be valid, EEXIST for a local net or a route
+ *    through the same gateway, EHOSTUNREACH for a gateway on no local net.
+ *  - ROUTE_DEL: the routes to rt_net (LNET_IOC_NET_ANY: every net)
+ *    through rt_gateway's peer (type LNET_IOC_NID_TYPE_ANY: every
+ *    gateway); ENOENT if rt_net is named and has no route.
+ *  - GET_ROUTE: the rt_idx'th route, in Lustre's route show order, with
+ *    its state in rt_flags.
+ *
+ * rt_net is the 32-bit net number (LND type << 16 | number).
+ */
+struct lnet_ioc_route {
+	struct lnet_ioc_hdr rt_hdr;
+	__u32	rt_idx;				/* in: GET_ROUTE */
+	__u32	rt_net;				/* in/out */
+	struct lnet_ioc_nid rt_gateway;		/* in/out */
+	__u32	rt_hops;			/* in/out */
+	__u32	rt_priority;			/* in/out */
+	__u32	rt_flags;			/* out: LNET_IOC_ROUTE_* */
+};
+
+#define LNET_IOC_NET_ANY		0xffffffffU
+#define LNET_IOC_ROUTE_HOPS_UNDEFINED	0xffffffffU
+#define LNET_IOC_ROUTE_ALIVE		(1U << 0)
+#define LNET_IOC_ROUTE_MULTI_HOP	(1U << 1)
+
 #define LNET_IOC_CONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc0, struct lnet_ioc_config)
 #define LNET_IOC_UNCONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc1, struct lnet_ioc_config)
 #define LNET_IOC_NET_ADD	_IOWR(LNET_IOC_MAGIC, 0xc2, struct lnet_ioc_net_cfg)
@@ -544,6 +575,9 @@ struct lnet_ioc_udsp {
 #define LNET_IOC_UDSP_DEL	_IOWR(LNET_IOC_MAGIC, 0xd5, struct lnet_ioc_udsp)
 #define LNET_IOC_UDSP_GET	_IOWR(LNET_IOC_MAGIC, 0xd6, struct lnet_ioc_udsp)
 #define LNET_IOC_DISCOVER	_IOWR(LNET_IOC_MAGIC, 0xd7, struct lnet_ioc_ping)
+#define LNET_IOC_ROUTE_ADD	_IOWR(LNET_IOC_MAGIC, 0xd8, struct lnet_ioc_route)
+#define LNET_IOC_ROUTE_DEL	_IOWR(LNET_IOC_MAGIC, 0xd9, struct lnet_ioc_route)
+#define LNET_IOC_GET_ROUTE	_IOWR(LNET_IOC_MAGIC, 0xda, struct lnet_ioc_route)
 
 /* Sizes are part of the ABI: a change here is a new LNET_IOC_VERSION. */
 #ifdef __cplusplus
@@ -569,5 +603,6 @@ LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_value) == 16, "lnet_ioc_value");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_globals) == 16, "lnet_ioc_globals");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_fault) == 160, "lnet_ioc_fault");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_udsp) == 1560, "lnet_ioc_udsp");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_route) == 48, "lnet_ioc_route");
 
 #endif /* __UAPI_LNET_RS_IOCTL_H__ */
