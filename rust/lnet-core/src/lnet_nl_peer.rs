@@ -585,18 +585,11 @@ pub fn peer_cmd<'a>(
     flags: u16,
     mut f: impl FnMut(PeerAction<'a>) -> Result<(), NlError>,
 ) -> Result<(), NlError> {
-    use super::lnet_nl::nlm;
-    if buf.is_empty() {
-        return Err(NlError::new(errno::ENOMSG, c"no configuration"));
-    }
-    validate(buf)?;
+    use super::lnet_nl::{config_lists, nlm};
     let create = flags & nlm::CREATE != 0;
     let set = !create && flags & nlm::REPLACE != 0;
     let excl = flags & nlm::EXCL != 0;
-    for entry in top(buf)?.nested() {
-        if entry.kind != scalar::LIST {
-            continue;
-        }
+    for entry in config_lists(buf)? {
         let mut prim = None;
         let mut multi_rail = true;
         let mut nis = None;
