@@ -554,16 +554,31 @@ fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
             found = true;
         }
     } else {
-        let mut peers = lnet.peers.lock();
-        for p in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
-            if all || p.nid == nid {
-                p.health = value;
-                p.offer_recovery(crate::kapi::kthread::now_secs());
-                found = true;
-            }
-        }
+        return set_peer_health(lnet, (!all).then_some(nid), value);
     }
     if found || all {
+        Ok(())
+    } else {
+        Err(ENOENT)
+    }
+}
+
+/// `peer set --health`, by ioctl or netlink: the health value (at most
+/// `MAX_HEALTH`) of the peer NI `nid`, or of every peer NI (`None`).
+pub(crate) fn set_peer_health(lnet: &TheLnet, nid: Option<Nid>, value: u32) -> Result {
+    if value > crate::lnet_core::health::MAX_HEALTH {
+        return Err(EINVAL);
+    }
+    let mut found = false;
+    let mut peers = lnet.peers.lock();
+    for p in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
+        if nid.is_none() || nid == Some(p.nid) {
+            p.health = value;
+            p.offer_recovery(crate::kapi::kthread::now_secs());
+            found = true;
+        }
+    }
+    if found || nid.is_none() {
         Ok(())
     } else {
         Err(ENOENT)
@@ -590,31 +605,47 @@ fn peer_cfg(lnet: &TheLnet, c: &lnet_ioc_peer_cfg, add: bool) -> Result {
         return Err(EINVAL);
     }
     let prim = nid_from_ioc(&c.pc_prim_nid)?;
-    if prim.is_any() || prim == Nid::LO {
-        return Err(EINVAL);
-    }
     let mut nids = KVec::with_capacity(n, GFP_KERNEL)?;
     for x in c.pc_nids.iter().take(n) {
-        let nid = nid_from_ioc(x)?;
-        if nid.is_any() || nid == Nid::LO {
-            return Err(EINVAL);
-        }
-        nids.push(nid, GFP_KERNEL)?;
+        nids.push(nid_from_ioc(x)?, GFP_KERNEL)?;
     }
-    let mut peers = lnet.peers.lock();
     if add {
-        peers.add(
+        peer_add(
+            lnet,
             &prim,
             &nids,
             c.pc_flags & PEER_NON_MR == 0,
             c.pc_flags & PEER_LOCK_PRIM != 0,
-        )?;
-        drop(peers);
-        crate::udsp::apply_new_peers(lnet);
-        Ok(())
+        )
     } else {
-        peers.del(&prim, &nids, c.pc_flags & PEER_FORCE != 0)
+        peer_del(lnet, &prim, &nids, c.pc_flags & PEER_FORCE != 0)
     }
+}
+
+/// `peer add`, by ioctl or netlink: the peer `prim` configured with `nids`
+/// added (lnet/peer.rs `add`); neither may be the any NID or 0@lo.
+pub(crate) fn peer_add(
+    lnet: &TheLnet,
+    prim: &Nid,
+    nids: &[Nid],
+    multi_rail: bool,
+    lock: bool,
+) -> Result {
+    if Iterator::chain(core::iter::once(prim), nids).any(|n| n.is_any() || *n == Nid::LO) {
+        return Err(EINVAL);
+    }
+    lnet.peers.lock().add(prim, nids, multi_rail, lock)?;
+    crate::udsp::apply_new_peers(lnet);
+    Ok(())
+}
+
+/// `peer del`, by ioctl or netlink: `nids` taken from the peer `prim`, or
+/// the whole peer when `nids` is empty.
+pub(crate) fn peer_del(lnet: &TheLnet, prim: &Nid, nids: &[Nid], force: bool) -> Result {
+    if Iterator::chain(core::iter::once(prim), nids).any(|n| n.is_any() || *n == Nid::LO) {
+        return Err(EINVAL);
+    }
+    lnet.peers.lock().del(prim, nids, force)
 }
 
 /// The `idx`th peer as GET_PEER reports it (ENOENT past the last); the

@@ -2,7 +2,8 @@
 
 //! Lustre's `lnet` generic netlink family, the commands its lnetctl sends
 //! before any ioctl: `LNET_CMD_CONFIGURE` (`lnet configure|unconfigure`)
-//! and `LNET_CMD_NETS` (`net add|del`, and `net show` as a dump). They
+//! and `LNET_CMD_NETS` (`net add|del`, and `net show` as a dump); the peer
+//! and ping commands are genl_peer.rs's. They
 //! call what the ioctls call (startup.rs, dev.rs), so both paths behave the
 //! same. Requests and replies are lnet-core's `lnet_nl` codec; other
 //! commands are unknown to the family and get -EOPNOTSUPP, on which
@@ -43,7 +44,8 @@ pub(crate) fn with_msg(e: Error, msg: &'static CStr) -> NlError {
     NlError::new(-e.to_errno(), msg)
 }
 
-/// `LNET_CMD_CONFIGURE` and `LNET_CMD_NETS` (add, del).
+/// `LNET_CMD_CONFIGURE`, `LNET_CMD_NETS` (add, del) and `LNET_CMD_PEERS`
+/// (add, del, set).
 #[no_mangle]
 extern "C" fn lnet_genl_rs_cmd(req: Option<&mut Request>) -> c_int {
     let Some(req) = req else {
@@ -55,6 +57,7 @@ extern "C" fn lnet_genl_rs_cmd(req: Option<&mut Request>) -> c_int {
     let r = match req.cmd() {
         cmd::CONFIGURE => configure(lnet, req.flags()),
         cmd::NETS => nets(lnet, req.flags(), req.attrs()),
+        cmd::PEERS => crate::genl_peer::peer_cmd(lnet, req.flags(), req.attrs()),
         _ => Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno())),
     };
     match r {

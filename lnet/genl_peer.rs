@@ -8,15 +8,18 @@
 //! ping.rs; discovery.rs), so both lnetctls print the same. Requests are
 //! checked by lnet-core's `lnet_nl_peer` before anything is done.
 //!
-//! `peer add|del|set` are not answered here (-EOPNOTSUPP): Lustre's
-//! lnetctl then takes its ioctls, which lnet-rs does not answer either.
+//! `peer add|del|set` (`LNET_CMD_PEERS` as a request) are checked whole
+//! by lnet-core's `peer_cmd`, then applied peer by peer with the functions
+//! our own ioctls use (dev.rs `peer_add`, `peer_del`, `set_peer_health`).
 
 use crate::genl::{with_msg, MSG_BUF, NLM_F_DUMP_FILTERED};
 use crate::kapi::bindings::{lnet_ioc_peer, lnet_ioc_peer_ni};
 use crate::kapi::errno as kerrno;
 use crate::kapi::genl::Dump;
 use crate::lnet_core::lnet_nl::{self, cmd, nlm, NlError, NlWriter};
-use crate::lnet_core::lnet_nl_peer::{self as np, show as ps, PeerFilter, PingRequest, Target};
+use crate::lnet_core::lnet_nl_peer::{
+    self as np, show as ps, PeerAction, PeerFilter, PingRequest, Target,
+};
 use crate::lnet_core::nid::Nid;
 use crate::state::TheLnet;
 use kernel::fmt;
@@ -452,4 +455,46 @@ pub(crate) fn discover(lnet: &TheLnet, out: &mut Dump) -> Result<(), NlError> {
         }
         .map_err(|_| NOMEM)
     })
+}
+
+/// `peer add` (`NLM_F_CREATE`), `peer del` (no flag) and `peer set
+/// --health` (`NLM_F_REPLACE`): LNet must be up; the request is checked
+/// whole, then each peer in it is acted on in turn, stopping at the first
+/// that fails (those before it stay done, as in Lustre).
+pub(crate) fn peer_cmd(lnet: &TheLnet, flags: u16, attrs: &[u8]) -> Result<(), NlError> {
+    if !lnet.is_running() {
+        return Err(down());
+    }
+    np::peer_cmd(attrs, flags, |_| Ok(()))?;
+    np::peer_cmd(attrs, flags, |a| match a {
+        PeerAction::Add {
+            prim,
+            nids,
+            multi_rail,
+            lock,
+        } => {
+            let nids = collect(nids)?;
+            crate::dev::peer_add(lnet, &prim, &nids, multi_rail, lock)
+                .map_err(|e| with_msg(e, c"failed to add peer"))
+        }
+        PeerAction::Del { prim, nids, force } => {
+            let msg = if nids.is_empty() {
+                c"failed to del primary peer"
+            } else {
+                c"failed to del peer"
+            };
+            let nids = collect(nids)?;
+            crate::dev::peer_del(lnet, &prim, &nids, force).map_err(|e| with_msg(e, msg))
+        }
+        PeerAction::Health { nid, value } => crate::dev::set_peer_health(lnet, nid, value)
+            .map_err(|e| with_msg(e, c"failed to set peer health")),
+    })
+}
+
+fn collect(nids: np::PeerNids<'_>) -> Result<KVec<Nid>, NlError> {
+    let mut v = KVec::new();
+    for n in nids.iter() {
+        v.push(n, GFP_KERNEL).map_err(|_| NOMEM)?;
+    }
+    Ok(v)
 }

@@ -9,17 +9,22 @@
 //! `lnet_psdev_ioctl` checks it (lnet-core's libcfs_ioctl), and copied back
 //! whole after the command, as Lustre does even when it fails. A command
 //! lnet-rs does not answer gets Lustre's answer to an unclaimed one, EINVAL.
+//! Lustre's `lnetctl global show` and `stats show` read the NUMA range and
+//! the message counters here (they have no netlink command); the values are
+//! those lnet-rs's own ioctls give its `lnetctl`.
 
 use crate::kapi::bindings::LNET_IOCTL_VERSION2;
 use crate::kapi::bindings::{
-    libcfs_ioctl_data, lnet_ioctl_config_data, LIBCFS_IOC_DATA_MAX, LNET_IOCTL_VERSION,
+    libcfs_ioctl_data, lnet_counters, lnet_ioctl_config_data, lnet_ioctl_lnet_stats,
+    lnet_ioctl_set_value, LIBCFS_IOC_DATA_MAX, LNET_IOCTL_VERSION,
 };
 use crate::kapi::errno;
-use crate::lnet_core::libcfs_ioctl::{self as abi, cfg, nr, off, RouteArg};
+use crate::kapi::lnet_abi::bytes_of;
+use crate::lnet_core::libcfs_ioctl::{self as abi, cfg, lnet_stats, nr, off, set_value, RouteArg};
 use crate::lnet_core::nid::{Net, Nid};
 use crate::lnet_core::route::{self as core_route, RouteSpec};
-use crate::startup;
 use crate::state::TheLnet;
+use crate::{params, startup};
 use core::mem::{offset_of, size_of};
 use kernel::prelude::*;
 use kernel::uaccess::UserSlice;
@@ -45,7 +50,17 @@ const _: () = {
     assert!(cfg::COUNT == offset_of!(lnet_ioctl_config_data, cfg_count));
     assert!(cfg::NID == offset_of!(lnet_ioctl_config_data, cfg_nid));
     assert!(cfg::RTR_HOP == offset_of!(lnet_ioctl_config_data, cfg_config_u));
+    assert!(set_value::LEN == size_of::<lnet_ioctl_set_value>());
+    assert!(set_value::VALUE == offset_of!(lnet_ioctl_set_value, sv_value));
+    assert!(lnet_stats::LEN == size_of::<lnet_ioctl_lnet_stats>());
+    assert!(lnet_stats::CNTRS == offset_of!(lnet_ioctl_lnet_stats, st_cntrs));
+    assert!(lnet_stats::CNTRS_LEN == size_of::<lnet_counters>());
 };
+
+/// A positive errno of lnet-core's checks as a kernel error.
+fn errno_of(e: i32) -> Error {
+    Error::from_errno(-e)
+}
 
 /// Lustre's command `cmd` (lnet-core's `is_libcfs`) with its argument at
 /// user address `arg`. The caller has checked CAP_SYS_ADMIN.
@@ -54,7 +69,7 @@ pub(crate) fn ioctl(lnet: &'static TheLnet, cmd: u32, arg: usize) -> Result {
     UserSlice::new(arg, hdr.len())
         .reader()
         .read_slice(&mut hdr)?;
-    let (len, version) = abi::check_hdr(&hdr).map_err(Error::from_errno)?;
+    let (len, version) = abi::check_hdr(&hdr).map_err(errno_of)?;
     let mut buf = KVec::with_capacity(len, GFP_KERNEL)?;
     UserSlice::new(arg, len)
         .reader()
@@ -64,7 +79,7 @@ pub(crate) fn ioctl(lnet: &'static TheLnet, cmd: u32, arg: usize) -> Result {
         return Err(EINVAL);
     }
     if version == abi::VERSION {
-        abi::check_data(&buf).map_err(Error::from_errno)?;
+        abi::check_data(&buf).map_err(errno_of)?;
     }
     let r = command(lnet, abi::cmd_nr(cmd), version, &mut buf);
     let copied = UserSlice::new(arg, len).writer().write_slice(&buf);
@@ -97,13 +112,32 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
             }
         }
         nr::ADD_ROUTE | nr::DEL_ROUTE | nr::GET_ROUTE => {
-            let a = abi::route_arg(buf, version).map_err(Error::from_errno)?;
+            let a = abi::route_arg(buf, version).map_err(errno_of)?;
             if !lnet.is_running() {
                 return Err(errno::ENETDOWN());
             }
             // Serialised with configuration, as Lustre's `ln_api_mutex`.
             let _api = lnet.api.lock();
             route_command(lnet, nr, &a, buf)
+        }
+        nr::GET_NUMA_RANGE => {
+            abi::check_get_numa_range(buf).map_err(errno_of)?;
+            let range = params::snapshot().numa_range;
+            if abi::put_u32(buf, set_value::VALUE, range) {
+                Ok(())
+            } else {
+                Err(EINVAL)
+            }
+        }
+        nr::GET_LNET_STATS => {
+            abi::check_get_lnet_stats(buf, lnet.is_running()).map_err(errno_of)?;
+            // The snapshot our own GET_STATS reports.
+            let c = lnet.counters.snapshot();
+            if abi::put_bytes(buf, lnet_stats::CNTRS, bytes_of(&c)) {
+                Ok(())
+            } else {
+                Err(EINVAL)
+            }
         }
         _ => Err(EINVAL),
     }

@@ -114,7 +114,7 @@ EXPORT_SYMBOL_GPL(lnet_genl_send_scalar_list);
 /*
  * Lustre's "lnet" generic netlink family, as lnet-rs answers it: the
  * family, its commands and multicast groups are static C data; genl.rs
- * handles LNET_CMD_CONFIGURE, LNET_CMD_NETS, LNET_CMD_PEERS (show) and
+ * handles LNET_CMD_CONFIGURE, LNET_CMD_NETS, LNET_CMD_PEERS and
  * LNET_CMD_PING (ping, discover). Any other command finds no operation and
  * gets -EOPNOTSUPP from the netlink core, so Lustre's lnetctl falls back to
  * its ioctls.
@@ -327,8 +327,7 @@ static const struct genl_ops lnet_genl_ops[] = {
 		.doit	= lnet_genl_doit,
 	},
 	{
-		/* peer add, del and set are not answered (EOPNOTSUPP). */
-		.cmd	= 3,	/* LNET_CMD_PEERS */
+		.cmd	= 3,	/* LNET_CMD_PEERS: show; add, del, set */
 		.flags	= GENL_ADMIN_PERM,
 		.start	= lnet_genl_start,
 		.dumpit	= lnet_genl_dumpit,

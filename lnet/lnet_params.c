@@ -100,6 +100,8 @@ LNET_PARAM(lnet_response_tracking, 0644,
 	   "(0|1|2|3) LNet Internal Only|GET Reply only|PUT ACK only|Full Tracking (default)");
 LNET_PARAM(lock_prim_nid, 0444,
 	   "Whether nid passed down by Lustre is locked as primary");
+LNET_PARAM(router_sensitivity_percentage, 0644,
+	   "(Deprecated) How healthy a gateway should be to be used in percent");
 
 /*
  * The debug mask (rust/kapi/debug.rs): which classes of LNet's and the

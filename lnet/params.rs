@@ -31,6 +31,7 @@ struct Live {
     lock_prim_nid: AtomicI32,
     rnet_htable_size: AtomicI32,
     use_tcp_bonding: AtomicI32,
+    router_sensitivity_percentage: AtomicU32,
     lnd_timeout: AtomicU32,
     max_recovery_ping_count: AtomicU32,
 }
@@ -52,6 +53,7 @@ static LIVE: Live = Live {
     lock_prim_nid: AtomicI32::new(D.lock_prim_nid),
     rnet_htable_size: AtomicI32::new(D.rnet_htable_size),
     use_tcp_bonding: AtomicI32::new(D.use_tcp_bonding),
+    router_sensitivity_percentage: AtomicU32::new(D.router_sensitivity_percentage),
     lnd_timeout: AtomicU32::new(D.lnd_timeout),
     max_recovery_ping_count: AtomicU32::new(D.max_recovery_ping_count),
 };
@@ -74,6 +76,7 @@ pub(crate) fn snapshot() -> Tunables {
         lock_prim_nid: l.lock_prim_nid.load(Relaxed),
         rnet_htable_size: l.rnet_htable_size.load(Relaxed),
         use_tcp_bonding: l.use_tcp_bonding.load(Relaxed),
+        router_sensitivity_percentage: l.router_sensitivity_percentage.load(Relaxed),
         lnd_timeout: l.lnd_timeout.load(Relaxed),
         max_recovery_ping_count: l.max_recovery_ping_count.load(Relaxed),
     }
@@ -97,6 +100,8 @@ fn publish(t: &Tunables) {
     l.lock_prim_nid.store(t.lock_prim_nid, Relaxed);
     l.rnet_htable_size.store(t.rnet_htable_size, Relaxed);
     l.use_tcp_bonding.store(t.use_tcp_bonding, Relaxed);
+    l.router_sensitivity_percentage
+        .store(t.router_sensitivity_percentage, Relaxed);
     l.lnd_timeout.store(t.lnd_timeout, Relaxed);
     l.max_recovery_ping_count
         .store(t.max_recovery_ping_count, Relaxed);

@@ -5,9 +5,10 @@
 //! the LNDs.
 
 use super::bindings::{
-    lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg,
-    lnet_ioc_ni, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
-    lnet_ioc_recovery, lnet_ioc_route, lnet_ioc_stats, lnet_ioc_udsp, lnet_ioc_value, lnet_nid,
+    lnet_counters, lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health,
+    lnet_ioc_net_cfg, lnet_ioc_ni, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni,
+    lnet_ioc_ping, lnet_ioc_recovery, lnet_ioc_route, lnet_ioc_stats, lnet_ioc_udsp,
+    lnet_ioc_value, lnet_nid,
 };
 use crate::lnet_core::nid::{Nid, NID_WIRE_MAX};
 use kernel::prelude::*;
@@ -163,6 +164,17 @@ unsafe impl FromBytes for lnet_ioc_route {}
 // SAFETY: `lnet_ioc_route` names every hole as a field (lnet-rs-ioctl.h), so it
 // has no padding: every byte of a value is initialized.
 unsafe impl AsBytes for lnet_ioc_route {}
+
+// `lnet_counters` has no padding: its common part is packed (7 `u32`s then
+// 4 `u64`s, 60 bytes), its health part 15 `u32`s from a 4-aligned offset.
+const _: () = assert!(
+    core::mem::size_of::<lnet_counters>() == 120
+        && core::mem::offset_of!(lnet_counters, lct_health) == 60
+        && core::mem::size_of::<super::bindings::lnet_counters_health>() == 60
+);
+// SAFETY: `lnet_counters` is bindgen's #[repr(C)] copy of integer fields
+// with no hole (the sizes asserted above add up), so every byte is set.
+unsafe impl AsBytes for lnet_counters {}
 
 /// The bytes of `v`, e.g. to read an ioctl structure's header.
 pub fn bytes_of<T: AsBytes>(v: &T) -> &[u8] {

@@ -58,6 +58,7 @@ lnet_retry_count 2 644
 lnet_response_tracking 3 644
 lnet_numa_range 0 444
 lock_prim_nid 1 444
+router_sensitivity_percentage 100 644
 rnet_htable_size 128 444
 use_tcp_bonding 0 444
 cpu_npartitions 0 444
@@ -67,10 +68,10 @@ for name in networks ip2nets routes; do
 	expect "$name" ""
 	lab_expect_eq "$(stat -c %a "$P/$name")" 444 "mode of $name"
 done
-# Lustre's lnet.ko's 17, and libcfs.ko's two CPU partition parameters,
+# Lustre's lnet.ko's 18, and libcfs.ko's two CPU partition parameters,
 # which lnet-rs's lnet.ko carries itself (lnet/lnet_params.c says why).
 # libcfs.ko's debug mask (lnet_params.c says why it is lnet.ko's).
-lab_expect_eq "$(ls $P | wc -l)" 20 "number of parameters"
+lab_expect_eq "$(ls $P | wc -l)" 21 "number of parameters"
 lab_expect_eq "$(stat -c %a "$P/libcfs_debug")" 644 "mode of libcfs_debug"
 # The lab's modprobe.d adds net to Lustre's default mask.
 expect libcfs_debug 319686528
@@ -127,6 +128,10 @@ set_ok lnet_recovery_limit 30 30
 refused lnet_recovery_limit 4294967296 "Numerical result out of range"
 set_ok lnet_recovery_interval 7 1
 dmesg | grep -q "lnet_recovery_interval' has been deprecated" || lab_fail "no deprecation warning"
+# Deprecated and unused, but a percentage: 0..100.
+set_ok router_sensitivity_percentage 0x32 50
+refused router_sensitivity_percentage 101 "Invalid argument"
+set_ok router_sensitivity_percentage 100 100
 
 # The debug mask: Lustre's class names, relative with + and -, absolute
 # (keeping the classes no mask silences) without; a number as it is.

@@ -69,6 +69,10 @@ pub mod nr {
     pub const DEL_ROUTE: u32 = 82;
     /// `IOC_LIBCFS_GET_ROUTE` (a [`cfg`] argument).
     pub const GET_ROUTE: u32 = 83;
+    /// `IOC_LIBCFS_GET_LNET_STATS`: `lnetctl stats show`.
+    pub const GET_LNET_STATS: u32 = 91;
+    /// `IOC_LIBCFS_GET_NUMA_RANGE`: `lnetctl global show`'s `numa_range`.
+    pub const GET_NUMA_RANGE: u32 = 99;
 }
 
 /// Field offsets in `struct lnet_ioctl_config_data` (lnet-dlc.h), the
@@ -91,6 +95,26 @@ pub mod cfg {
     pub const LEN: usize = 184;
 }
 
+/// `struct lnet_ioctl_set_value` (lnet-dlc.h): the header and one `u32`.
+pub mod set_value {
+    /// Its size, which `IOC_LIBCFS_GET_NUMA_RANGE` needs exactly.
+    pub const LEN: usize = 12;
+    /// `sv_value`.
+    pub const VALUE: usize = 8;
+}
+
+/// `struct lnet_ioctl_lnet_stats` (lnet-dlc.h): the header and the node's
+/// `struct lnet_counters`.
+pub mod lnet_stats {
+    /// `st_cntrs`.
+    pub const CNTRS: usize = 8;
+    /// `sizeof(struct lnet_counters)`: the packed common part (60 bytes)
+    /// then the health part (15 `u32`s).
+    pub const CNTRS_LEN: usize = 120;
+    /// Its size, the least `IOC_LIBCFS_GET_LNET_STATS` takes.
+    pub const LEN: usize = CNTRS + CNTRS_LEN;
+}
+
 /// A route command's argument as Lustre's `LNetCtl` reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RouteArg {
@@ -109,16 +133,17 @@ pub struct RouteArg {
 }
 
 /// Reads a route command's argument: a [`VERSION2`] argument at least
-/// [`cfg::LEN`] long, else `-EINVAL` (Lustre's check of `ioc_len`).
+/// [`cfg::LEN`] long, else EINVAL (Lustre's check of `ioc_len`). Errors are
+/// errnos, positive as every check here gives them.
 pub fn route_arg(buf: &[u8], version: u32) -> Result<RouteArg, i32> {
     if version != VERSION2 || buf.len() < cfg::LEN {
-        return Err(-EINVAL);
+        return Err(EINVAL);
     }
-    let u = |at| get_u32(buf, at).ok_or(-EINVAL);
+    let u = |at| get_u32(buf, at).ok_or(EINVAL);
     Ok(RouteArg {
         net: u(cfg::NET)?,
         count: u(cfg::COUNT)?,
-        nid4: get_u64(buf, cfg::NID).ok_or(-EINVAL)?,
+        nid4: get_u64(buf, cfg::NID).ok_or(EINVAL)?,
         hop: u(cfg::RTR_HOP)?,
         priority: u(cfg::RTR_PRIORITY)?,
         flags: u(cfg::RTR_FLAGS)?,
@@ -137,6 +162,8 @@ pub fn put_route(buf: &mut [u8], r: &RouteArg) -> bool {
 
 /// EINVAL, Lustre's answer to any malformed argument.
 const EINVAL: i32 = 22;
+/// ENODEV, Lustre's answer to a command that needs LNet up.
+const ENODEV: i32 = 19;
 
 /// Whether `cmd` is one of Lustre's /dev/lnet commands (its type and
 /// number range, whatever its size field says, as Lustre checks).
@@ -163,25 +190,51 @@ pub fn get_u64(buf: &[u8], at: usize) -> Option<u64> {
 }
 
 /// Writes `v` at `at` in `buf`; false if it does not fit.
+pub fn put_u64(buf: &mut [u8], at: usize, v: u64) -> bool {
+    put_bytes(buf, at, &v.to_ne_bytes())
+}
+
+/// Writes `v` at `at` in `buf`; false if it does not fit.
 pub fn put_u32(buf: &mut [u8], at: usize, v: u32) -> bool {
-    match at.checked_add(4).and_then(|end| buf.get_mut(at..end)) {
+    put_bytes(buf, at, &v.to_ne_bytes())
+}
+
+/// Writes `bytes` at `at` in `buf`; false if they do not fit.
+pub fn put_bytes(buf: &mut [u8], at: usize, bytes: &[u8]) -> bool {
+    match at
+        .checked_add(bytes.len())
+        .and_then(|end| buf.get_mut(at..end))
+    {
         Some(b) => {
-            b.copy_from_slice(&v.to_ne_bytes());
+            b.copy_from_slice(bytes);
             true
         }
         None => false,
     }
 }
 
-/// Writes `v` at `at` in `buf`; false if it does not fit.
-pub fn put_u64(buf: &mut [u8], at: usize, v: u64) -> bool {
-    match at.checked_add(8).and_then(|end| buf.get_mut(at..end)) {
-        Some(b) => {
-            b.copy_from_slice(&v.to_ne_bytes());
-            true
-        }
-        None => false,
+/// Checks `IOC_LIBCFS_GET_NUMA_RANGE`'s argument as Lustre's `lnet_ioctl`
+/// does: exactly a `struct lnet_ioctl_set_value`, of either version (Lustre
+/// reads no more of the header). Needs no running LNet.
+pub fn check_get_numa_range(buf: &[u8]) -> Result<(), i32> {
+    if buf.len() == set_value::LEN {
+        Ok(())
+    } else {
+        Err(EINVAL)
     }
+}
+
+/// Checks `IOC_LIBCFS_GET_LNET_STATS`'s argument as Lustre's `lnet_ioctl`
+/// and `lnet_counters_get` do: at least a `struct lnet_ioctl_lnet_stats`
+/// (its length first, EINVAL), then LNet up (ENODEV).
+pub fn check_get_lnet_stats(buf: &[u8], running: bool) -> Result<(), i32> {
+    if buf.len() < lnet_stats::LEN {
+        return Err(EINVAL);
+    }
+    if !running {
+        return Err(ENODEV);
+    }
+    Ok(())
 }
 
 /// The argument's length and version from its header, checked as Lustre's
@@ -336,8 +389,8 @@ mod tests {
             }
         );
         // The old version, or an argument shorter than the structure.
-        assert_eq!(route_arg(&b, VERSION), Err(-EINVAL));
-        assert_eq!(route_arg(&b[..cfg::LEN - 1], VERSION2), Err(-EINVAL));
+        assert_eq!(route_arg(&b, VERSION), Err(EINVAL));
+        assert_eq!(route_arg(&b[..cfg::LEN - 1], VERSION2), Err(EINVAL));
         let out = RouteArg {
             net: 0x0002_0005,
             flags: 3,
@@ -405,6 +458,47 @@ mod tests {
         assert_eq!(get_u64(&b, off::NID), Some(0x2_0000_0a01_0001));
         assert!(!put_u64(&mut b, DATA_LEN - 4, 1));
         assert_eq!(get_u32(&b, usize::MAX - 1), None);
+    }
+
+    fn v2(len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        b[0..4].copy_from_slice(&(len as u32).to_ne_bytes());
+        b[4..8].copy_from_slice(&VERSION2.to_ne_bytes());
+        b
+    }
+
+    #[test]
+    fn numa_range_and_stats() {
+        // _IOWR('e', 91, ...) and _IOWR('e', 99, ...): any size field.
+        assert!(is_libcfs(0xc0a8_655b));
+        assert_eq!(cmd_nr(0xc0a8_655b), nr::GET_LNET_STATS);
+        assert_eq!(cmd_nr(0xc0a8_6563), nr::GET_NUMA_RANGE);
+        // lnetctl's LIBCFS_IOC_INIT_V2 sizes: exactly 12 for the value.
+        assert_eq!(check_get_numa_range(&v2(12)), Ok(()));
+        assert_eq!(check_get_numa_range(&v2(16)), Err(EINVAL));
+        assert_eq!(check_get_numa_range(&v2(8)), Err(EINVAL));
+        let mut b = v2(12);
+        assert!(put_u32(&mut b, set_value::VALUE, 7));
+        assert_eq!(get_u32(&b, set_value::VALUE), Some(7));
+        // The counters: 128 or more; too short is EINVAL even when down.
+        assert_eq!(check_get_lnet_stats(&v2(128), true), Ok(()));
+        assert_eq!(check_get_lnet_stats(&v2(256), true), Ok(()));
+        assert_eq!(check_get_lnet_stats(&v2(127), true), Err(EINVAL));
+        assert_eq!(check_get_lnet_stats(&v2(127), false), Err(EINVAL));
+        assert_eq!(check_get_lnet_stats(&v2(128), false), Err(ENODEV));
+        let mut b = v2(128);
+        assert!(put_bytes(
+            &mut b,
+            lnet_stats::CNTRS,
+            &[1u8; lnet_stats::CNTRS_LEN]
+        ));
+        assert!(b[8..].iter().all(|&x| x == 1));
+        assert!(!put_bytes(
+            &mut b,
+            lnet_stats::CNTRS + 1,
+            &[1u8; lnet_stats::CNTRS_LEN]
+        ));
+        assert!(!put_bytes(&mut b, usize::MAX, &[1u8]));
     }
 
     #[test]

@@ -269,6 +269,18 @@ pub(crate) fn top(buf: &[u8]) -> Result<Attr<'_>, NlError> {
         .ok_or(NlError::new(errno::EINVAL, c"invalid configuration"))
 }
 
+/// The lists in a configuration request's top list (`LNET_CMD_NETS`,
+/// `LNET_CMD_PEERS`), each a block of keys and values; other attributes
+/// there are passed over, as Lustre's handlers do. An empty request is
+/// ENOMSG; the whole request is validated before any list is given.
+pub(crate) fn config_lists(buf: &[u8]) -> Result<impl Iterator<Item = Attr<'_>>, NlError> {
+    if buf.is_empty() {
+        return Err(NlError::new(errno::ENOMSG, c"no configuration"));
+    }
+    validate(buf)?;
+    Ok(top(buf)?.nested().filter(|a| a.kind == scalar::LIST))
+}
+
 /// The net `net show --net` asks for, if any (`lnet_net_show_start`):
 /// the value after a `"net type"` key in any top-level list.
 pub fn show_filter(buf: &[u8]) -> Result<Option<&str>, NlError> {
@@ -459,14 +471,7 @@ pub fn net_cmd<'a>(
     buf: &'a [u8],
     mut op: impl FnMut(NetOp<'a>) -> Result<(), NlError>,
 ) -> Result<(), NlError> {
-    if buf.is_empty() {
-        return Err(NlError::new(errno::ENOMSG, c"no configuration"));
-    }
-    validate(buf)?;
-    for block in top(buf)?.nested() {
-        if block.kind != scalar::LIST {
-            continue;
-        }
+    for block in config_lists(buf)? {
         let mut net = None;
         let mut ip2net = None;
         let mut ni_list = false;

@@ -1,6 +1,7 @@
 //! The peer commands of Lustre's `lnet` generic netlink family (the codec
 //! is [`lnet_nl`](super::lnet_nl)): `LNET_CMD_PEERS` as a dump (`lnetctl peer
-//! show [--nid N] [-v N]`) and `LNET_CMD_PING`, a dump for `lnetctl ping`
+//! show [--nid N] [-v N]`), as a request (`peer add|del|set`, [`peer_cmd`])
+//! and `LNET_CMD_PING`, a dump for `lnetctl ping`
 //! and a request for `lnetctl discover`. Requests are checked whole before
 //! anything is done; the reply's attribute ids and key tables are those of
 //! Lustre's `lnet_peer_ni_*` and `ping_*` lists.
@@ -424,6 +425,260 @@ pub fn discover_nth(buf: &[u8], k: usize) -> Option<Target<'_>> {
     found
 }
 
+/// Lustre's largest health value (`LNET_MAX_HEALTH_VALUE`).
+pub const MAX_HEALTH: i64 = 1000;
+
+/// What one peer of a `peer add|del|set` request (`LNET_CMD_PEERS` sent
+/// as a request, `lnet_peer_ni_cmd`) does, decided from the request's flags
+/// (`NLM_F_CREATE`: add, `NLM_F_REPLACE`: set, neither: del; `NLM_F_EXCL`:
+/// lock the primary on add, force on del) and its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerAction<'a> {
+    /// `peer add`: the peer `prim` made (or kept) and configured, with the
+    /// NIDs of [`PeerNids`] added.
+    Add {
+        /// The primary NID.
+        prim: Nid,
+        /// The NIDs to add besides the primary.
+        nids: PeerNids<'a>,
+        /// Multi-Rail unless `Multi-Rail: False` was given.
+        multi_rail: bool,
+        /// `--lock_prim`.
+        lock: bool,
+    },
+    /// `peer del`: the NIDs of [`PeerNids`] taken from the peer `prim`, or
+    /// the whole peer when none is named (or the primary, or `<?>`, is).
+    Del {
+        /// The primary NID.
+        prim: Nid,
+        /// The NIDs to delete; empty: the whole peer.
+        nids: PeerNids<'a>,
+        /// `--force`: a locked primary goes too.
+        force: bool,
+    },
+    /// `peer set --health`: the health value of the peer NI `nid`, or of
+    /// every peer NI (`--all`, `None`).
+    Health {
+        /// The peer NI; `None`: all of them.
+        nid: Option<Nid>,
+        /// 0..=[`MAX_HEALTH`].
+        value: u32,
+    },
+}
+
+/// The secondary NIDs of one peer of a checked request: the `nid` values
+/// of its `peer ni` list, without `<?>` and the primary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerNids<'a> {
+    list: Option<super::lnet_nl::Attr<'a>>,
+    prim: Nid,
+}
+
+impl<'a> PeerNids<'a> {
+    /// The NIDs in order.
+    pub fn iter(&self) -> impl Iterator<Item = Nid> + 'a {
+        let prim = self.prim;
+        self.list
+            .into_iter()
+            .flat_map(|l| l.nested())
+            .filter(|r| r.kind == scalar::LIST)
+            .flat_map(|r| {
+                let mut it = r.nested();
+                core::iter::from_fn(move || loop {
+                    let k = it.next()?;
+                    if k.is_key("nid") {
+                        return Some(it.next().and_then(|v| nid_str(&v).ok()));
+                    }
+                })
+            })
+            .filter_map(|s| s.and_then(|s| parse_nid(s).ok()))
+            .filter(move |n| !n.is_any() && *n != prim)
+    }
+
+    /// Whether it names no NID.
+    pub fn is_empty(&self) -> bool {
+        self.iter().next().is_none()
+    }
+}
+
+/// A NID as Lustre's `libcfs_strnid` reads it: `<?>` is `LNET_ANY_NID`.
+fn parse_nid(s: &str) -> Result<Nid, ()> {
+    if s == "<?>" {
+        return Ok(Nid::ANY);
+    }
+    Nid::parse(s).map_err(|_| ())
+}
+
+/// The value after a key, which must be a string NID.
+fn nid_after<'a>(
+    it: &mut Attrs<'a>,
+    kind: &'static core::ffi::CStr,
+    copy: &'static core::ffi::CStr,
+    parse: &'static core::ffi::CStr,
+) -> Result<Nid, NlError> {
+    let v = it
+        .next()
+        .filter(|v| v.kind == scalar::VALUE)
+        .ok_or(NlError::new(errno::EINVAL, kind))?;
+    let s = nid_str(&v).map_err(|e| NlError::new(e, copy))?;
+    parse_nid(s).map_err(|()| NlError::new(errno::EINVAL, parse))
+}
+
+/// One peer's `peer ni` list checked (`lnet_parse_peer_nis`): whether it
+/// names `<?>` or the primary, and its last health value (-1: none).
+fn peer_nis(list: &super::lnet_nl::Attr<'_>, prim: Nid) -> Result<(bool, i64), NlError> {
+    let mut whole = false;
+    let mut health = -1;
+    for r in list.nested().filter(|r| r.kind == scalar::LIST) {
+        let mut it = r.nested();
+        while let Some(k) = it.next() {
+            if k.is_key("nid") {
+                let n = nid_after(
+                    &mut it,
+                    c"invalid secondary NID",
+                    c"failed to get secondary NID",
+                    c"unsupported secondary NID",
+                )?;
+                whole |= n.is_any() || n == prim;
+            } else if k.is_key("health stats") {
+                let h = it
+                    .next()
+                    .filter(|h| h.kind == scalar::LIST)
+                    .ok_or(NlError::new(errno::EINVAL, c"invalid health configuration"))?;
+                let mut hit = h.nested();
+                while let Some(hk) = hit.next() {
+                    if !hk.is_key("health value") {
+                        return Err(NlError::new(errno::EINVAL, c"wrong health config format"));
+                    }
+                    health = hit
+                        .next()
+                        .and_then(|v| v.int())
+                        .ok_or(NlError::new(errno::EINVAL, c"invalid health config format"))?;
+                }
+            }
+        }
+    }
+    Ok((whole, health))
+}
+
+/// Checks a `peer add|del|set` request whole and gives `f` what each peer
+/// in it does, in order, stopping at `f`'s first error. Call it once with
+/// an `f` that does nothing to check the request before anything changes.
+///
+/// Lustre's `lnet_peer_ni_cmd` acts as it parses; lnet-rs differs where
+/// that is a slip rather than a rule, and says so here:
+/// - `Multi-Rail: False` makes a non-Multi-Rail peer (Lustre resets the
+///   flag for each key, so its netlink path never does);
+/// - a peer's NIDs are added together, so a refused one leaves the peer as
+///   it was (Lustre adds them one by one, then deletes the whole peer,
+///   even one that existed before);
+/// - a health value is clamped to 0..=1000 (Lustre drops its clamp's
+///   result);
+/// - a request naming no primary NID, or a `set` naming peer NIDs other
+///   than `<?>`, is refused (EINVAL) where Lustre returns success having
+///   done nothing, or deletes those NIDs;
+/// - `peer state` (`lnetctl peer set --state`, a debugging knob that
+///   overwrites the peer's state bits) is not settable: EOPNOTSUPP, on
+///   which lnetctl tries its ioctl, which lnet-rs does not answer either.
+pub fn peer_cmd<'a>(
+    buf: &'a [u8],
+    flags: u16,
+    mut f: impl FnMut(PeerAction<'a>) -> Result<(), NlError>,
+) -> Result<(), NlError> {
+    use super::lnet_nl::{config_lists, nlm};
+    let create = flags & nlm::CREATE != 0;
+    let set = !create && flags & nlm::REPLACE != 0;
+    let excl = flags & nlm::EXCL != 0;
+    for entry in config_lists(buf)? {
+        let mut prim = None;
+        let mut multi_rail = true;
+        let mut nis = None;
+        let mut it = entry.nested();
+        while let Some(k) = it.next() {
+            if k.kind != scalar::VALUE {
+                continue;
+            }
+            if k.is_key("primary nid") {
+                prim = Some(nid_after(
+                    &mut it,
+                    c"invalid primary NID type",
+                    c"failed to get primary NID",
+                    c"unsupported primary NID",
+                )?);
+            } else if k.is_key("Multi-Rail") {
+                let v = it
+                    .next()
+                    .and_then(|v| v.int())
+                    .ok_or(NlError::new(errno::EINVAL, c"invalid MR flag param"))?;
+                multi_rail = v != 0;
+            } else if k.is_key("peer state") {
+                it.next()
+                    .and_then(|v| v.int())
+                    .ok_or(NlError::new(errno::EINVAL, c"invalid peer state param"))?;
+                return Err(NlError::new(
+                    errno::EOPNOTSUPP,
+                    c"peer state is not settable on lnet-rs",
+                ));
+            } else if k.is_key("peer ni") {
+                let l = it
+                    .next()
+                    .filter(|l| l.kind == scalar::LIST)
+                    .ok_or(NlError::new(errno::EINVAL, c"invalid NIDs list"))?;
+                nis = Some(l);
+            }
+        }
+        let prim = prim.unwrap_or(Nid::ANY);
+        let (whole, health) = match &nis {
+            Some(l) => peer_nis(l, prim)?,
+            None => (false, -1),
+        };
+        let nids = PeerNids { list: nis, prim };
+        if set {
+            if !nids.is_empty() {
+                return Err(NlError::new(errno::EINVAL, c"peer set takes no NIDs"));
+            }
+            if health == -1 {
+                continue;
+            }
+            // `<?>` among the NIDs: every peer NI (`--all`).
+            let all = whole;
+            if !all && prim.is_any() {
+                return Err(NlError::new(errno::EINVAL, c"missing primary NID"));
+            }
+            let value = health.clamp(0, MAX_HEALTH) as u32;
+            f(PeerAction::Health {
+                nid: (!all).then_some(prim),
+                value,
+            })?;
+            continue;
+        }
+        if prim.is_any() {
+            return Err(NlError::new(errno::EINVAL, c"missing primary NID"));
+        }
+        f(if create {
+            PeerAction::Add {
+                prim,
+                nids,
+                multi_rail,
+                lock: excl,
+            }
+        } else {
+            // Naming the primary or `<?>` deletes the whole peer.
+            let nids = if whole {
+                PeerNids { list: None, prim }
+            } else {
+                nids
+            };
+            PeerAction::Del {
+                prim,
+                nids,
+                force: excl,
+            }
+        })?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -606,5 +861,243 @@ mod tests {
         assert!(last
             .iter()
             .any(|a| a.kind == scalar::NLA_TYPE && a.data == nla::S64.to_ne_bytes()));
+    }
+
+    fn actions(req: &[u8], flags: u16) -> Result<Vec<(PeerAction<'_>, Vec<Nid>)>, NlError> {
+        let mut out = Vec::new();
+        peer_cmd(req, flags, |a| {
+            let nids = match &a {
+                PeerAction::Add { nids, .. } | PeerAction::Del { nids, .. } => {
+                    nids.iter().collect()
+                }
+                PeerAction::Health { .. } => Vec::new(),
+            };
+            out.push((a, nids));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    fn nid_map(n: &str) -> Vec<u8> {
+        list(&[s("nid"), s(n)])
+    }
+
+    /// `peer add --prim_nid P --nid A,B [--lock_prim] [--non_mr]` as
+    /// Lustre's lnetctl sends it.
+    #[test]
+    fn peer_add_and_del() {
+        let req = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("peer ni"),
+            list(&[
+                nid_map("10.0.0.3@tcp"),
+                nid_map("10.0.0.2@tcp"),
+                nid_map("10.0.1.3@tcp1"),
+            ]),
+        ])]);
+        let got = actions(&req, nlm::CREATE | nlm::EXCL).unwrap();
+        assert_eq!(got.len(), 1);
+        let PeerAction::Add {
+            prim,
+            multi_rail,
+            lock,
+            ..
+        } = got[0].0
+        else {
+            panic!("{:?}", got[0].0)
+        };
+        assert_eq!((prim, multi_rail, lock), (nid("10.0.0.2@tcp"), true, true));
+        // The primary named again is not a secondary NID.
+        assert_eq!(got[0].1, [nid("10.0.0.3@tcp"), nid("10.0.1.3@tcp1")]);
+
+        // Non-Multi-Rail, primary only.
+        let req = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("Multi-Rail"),
+            int(0),
+        ])]);
+        let got = actions(&req, nlm::CREATE).unwrap();
+        assert!(matches!(
+            got[0].0,
+            PeerAction::Add {
+                multi_rail: false,
+                lock: false,
+                ..
+            }
+        ));
+        assert!(got[0].1.is_empty());
+
+        // del: some NIDs; the whole peer when none, or the primary, is named.
+        let some = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("peer ni"),
+            list(&[nid_map("10.0.0.3@tcp")]),
+        ])]);
+        let got = actions(&some, 0).unwrap();
+        assert!(matches!(got[0].0, PeerAction::Del { force: false, .. }));
+        assert_eq!(got[0].1, [nid("10.0.0.3@tcp")]);
+        let whole = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("peer ni"),
+            list(&[nid_map("10.0.0.3@tcp"), nid_map("10.0.0.2@tcp")]),
+        ])]);
+        let got = actions(&whole, nlm::EXCL).unwrap();
+        assert!(matches!(got[0].0, PeerAction::Del { force: true, .. }));
+        assert!(got[0].1.is_empty());
+        let bare = list(&[list(&[s("primary nid"), s("10.0.0.2@tcp")])]);
+        assert!(actions(&bare, 0).unwrap()[0].1.is_empty());
+    }
+
+    /// `peer set --health V --nid N` and `--all`.
+    #[test]
+    fn peer_set_health() {
+        let health = |v: i64| list(&[s("health stats"), list(&[s("health value"), int(v)])]);
+        let one = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.3@tcp"),
+            s("peer ni"),
+            list(&[health(300)]),
+        ])]);
+        let got = actions(&one, nlm::REPLACE).unwrap();
+        assert_eq!(
+            got[0].0,
+            PeerAction::Health {
+                nid: Some(nid("10.0.0.3@tcp")),
+                value: 300
+            }
+        );
+        let all = list(&[list(&[
+            s("primary nid"),
+            s("<?>"),
+            s("peer ni"),
+            list(&[nid_map("<?>"), health(5000)]),
+        ])]);
+        let got = actions(&all, nlm::REPLACE).unwrap();
+        assert_eq!(
+            got[0].0,
+            PeerAction::Health {
+                nid: None,
+                value: 1000
+            }
+        );
+        // A NID other than `<?>` in a set, or no NID at all, is refused.
+        let named = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.3@tcp"),
+            s("peer ni"),
+            list(&[nid_map("10.0.0.4@tcp"), health(0)]),
+        ])]);
+        assert_eq!(
+            actions(&named, nlm::REPLACE).unwrap_err().errno,
+            errno::EINVAL
+        );
+        let anon = list(&[list(&[s("peer ni"), list(&[health(0)])])]);
+        assert_eq!(
+            actions(&anon, nlm::REPLACE).unwrap_err(),
+            NlError::new(errno::EINVAL, c"missing primary NID")
+        );
+    }
+
+    #[test]
+    fn peer_cmd_refuses_bad_requests() {
+        let e = |req: &[u8], flags| actions(req, flags).unwrap_err();
+        assert_eq!(
+            e(&[], nlm::CREATE),
+            NlError::new(errno::ENOMSG, c"no configuration")
+        );
+        let bad = list(&[list(&[s("primary nid"), s("nonsense")])]);
+        assert_eq!(
+            e(&bad, nlm::CREATE),
+            NlError::new(errno::EINVAL, c"unsupported primary NID")
+        );
+        let bad = list(&[list(&[s("primary nid"), int(3)])]);
+        assert_eq!(
+            e(&bad, nlm::CREATE),
+            NlError::new(errno::EINVAL, c"invalid primary NID type")
+        );
+        let long = "1".repeat(NIDSTR_SIZE);
+        let bad = list(&[list(&[s("primary nid"), s(&long)])]);
+        assert_eq!(e(&bad, nlm::CREATE).errno, errno::E2BIG);
+        let bad = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("peer ni"),
+            list(&[nid_map("10.0.0.3@tcp"), nid_map("x@y@z")]),
+        ])]);
+        assert_eq!(
+            e(&bad, nlm::CREATE),
+            NlError::new(errno::EINVAL, c"unsupported secondary NID")
+        );
+        let bad = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("peer ni"),
+            s("x"),
+        ])]);
+        assert_eq!(
+            e(&bad, nlm::CREATE),
+            NlError::new(errno::EINVAL, c"invalid NIDs list")
+        );
+        let bad = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("Multi-Rail"),
+            s("no"),
+        ])]);
+        assert_eq!(
+            e(&bad, nlm::CREATE),
+            NlError::new(errno::EINVAL, c"invalid MR flag param")
+        );
+        let bad = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("peer state"),
+            int(1),
+        ])]);
+        assert_eq!(e(&bad, nlm::REPLACE).errno, errno::EOPNOTSUPP);
+        let bad = list(&[list(&[
+            s("primary nid"),
+            s("10.0.0.2@tcp"),
+            s("peer ni"),
+            list(&[list(&[s("health stats"), list(&[s("x"), int(1)])])]),
+        ])]);
+        assert_eq!(
+            e(&bad, nlm::REPLACE),
+            NlError::new(errno::EINVAL, c"wrong health config format")
+        );
+        // No primary NID: refused, not silently accepted.
+        let anon = list(&[list(&[s("peer ni"), list(&[nid_map("10.0.0.3@tcp")])])]);
+        assert_eq!(
+            e(&anon, nlm::CREATE),
+            NlError::new(errno::EINVAL, c"missing primary NID")
+        );
+        // A bad second peer is found before the first is acted on, when
+        // the caller checks first.
+        let two = list(&[
+            list(&[s("primary nid"), s("10.0.0.2@tcp")]),
+            list(&[s("primary nid"), s("bad")]),
+        ]);
+        let mut n = 0;
+        assert!(peer_cmd(&two, nlm::CREATE, |_| {
+            n += 1;
+            Ok(())
+        })
+        .is_err());
+        assert_eq!(n, 1);
+        // `f`'s error stops the walk.
+        let mut n = 0;
+        let stop = NlError::bare(errno::ENOENT);
+        assert_eq!(
+            peer_cmd(&two, nlm::CREATE, |_| {
+                n += 1;
+                Err(stop)
+            }),
+            Err(stop)
+        );
+        assert_eq!(n, 1);
     }
 }

@@ -57,6 +57,11 @@ pub struct Tunables {
     pub rnet_htable_size: i32,
     /// `use_tcp_bonding`: removed from Lustre; accepted so old configs load.
     pub use_tcp_bonding: i32,
+    /// `router_sensitivity_percentage`: deprecated in Lustre (0..=100, its
+    /// selection ignores it); kept so `lnetctl global show` and `set
+    /// router_sensitivity` find it. lnet-rs routes by the health of the
+    /// gateway's NIs alone, as Lustre does.
+    pub router_sensitivity_percentage: u32,
     /// Derived: `max((transaction_timeout - 1) / (retry_count + 1), 1)`.
     pub lnd_timeout: u32,
     /// Derived: `floor(log2(max_recovery_ping_interval))`.
@@ -80,6 +85,7 @@ impl Tunables {
         lock_prim_nid: 1,
         rnet_htable_size: 128,
         use_tcp_bonding: 0,
+        router_sensitivity_percentage: 100,
         lnd_timeout: lnd_timeout(150, 2),
         max_recovery_ping_count: max_recovery_ping_count(900),
     };
@@ -143,11 +149,13 @@ pub enum Param {
     RnetHtableSize,
     /// `use_tcp_bonding`
     UseTcpBonding,
+    /// `router_sensitivity_percentage` (router.c in Lustre)
+    RouterSensitivity,
 }
 
 impl Param {
     /// Every numeric parameter, in the order Lustre declares them.
-    pub const ALL: [Param; 14] = [
+    pub const ALL: [Param; 15] = [
         Param::RnetHtableSize,
         Param::UseTcpBonding,
         Param::NumaRange,
@@ -162,6 +170,7 @@ impl Param {
         Param::RetryCount,
         Param::ResponseTracking,
         Param::LockPrimNid,
+        Param::RouterSensitivity,
     ];
 
     /// The name under /sys/module/lnet/parameters.
@@ -181,6 +190,7 @@ impl Param {
             Param::LockPrimNid => "lock_prim_nid",
             Param::RnetHtableSize => "rnet_htable_size",
             Param::UseTcpBonding => "use_tcp_bonding",
+            Param::RouterSensitivity => "router_sensitivity_percentage",
         }
     }
 
@@ -224,6 +234,7 @@ impl Param {
             Param::LockPrimNid => t.lock_prim_nid as i64,
             Param::RnetHtableSize => t.rnet_htable_size as i64,
             Param::UseTcpBonding => t.use_tcp_bonding as i64,
+            Param::RouterSensitivity => t.router_sensitivity_percentage as i64,
         }
     }
 }
@@ -302,6 +313,11 @@ pub enum ParamError {
         /// The value written.
         value: u64,
     },
+    /// `router_sensitivity_percentage` above 100.
+    PercentageAbove100 {
+        /// The value written.
+        value: u64,
+    },
     /// A 0/1 parameter given another number.
     NotBoolean {
         /// The parameter written.
@@ -333,6 +349,10 @@ impl fmt::Display for ParamError {
             ParamError::Missing { param } => {
                 write!(f, "Invalid module parameter value for '{}': no value given", param.name())
             }
+            ParamError::PercentageAbove100 { value } => write!(
+                f,
+                "Invalid value: {value} for 'router_sensitivity_percentage'"
+            ),
             ParamError::SensitivityAboveMax { value } => write!(
                 f,
                 "Invalid health value. Maximum: {MAX_HEALTH_VALUE} value = {value}"
@@ -407,6 +427,13 @@ pub fn set(current: &Tunables, param: Param, input: Option<&[u8]>) -> Result<Cha
             notice = Some(Notice::RecoveryIntervalDeprecated);
         }
         Param::RecoveryLimit => t.recovery_limit = uint()?,
+        Param::RouterSensitivity => {
+            let v = ulong()?;
+            if v > 100 {
+                return Err(ParamError::PercentageAbove100 { value: v });
+            }
+            t.router_sensitivity_percentage = fit_u32(param, v)?;
+        }
         Param::MaxRecoveryPingInterval => {
             let v = ulong()?;
             if v == 0 {
@@ -624,6 +651,26 @@ mod tests {
         assert_eq!(
             ok(&t, Param::MaxRecoveryPingInterval, "0x400").max_recovery_ping_count,
             10
+        );
+    }
+
+    #[test]
+    fn router_sensitivity_is_a_percentage() {
+        let t = Tunables::DEFAULT;
+        assert_eq!(t.router_sensitivity_percentage, 100);
+        assert_eq!(Param::RouterSensitivity.mode(), 0o644);
+        assert_eq!(
+            ok(&t, Param::RouterSensitivity, "0x32").router_sensitivity_percentage,
+            50
+        );
+        let e = write(&t, Param::RouterSensitivity, "101").unwrap_err();
+        assert_eq!(e, ParamError::PercentageAbove100 { value: 101 });
+        assert_eq!(e.errno(), EINVAL);
+        assert_eq!(
+            write(&t, Param::RouterSensitivity, "-1")
+                .unwrap_err()
+                .errno(),
+            EINVAL
         );
     }
 

@@ -36,10 +36,9 @@
 //!
 //! Time is in milliseconds from any fixed origin.
 
-use super::kstrto;
 use super::nid::Net;
 use super::ping::{features, NiStatus};
-use super::route::{Route, EINVAL};
+use super::route::Route;
 
 /// The router parameters (`router.c`, `api-ni.c`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,21 +88,6 @@ impl Default for RouterParams {
     fn default() -> Self {
         RouterParams::DEFAULT
     }
-}
-
-/// `router_sensitivity_percentage=`: a number as `kstrtoul(.., 0, ..)`
-/// reads it, at most 100; the negative errno otherwise.
-pub fn parse_router_sensitivity(text: &[u8]) -> Result<u32, i32> {
-    let v = kstrto::parse_u64(text).map_err(|e| -e.errno())?;
-    u32::try_from(v).ok().filter(|v| *v <= 100).ok_or(-EINVAL)
-}
-
-/// `lnet_drop_asym_route=`: any number as `kstrtoul(.., 0, ..)` reads it;
-/// non-zero turns dropping on.
-pub fn parse_drop_asym_route(text: &[u8]) -> Result<bool, i32> {
-    kstrto::parse_u64(text)
-        .map(|v| v != 0)
-        .map_err(|e| -e.errno())
 }
 
 /// What route aliveness needs to know about a gateway peer. The kernel
@@ -537,13 +521,6 @@ mod tests {
         };
         assert_eq!(off.interval_ms(), None);
         assert_eq!(off.check_span_ms(), 0);
-        assert_eq!(parse_router_sensitivity(b"0x64"), Ok(100));
-        assert_eq!(parse_router_sensitivity(b"101"), Err(-22));
-        assert_eq!(parse_router_sensitivity(b"-1"), Err(-22));
-        assert_eq!(parse_router_sensitivity(b"99999999999999999999"), Err(-34));
-        assert_eq!(parse_drop_asym_route(b"7\n"), Ok(true));
-        assert_eq!(parse_drop_asym_route(b"0"), Ok(false));
-        assert_eq!(parse_drop_asym_route(b"yes"), Err(-22));
     }
 
     #[test]

@@ -65,6 +65,13 @@ struct libcfs_ioctl_data {
 #define IOC_LIBCFS_ADD_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 81, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_DEL_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 82, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_GET_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 83, IOCTL_CONFIG_SIZE)
+/*
+ * Their argument is lnet-dlc.h's lnet_ioctl_lnet_stats and
+ * lnet_ioctl_set_value; the size in the number is Lustre's, and the kernel
+ * matches Lustre's commands by type and number only.
+ */
+#define IOC_LIBCFS_GET_LNET_STATS	_IOWR(IOC_LIBCFS_TYPE, 91, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_GET_NUMA_RANGE	_IOWR(IOC_LIBCFS_TYPE, 99, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_MAX_NR	112
 
 #endif

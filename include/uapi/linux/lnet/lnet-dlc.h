@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * Lustre's "DLC" ioctl arguments, as far as lnet-rs answers them: the
- * route commands of libcfs_ioctl.h (IOC_LIBCFS_ADD_ROUTE, DEL_ROUTE,
- * GET_ROUTE), which Lustre's lnetctl uses when the kernel's "lnet"
- * netlink family does not answer its route requests. The layout is
- * Lustre's, byte for byte (tests/abi/abi_check.py compares it with
- * Lustre's header, the fields of the union's route member included).
+ * Lustre's "DLC" ioctl arguments (version LNET_IOCTL_VERSION2), as far as
+ * lnet-rs answers them: the route commands of libcfs_ioctl.h
+ * (IOC_LIBCFS_ADD_ROUTE, DEL_ROUTE, GET_ROUTE), which Lustre's lnetctl uses
+ * when the kernel's "lnet" netlink family does not answer its route
+ * requests; the NUMA range Lustre's lnetctl global show reads with
+ * IOC_LIBCFS_GET_NUMA_RANGE, and the message counters its stats show reads
+ * with IOC_LIBCFS_GET_LNET_STATS. The layout is Lustre's, byte for byte
+ * (tests/abi/abi_check.py compares it with Lustre's header, the fields of
+ * the union's route member included).
  */
 #ifndef __UAPI_LNET_DLC_H_
 #define __UAPI_LNET_DLC_H_
 
 #include <linux/types.h>
 #include <uapi/linux/lnet/libcfs_ioctl.h>
+#include <uapi/linux/lnet/lnet-types.h>
 
 /* The longest string field of the argument (the net member's interface). */
 #define LNET_MAX_STR_LEN	128
@@ -62,6 +66,18 @@ struct lnet_ioctl_config_data {
 	} cfg_config_u;
 
 	char cfg_bulk[];
+};
+
+/* One value: IOC_LIBCFS_GET_NUMA_RANGE's reply (ioc_len exactly this). */
+struct lnet_ioctl_set_value {
+	struct libcfs_ioctl_hdr sv_hdr;
+	__u32 sv_value;
+};
+
+/* IOC_LIBCFS_GET_LNET_STATS's reply (ioc_len at least this). */
+struct lnet_ioctl_lnet_stats {
+	struct libcfs_ioctl_hdr st_hdr;
+	struct lnet_counters st_cntrs;
 };
 
 #endif
