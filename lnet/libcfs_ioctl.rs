@@ -59,7 +59,8 @@ const _: () = {
 
 /// A positive errno of lnet-core's checks as a kernel error.
 fn errno_of(e: i32) -> Error {
-    Error::from_errno(-e)
+    // Saturating: no overflow path, whatever the value (a bad one is EINVAL).
+    Error::from_errno(e.saturating_neg())
 }
 
 /// Lustre's command `cmd` (lnet-core's `is_libcfs`) with its argument at
