@@ -150,9 +150,8 @@ impl Dump {
     pub fn put(&mut self, flags: u16, cmd: u8, payload: &[u8]) -> Result {
         let len = u32::try_from(payload.len()).map_err(|_| EINVAL)?;
         let flags = c_int::from(flags);
-        // SAFETY: `self` is lnet_genl.c's dump (the type invariant), so its
-        // skb is ours to write for this call; `payload` is `len` readable
-        // bytes, copied before the call returns.
+        // SAFETY: `self` is lnet_genl.c's dump (type invariant): its skb is ours to write;
+        // `payload` is `len` readable bytes, copied before the call returns.
         let rc = unsafe { lnet_genl_dump_put(self, flags, cmd, payload.as_ptr(), len) };
         kernel::error::to_result(rc)
     }
