@@ -107,6 +107,17 @@ lfs_server() {
 	lfs_target OST 0 /mnt/ost0
 	lfs_target OST 1 /mnt/ost1
 	lab_log "server: MGS, MDT and two OSTs up in $(($(date +%s) - t0)) s"
+	# The MDT stripes a new file over the OSTs its OSPs can precreate on
+	# and silently over fewer when one is still connecting (lod_qos.c):
+	# the client mounts once both report a precreate status of 0.
+	i=0
+	while [ "$(lctl get_param -n "osp.$FS-OST000[01]-osc-MDT0000.prealloc_status" 2>/dev/null |
+		grep -cx 0)" != 2 ]; do
+		i=$((i + 1))
+		[ $i -lt 240 ] || lab_fail "server: the MDT cannot precreate on both OSTs: $(lctl get_param "osp.*.prealloc_status" 2>&1 | tr '\n' ' ')"
+		sleep 0.25
+	done
+	lab_log "server: the MDT precreates on both OSTs after $(($(date +%s) - t0)) s"
 	lab_tell "$cli" 7101
 	# The client's requests to cut and restore our tcp1 rail, until it has
 	# unmounted.
@@ -172,7 +183,7 @@ lfs_io_files() {
 	rpcs=$(lfs_rpc_pages)
 	lab_log "client: $LFS_BIG_MIB MiB written in $((t1 - t0)) ms, read back in $((t2 - t1)) ms; largest RPCs (pages, read write): $(echo "$rpcs" | tr '\n' ' ')"
 	echo "$rpcs" | awk '$2 == 0 || $3 == 0 { bad = 1 } END { exit NR != 2 || bad }' ||
-		lab_fail "the large file was not written to and read from both OSTs"
+		lab_fail "the large file was not written to and read from both OSTs (its stripe count: $(lfs getstripe -c /mnt/lustre/big))"
 	# Small files, each its own content.
 	mkdir /mnt/lustre/small || lab_fail "mkdir"
 	t0=$(now_ms)
