@@ -342,7 +342,8 @@ impl Late {
 pub(crate) fn remote_failure(lnet: &TheLnet, nid: &Nid) {
     let s = params::snapshot().health_sensitivity;
     let now = kthread::now_secs();
-    if let Some(p) = lnet.peers.lock().peer_ni_mut(nid) {
+    let mut peers = lnet.peers.lock();
+    if let Some(p) = peers.peer_ni_mut(nid) {
         p.remote_failure(s, now);
     }
 }

@@ -97,7 +97,8 @@ pub(crate) fn count_dropped(lnet: &TheLnet, ni: &Ni, peer: &Nid, len: u32, body:
     Counters::add(&lnet.counters.drop_count);
     Counters::add_len(&lnet.counters.drop_length, len);
     ni.dropped.add(slot);
-    if let Some(p) = lnet.peers.lock().peer_ni_mut(peer) {
+    let mut peers = lnet.peers.lock();
+    if let Some(p) = peers.peer_ni_mut(peer) {
         p.dropped.add(slot);
     }
 }

@@ -147,7 +147,8 @@ impl MdOwner for Ping {
             // and a peer NI that takes it but never answers stays low.
             // health.md §7.3 says the event handler raises it too; Lustre's
             // lnet_handle_recovery_reply does not, and we follow the code.
-            if let Some(lp) = lnet.peers.lock().peer_ni_mut(&nid) {
+            let mut peers = lnet.peers.lock();
+            if let Some(lp) = peers.peer_ni_mut(&nid) {
                 if done {
                     lp.recovery.pending = false;
                 }
@@ -301,10 +302,13 @@ fn record_ping(lnet: &TheLnet, nid: &Nid, local: bool, md: Option<u64>) {
                 None => ni.recovery.pending.store(false, Relaxed),
             }
         }
-    } else if let Some(lp) = lnet.peers.lock().peer_ni_mut(nid) {
-        match md {
-            Some(cookie) => lp.recovery.ping_md = cookie,
-            None => lp.recovery.pending = false,
+    } else {
+        let mut peers = lnet.peers.lock();
+        if let Some(lp) = peers.peer_ni_mut(nid) {
+            match md {
+                Some(cookie) => lp.recovery.ping_md = cookie,
+                None => lp.recovery.pending = false,
+            }
         }
     }
 }
