@@ -198,10 +198,15 @@ fn adjust(lnet: &TheLnet, counts: [i32; NPOOLS]) -> Result {
             continue;
         }
         crate::params::set_router_buffers(i, n);
+        let name = ["tiny", "small", "large"].get(i).copied().unwrap_or("");
         let Some(s) = rtr_buf::sizing(i, n, ncpts) else {
+            crate::cerror!(
+                "{}_router_buffers={} invalid when routing enabled\n",
+                name,
+                n
+            );
             return Err(EINVAL);
         };
-        let name = ["tiny", "small", "large"].get(i).copied().unwrap_or("");
         if s.below_min {
             crate::cwarn!(
                 "{}_router_buffers={} less than recommended minimum\n",
