@@ -30,7 +30,6 @@
 //! per node, not one per CPU partition (their sizes are still divided by
 //! the partitions, as Lustre sizes each of its own).
 
-use crate::kapi::errno::*;
 use crate::kapi::rtr_pages::RtrPages;
 use crate::kapi::vec;
 use crate::lnet_core::credits::TxCredits;
@@ -375,14 +374,15 @@ fn free_pools(lnet: &TheLnet) {
         drop_blocked(lnet, b, "routing is off");
     }
     let mut r = lnet.rtr.lock();
-    let mut gone = KVec::new();
-    for p in r.pools.iter_mut() {
+    let mut gone: [KVec<RtrPages>; NPOOLS] = [KVec::new(), KVec::new(), KVec::new()];
+    for (p, g) in r.pools.iter_mut().zip(gone.iter_mut()) {
         p.count.clear();
-        let _ = gone.push(core::mem::take(&mut p.free), GFP_ATOMIC);
+        core::mem::swap(&mut p.free, g);
     }
     let peers = core::mem::take(&mut r.peers);
     r.gen = r.gen.wrapping_add(1);
     drop(r);
+    // Freed outside the lock.
     drop(gone);
     drop(peers);
 }
@@ -419,12 +419,13 @@ pub(crate) fn drop_waiting_on(lnet: &TheLnet, ni: &Arc<Ni>) {
 /// goes back to the LND, and it is counted as dropped.
 fn drop_blocked(lnet: &TheLnet, b: Blocked, why: &str) {
     let Blocked { mut msg, private } = b;
+    let from = msg.from;
     {
         let mut r = lnet.rtr.lock();
         if let Some(f) = msg.fwd.as_mut() {
             if f.peer_credit {
                 f.peer_credit = false;
-                if let Some(p) = r.peers.iter_mut().find(|p| p.nid == msg.from) {
+                if let Some(p) = r.peers.iter_mut().find(|p| p.nid == from) {
                     p.credits.cancel();
                 }
             }

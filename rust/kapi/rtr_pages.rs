@@ -22,6 +22,11 @@ pub struct RtrPages {
     _pages: KVec<Page>,
 }
 
+// SAFETY: the fragments' page pointers name pages this buffer owns
+// (`_pages`, # Invariants), which are not tied to a thread: the buffer may
+// be freed or lent to an LND from any thread.
+unsafe impl Send for RtrPages {}
+
 impl RtrPages {
     /// A buffer of `npages` zeroed pages (none for the tiny pool).
     pub fn new(npages: u32) -> Result<Self> {

@@ -21,7 +21,7 @@
 //!   else the module parameter, else its send credits
 //!   (`lnet_peer_buffer_credits`).
 
-use crate::credits::TxCredits;
+use super::credits::TxCredits;
 
 /// `LNET_MTU`: the largest payload a router forwards.
 pub const LNET_MTU: u32 = 1 << 20;
