@@ -191,39 +191,64 @@ fn params_now() -> [i32; NPOOLS] {
 /// for, then its pool grows to it (a smaller count frees buffers as they
 /// come back). Stops at the first pool that fails, as Lustre does.
 fn adjust(lnet: &TheLnet, counts: [i32; NPOOLS]) -> Result {
-    let ncpts = crate::cpt::number();
     for (i, &n) in counts.iter().enumerate() {
         if n < 0 {
             continue;
         }
         crate::params::set_router_buffers(i, n);
-        let name = ["tiny", "small", "large"].get(i).copied().unwrap_or("");
-        let Some(s) = rtr_buf::sizing(i, n, ncpts) else {
-            crate::cerror!(
-                "{}_router_buffers={} invalid when routing enabled\n",
-                name,
-                n
-            );
-            return Err(EINVAL);
-        };
-        if s.below_min {
-            crate::cwarn!(
-                "{}_router_buffers={} less than recommended minimum\n",
-                name,
-                n
-            );
-        }
-        // Lustre has a pool per partition, each of this many.
-        let want = s.per_cpt.saturating_mul(ncpts.max(1));
-        grow(lnet, i, want).inspect_err(|_| {
-            crate::cerror!(
-                "lnet: error allocating {} {}-page router buffers\n",
-                want,
-                rtr_buf::pool_pages(i, PAGE_SIZE as u32)
-            );
-        })?;
+        let want = pool_size(i, n)?;
+        grow_logged(lnet, i, want)?;
     }
     Ok(())
+}
+
+/// Gives the pools their parameters' sizes as routing starts
+/// (`lnet_rtrpools_alloc`): all three checked before any is made, a
+/// negative one refused.
+fn alloc(lnet: &TheLnet) -> Result {
+    let counts = params_now();
+    let mut want = [0u32; NPOOLS];
+    for ((w, &n), i) in want.iter_mut().zip(counts.iter()).zip(0..) {
+        *w = pool_size(i, n)?;
+    }
+    for (i, &w) in want.iter().enumerate() {
+        grow_logged(lnet, i, w)?;
+    }
+    Ok(())
+}
+
+/// How many buffers pool `i` gets for the parameter value `n`
+/// (`lnet_nrb_*_calculate`), logged as Lustre logs it.
+fn pool_size(i: usize, n: i32) -> Result<u32> {
+    let ncpts = crate::cpt::number();
+    let name = ["tiny", "small", "large"].get(i).copied().unwrap_or("");
+    let Some(s) = rtr_buf::sizing(i, n, ncpts) else {
+        crate::cerror!(
+            "{}_router_buffers={} invalid when routing enabled\n",
+            name,
+            n
+        );
+        return Err(EINVAL);
+    };
+    if s.below_min {
+        crate::cwarn!(
+            "{}_router_buffers={} less than recommended minimum\n",
+            name,
+            n
+        );
+    }
+    // Lustre has a pool per partition, each of this many.
+    Ok(s.per_cpt.saturating_mul(ncpts.max(1)))
+}
+
+fn grow_logged(lnet: &TheLnet, i: usize, want: u32) -> Result {
+    grow(lnet, i, want).inspect_err(|_| {
+        crate::cerror!(
+            "lnet: error allocating {} {}-page router buffers\n",
+            want,
+            rtr_buf::pool_pages(i, PAGE_SIZE as u32)
+        );
+    })
 }
 
 /// Makes pool `i` hold `want` buffers (`lnet_rtrpool_adjust_bufs`): new
@@ -307,7 +332,7 @@ pub(crate) fn enable(lnet: &TheLnet) -> Result {
         return Ok(());
     }
     lnet.rtr.lock().made = true;
-    if let Err(e) = adjust(lnet, params_now()) {
+    if let Err(e) = alloc(lnet) {
         free_pools(lnet);
         return Err(e);
     }
