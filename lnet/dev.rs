@@ -741,20 +741,29 @@ pub(crate) fn fill_peer_ni(
         .find(|x| x.nid.net() == ni.nid.net())
         .map_or(0, |x| x.net_tunables().peer_credits.max(0));
     let (credits, qnob) = lnet.tx.lock().peer_ni_credits(&ni.nid, fresh);
-    put_peer_ni(p, ni, &credits, qnob);
+    let rtr = crate::router::peer_credits(lnet, &ni.nid);
+    put_peer_ni(p, ni, &credits, qnob, rtr);
     Ok(())
 }
 
-fn put_peer_ni(p: &mut lnet_ioc_peer_ni, ni: &crate::peer::PeerNi, credits: &TxCredits, qnob: u64) {
+fn put_peer_ni(
+    p: &mut lnet_ioc_peer_ni,
+    ni: &crate::peer::PeerNi,
+    credits: &TxCredits,
+    qnob: u64,
+    rtr: Option<TxCredits>,
+) {
     p.pn_nid = nid_to_ioc(&ni.nid);
     p.pn_state = 0;
     p.pn_max_ni_tx_credits = credits.max as u32;
     p.pn_available_tx_credits = credits.available as u32;
     p.pn_min_tx_credits = credits.min as u32;
     p.pn_tx_q_num_of_buf = u32::try_from(qnob).unwrap_or(u32::MAX);
-    // Not a router: router credits stay full.
-    p.pn_available_rtr_credits = credits.max as u32;
-    p.pn_min_rtr_credits = credits.max as u32;
+    // The router credits it used on this node; full (its send credits'
+    // maximum) for one that never sent us a message to forward.
+    let (avail, min) = rtr.map_or((credits.max, credits.max), |c| (c.available, c.min));
+    p.pn_available_rtr_credits = avail as u32;
+    p.pn_min_rtr_credits = min as u32;
     p.pn_refcount = 1;
     p.pn_send_count = ni.sent.sum();
     p.pn_recv_count = ni.received.sum();

@@ -141,6 +141,14 @@ pub(crate) struct PoolShow {
     pub(crate) mincredits: i32,
 }
 
+/// The router credits of peer NI `nid` (`lpni_rtrcredits`,
+/// `lpni_minrtrcredits`), if it sent us a message to forward since
+/// routing started.
+pub(crate) fn peer_credits(lnet: &TheLnet, nid: &Nid) -> Option<TxCredits> {
+    let r = lnet.rtr.lock();
+    r.peers.iter().find(|p| p.nid == *nid).map(|p| p.credits)
+}
+
 /// Whether this node forwards.
 pub(crate) fn routing(lnet: &TheLnet) -> bool {
     lnet.rtr.lock().routing

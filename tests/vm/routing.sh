@@ -139,7 +139,13 @@ if [ "$LAB_VM" = 1 ]; then
 	done
 	routed=$(stat_of route_count)
 	[ "${routed:-0}" -ge 10 ] || lab_fail "route_count ${routed:-none}"
-	lab_log "vm1 routed $routed messages; every router buffer is back"
+	# vm0's router credits (peer_buffer_credits=8): used, and all back.
+	lnetctl peer show -v --nid "$near" >/tmp/peer || lab_fail "peer show -v $near"
+	rc_now=$(awk '$1 == "available_rtr_credits:" { print $2; exit }' /tmp/peer)
+	rc_min=$(awk '$1 == "min_rtr_credits:" { print $2; exit }' /tmp/peer)
+	lab_expect_eq "$rc_now" 8 "router credits of $near"
+	[ "${rc_min:-8}" -lt 8 ] || { cat /tmp/peer; lab_fail "no router credit of $near used"; }
+	lab_log "vm1 routed $routed messages; every router buffer is back; $near's router credits 8 (min $rc_min)"
 	lnetctl set routing 0 || lab_fail "set routing 0"
 	dmesg | grep -q "Message forwarding disabled" || lab_fail "no 'forwarding disabled'"
 	lnetctl routing show >/tmp/rshow || lab_fail "routing show with routing off"
