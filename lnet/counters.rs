@@ -17,6 +17,9 @@ pub(crate) struct Counters {
     pub(crate) send_length: AtomicU64,
     pub(crate) recv_length: AtomicU64,
     pub(crate) drop_length: AtomicU64,
+    /// Messages this router forwarded, and their bytes.
+    pub(crate) route_count: AtomicU32,
+    pub(crate) route_length: AtomicU64,
     pub(crate) rst_alloc: AtomicU32,
     pub(crate) response_timeout_count: AtomicU32,
     pub(crate) resend_count: AtomicU32,
@@ -66,6 +69,8 @@ impl Counters {
         m.lcc_send_length = self.send_length.load(Relaxed);
         m.lcc_recv_length = self.recv_length.load(Relaxed);
         m.lcc_drop_length = self.drop_length.load(Relaxed);
+        m.lcc_route_count = self.route_count.load(Relaxed);
+        m.lcc_route_length = self.route_length.load(Relaxed);
         let h = &mut c.lct_health;
         h.lch_rst_alloc = self.rst_alloc.load(Relaxed);
         h.lch_response_timeout_count = self.response_timeout_count.load(Relaxed);

@@ -11,8 +11,8 @@
 use crate::kapi::bindings::{
     lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health, lnet_ioc_net_cfg,
     lnet_ioc_ni, lnet_ioc_nid, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni, lnet_ioc_ping,
-    lnet_ioc_recovery, lnet_ioc_route, lnet_ioc_stats, lnet_ioc_udsp, lnet_ioc_value,
-    LNET_IOC_VERSION,
+    lnet_ioc_recovery, lnet_ioc_route, lnet_ioc_routing, lnet_ioc_stats, lnet_ioc_udsp,
+    lnet_ioc_value, LNET_IOC_VERSION,
 };
 use crate::kapi::errno;
 use crate::kapi::lnet_abi::bytes_of;
@@ -61,6 +61,9 @@ const DISCOVER: u32 = iowr(0xd7, size_of::<lnet_ioc_ping>());
 const ROUTE_ADD: u32 = iowr(0xd8, size_of::<lnet_ioc_route>());
 const ROUTE_DEL: u32 = iowr(0xd9, size_of::<lnet_ioc_route>());
 const GET_ROUTE: u32 = iowr(0xda, size_of::<lnet_ioc_route>());
+const SET_ROUTING: u32 = iowr(0xdb, size_of::<lnet_ioc_routing>());
+const SET_BUFFERS: u32 = iowr(0xdc, size_of::<lnet_ioc_routing>());
+const GET_ROUTING: u32 = iowr(0xdd, size_of::<lnet_ioc_routing>());
 
 const CFG_LOAD_NETWORKS: u32 = 1;
 const TUNABLE_DEFAULT: u32 = u32::MAX;
@@ -301,6 +304,12 @@ fn dispatch(lnet: &'static TheLnet, st: &FileState, cmd: u32, arg: usize) -> Res
             route_cmd(lnet, cmd, &mut r)?;
             write(arg, &r)
         }
+        SET_ROUTING | SET_BUFFERS | GET_ROUTING => {
+            let mut r: lnet_ioc_routing = read(arg)?;
+            need_up(lnet)?;
+            routing_cmd(lnet, cmd, &mut r)?;
+            write(arg, &r)
+        }
         GET_RECOVERY_QUEUE => {
             let mut q: lnet_ioc_recovery = read(arg)?;
             need_up(lnet)?;
@@ -438,6 +447,51 @@ fn net_cfg(lnet: &TheLnet, c: &lnet_ioc_net_cfg, add: bool) -> Result {
 }
 
 /// `lnetctl route add|del|show` (lnet-rs-ioctl.h's route commands).
+/// `lnetctl set routing`, `set tiny_buffers`... and `routing show`
+/// (router.rs), serialised with configuration as Lustre's are.
+fn routing_cmd(lnet: &TheLnet, cmd: u32, r: &mut lnet_ioc_routing) -> Result {
+    let pools_zero = r.rtr_pools.iter().all(|p| {
+        p.rp_npages == 0 && p.rp_nbuffers == 0 && p.rp_credits == 0 && p.rp_mincredits == 0
+    });
+    let buffers_zero = r.rtr_buffers.iter().all(|&b| b == 0);
+    let _api = lnet.api.lock();
+    match cmd {
+        SET_ROUTING => {
+            if r.rtr_enable > 1 || !buffers_zero || !pools_zero {
+                return Err(EINVAL);
+            }
+            if r.rtr_enable == 1 {
+                crate::router::enable(lnet)
+            } else {
+                crate::router::disable(lnet);
+                Ok(())
+            }
+        }
+        SET_BUFFERS => {
+            if r.rtr_enable != 0 || !pools_zero {
+                return Err(EINVAL);
+            }
+            // s32 values in u32 fields (the ABI's rule).
+            let counts = r.rtr_buffers.map(|b| b as i32);
+            crate::router::adjust_buffers(lnet, counts)
+        }
+        _ => {
+            if r.rtr_enable != 0 || !buffers_zero || !pools_zero {
+                return Err(EINVAL);
+            }
+            let (pools, routing) = crate::router::show(lnet).ok_or(ENOENT)?;
+            r.rtr_enable = u32::from(routing);
+            for (o, p) in r.rtr_pools.iter_mut().zip(pools.iter()) {
+                o.rp_npages = p.npages;
+                o.rp_nbuffers = p.nbuffers;
+                o.rp_credits = p.credits as u32;
+                o.rp_mincredits = p.mincredits as u32;
+            }
+            Ok(())
+        }
+    }
+}
+
 fn route_cmd(lnet: &TheLnet, cmd: u32, r: &mut lnet_ioc_route) -> Result {
     use crate::lnet_core::nid::Net;
     use crate::lnet_core::route::{route_flags, RouteSpec};
@@ -687,20 +741,29 @@ pub(crate) fn fill_peer_ni(
         .find(|x| x.nid.net() == ni.nid.net())
         .map_or(0, |x| x.net_tunables().peer_credits.max(0));
     let (credits, qnob) = lnet.tx.lock().peer_ni_credits(&ni.nid, fresh);
-    put_peer_ni(p, ni, &credits, qnob);
+    let rtr = crate::router::peer_credits(lnet, &ni.nid);
+    put_peer_ni(p, ni, &credits, qnob, rtr);
     Ok(())
 }
 
-fn put_peer_ni(p: &mut lnet_ioc_peer_ni, ni: &crate::peer::PeerNi, credits: &TxCredits, qnob: u64) {
+fn put_peer_ni(
+    p: &mut lnet_ioc_peer_ni,
+    ni: &crate::peer::PeerNi,
+    credits: &TxCredits,
+    qnob: u64,
+    rtr: Option<TxCredits>,
+) {
     p.pn_nid = nid_to_ioc(&ni.nid);
     p.pn_state = 0;
     p.pn_max_ni_tx_credits = credits.max as u32;
     p.pn_available_tx_credits = credits.available as u32;
     p.pn_min_tx_credits = credits.min as u32;
     p.pn_tx_q_num_of_buf = u32::try_from(qnob).unwrap_or(u32::MAX);
-    // Not a router: router credits stay full.
-    p.pn_available_rtr_credits = credits.max as u32;
-    p.pn_min_rtr_credits = credits.max as u32;
+    // The router credits it used on this node; full (its send credits'
+    // maximum) for one that never sent us a message to forward.
+    let (avail, min) = rtr.map_or((credits.max, credits.max), |c| (c.available, c.min));
+    p.pn_available_rtr_credits = avail as u32;
+    p.pn_min_rtr_credits = min as u32;
     p.pn_refcount = 1;
     p.pn_send_count = ni.sent.sum();
     p.pn_recv_count = ni.received.sum();

@@ -16,11 +16,13 @@
 use crate::kapi::bindings::LNET_IOCTL_VERSION2;
 use crate::kapi::bindings::{
     libcfs_ioctl_data, lnet_counters, lnet_ioctl_config_data, lnet_ioctl_lnet_stats,
-    lnet_ioctl_set_value, LIBCFS_IOC_DATA_MAX, LNET_IOCTL_VERSION,
+    lnet_ioctl_pool_cfg, lnet_ioctl_set_value, LIBCFS_IOC_DATA_MAX, LNET_IOCTL_VERSION,
 };
 use crate::kapi::errno;
 use crate::kapi::lnet_abi::bytes_of;
-use crate::lnet_core::libcfs_ioctl::{self as abi, cfg, lnet_stats, nr, off, set_value, RouteArg};
+use crate::lnet_core::libcfs_ioctl::{
+    self as abi, cfg, lnet_stats, nr, off, pool_cfg, set_value, PoolEntry, RouteArg,
+};
 use crate::lnet_core::nid::{Net, Nid};
 use crate::lnet_core::route::{self as core_route, RouteSpec};
 use crate::state::TheLnet;
@@ -50,6 +52,10 @@ const _: () = {
     assert!(cfg::COUNT == offset_of!(lnet_ioctl_config_data, cfg_count));
     assert!(cfg::NID == offset_of!(lnet_ioctl_config_data, cfg_nid));
     assert!(cfg::RTR_HOP == offset_of!(lnet_ioctl_config_data, cfg_config_u));
+    assert!(cfg::BUF_ENABLE == offset_of!(lnet_ioctl_config_data, cfg_config_u));
+    assert!(cfg::BULK == offset_of!(lnet_ioctl_config_data, cfg_bulk));
+    assert!(pool_cfg::LEN == size_of::<lnet_ioctl_pool_cfg>());
+    assert!(pool_cfg::ROUTING == offset_of!(lnet_ioctl_pool_cfg, pl_routing));
     assert!(set_value::LEN == size_of::<lnet_ioctl_set_value>());
     assert!(set_value::VALUE == offset_of!(lnet_ioctl_set_value, sv_value));
     assert!(lnet_stats::LEN == size_of::<lnet_ioctl_lnet_stats>());
@@ -120,6 +126,43 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
             // Serialised with configuration, as Lustre's `ln_api_mutex`.
             let _api = lnet.api.lock();
             route_command(lnet, nr, &a, buf)
+        }
+        nr::CONFIG_RTR | nr::ADD_BUF | nr::GET_BUF => {
+            let a = abi::buffers_arg(buf, nr == nr::GET_BUF).map_err(errno_of)?;
+            // Serialised with configuration, as Lustre's `ln_api_mutex`.
+            let _api = lnet.api.lock();
+            match nr {
+                nr::CONFIG_RTR if a.enable != 0 => {
+                    if !lnet.is_running() {
+                        return Err(errno::ENETDOWN());
+                    }
+                    crate::router::enable(lnet)
+                }
+                nr::CONFIG_RTR => {
+                    crate::router::disable(lnet);
+                    Ok(())
+                }
+                nr::ADD_BUF => crate::router::adjust_buffers(lnet, a.pools),
+                _ => {
+                    // One set of pools, shown as CPU partition 0's
+                    // (router.rs); ENOENT past it, as past Lustre's last.
+                    let (pools, routing) = crate::router::show(lnet).ok_or(ENOENT)?;
+                    if a.count != 0 {
+                        return Err(ENOENT);
+                    }
+                    let e = pools.map(|p| PoolEntry {
+                        npages: p.npages,
+                        nbuffers: p.nbuffers,
+                        credits: p.credits,
+                        mincredits: p.mincredits,
+                    });
+                    if abi::put_pools(buf, &e, u32::from(routing)) {
+                        Ok(())
+                    } else {
+                        Err(EINVAL)
+                    }
+                }
+            }
         }
         nr::GET_NUMA_RANGE => {
             abi::check_get_numa_range(buf).map_err(errno_of)?;

@@ -54,6 +54,7 @@ mod portal;
 mod push;
 mod recovery;
 mod route;
+mod router;
 mod selection;
 mod send;
 mod startup;

@@ -9,6 +9,7 @@
 const char *lnet_param_networks(void);
 const char *lnet_param_ip2nets(void);
 const char *lnet_param_routes(void);
+const char *lnet_param_forwarding(void);
 
 LNET_RS_PARAM_OPS(lnet);
 
@@ -26,6 +27,10 @@ MODULE_PARM_DESC(networks, "local networks");
 static char *routes = "";
 module_param(routes, charp, 0444);
 MODULE_PARM_DESC(routes, "routes to non-local networks");
+
+static char *forwarding = "";
+module_param(forwarding, charp, 0444);
+MODULE_PARM_DESC(forwarding, "Explicitly enable/disable forwarding between networks");
 
 /*
  * CPU partitions (lnet/cpt.rs): Lustre's names, types, defaults and
@@ -74,6 +79,11 @@ const char *lnet_param_routes(void)
 	return routes;
 }
 
+const char *lnet_param_forwarding(void)
+{
+	return forwarding;
+}
+
 LNET_PARAM(rnet_htable_size, 0444, "size of remote network hash table");
 LNET_PARAM(use_tcp_bonding, 0444, "use_tcp_bonding parameter has been removed");
 LNET_PARAM(lnet_numa_range, 0444,
@@ -102,6 +112,14 @@ LNET_PARAM(lock_prim_nid, 0444,
 	   "Whether nid passed down by Lustre is locked as primary");
 LNET_PARAM(router_sensitivity_percentage, 0644,
 	   "(Deprecated) How healthy a gateway should be to be used in percent");
+/* Router buffers (lnet/router.rs), Lustre's router.c parameters. */
+LNET_PARAM(tiny_router_buffers, 0444,
+	   "# of 0 payload messages to buffer in the router");
+LNET_PARAM(small_router_buffers, 0444,
+	   "# of small (1 page) messages to buffer in the router");
+LNET_PARAM(large_router_buffers, 0444,
+	   "# of large messages to buffer in the router");
+LNET_PARAM(peer_buffer_credits, 0444, "# router buffer credits per peer");
 
 /*
  * The debug mask (rust/kapi/debug.rs): which classes of LNet's and the

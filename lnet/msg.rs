@@ -83,6 +83,9 @@ pub(crate) struct Msg {
     /// header names the final destination. Credits, health and drop
     /// counts are that peer NI's.
     pub(crate) txpeer: Nid,
+    /// A message this node forwards (`msg_routing`): its router buffer
+    /// and credits (router.rs). Its header keeps the original source.
+    pub(crate) fwd: Option<crate::router::Fwd>,
 }
 
 // SAFETY: the raw pointers inside (by the type invariant, the fragments of
@@ -116,6 +119,7 @@ impl Msg {
                 recovery: false,
                 no_rx_peer: false,
                 txpeer: hdr.dest_nid,
+                fwd: None,
             },
             GFP_KERNEL,
         )?;
@@ -237,6 +241,11 @@ pub(crate) fn finalize(lnet: &TheLnet, mut m: KBox<Msg>, status: i32, hstatus: S
     let Some(mut m) = crate::health::check(lnet, m, status, hstatus) else {
         return;
     };
+    if m.fwd.is_some() {
+        // Received: sent on; sent or failed: its buffer goes back.
+        crate::router::finished(lnet, m, status);
+        return;
+    }
     if m.md.is_some() {
         detach_md(lnet, &mut m, status);
     }

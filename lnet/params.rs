@@ -32,6 +32,10 @@ struct Live {
     rnet_htable_size: AtomicI32,
     use_tcp_bonding: AtomicI32,
     router_sensitivity_percentage: AtomicU32,
+    tiny_router_buffers: AtomicI32,
+    small_router_buffers: AtomicI32,
+    large_router_buffers: AtomicI32,
+    peer_buffer_credits: AtomicI32,
     lnd_timeout: AtomicU32,
     max_recovery_ping_count: AtomicU32,
 }
@@ -54,6 +58,10 @@ static LIVE: Live = Live {
     rnet_htable_size: AtomicI32::new(D.rnet_htable_size),
     use_tcp_bonding: AtomicI32::new(D.use_tcp_bonding),
     router_sensitivity_percentage: AtomicU32::new(D.router_sensitivity_percentage),
+    tiny_router_buffers: AtomicI32::new(D.tiny_router_buffers),
+    small_router_buffers: AtomicI32::new(D.small_router_buffers),
+    large_router_buffers: AtomicI32::new(D.large_router_buffers),
+    peer_buffer_credits: AtomicI32::new(D.peer_buffer_credits),
     lnd_timeout: AtomicU32::new(D.lnd_timeout),
     max_recovery_ping_count: AtomicU32::new(D.max_recovery_ping_count),
 };
@@ -77,6 +85,10 @@ pub(crate) fn snapshot() -> Tunables {
         rnet_htable_size: l.rnet_htable_size.load(Relaxed),
         use_tcp_bonding: l.use_tcp_bonding.load(Relaxed),
         router_sensitivity_percentage: l.router_sensitivity_percentage.load(Relaxed),
+        tiny_router_buffers: l.tiny_router_buffers.load(Relaxed),
+        small_router_buffers: l.small_router_buffers.load(Relaxed),
+        large_router_buffers: l.large_router_buffers.load(Relaxed),
+        peer_buffer_credits: l.peer_buffer_credits.load(Relaxed),
         lnd_timeout: l.lnd_timeout.load(Relaxed),
         max_recovery_ping_count: l.max_recovery_ping_count.load(Relaxed),
     }
@@ -102,6 +114,12 @@ fn publish(t: &Tunables) {
     l.use_tcp_bonding.store(t.use_tcp_bonding, Relaxed);
     l.router_sensitivity_percentage
         .store(t.router_sensitivity_percentage, Relaxed);
+    l.tiny_router_buffers.store(t.tiny_router_buffers, Relaxed);
+    l.small_router_buffers
+        .store(t.small_router_buffers, Relaxed);
+    l.large_router_buffers
+        .store(t.large_router_buffers, Relaxed);
+    l.peer_buffer_credits.store(t.peer_buffer_credits, Relaxed);
     l.lnd_timeout.store(t.lnd_timeout, Relaxed);
     l.max_recovery_ping_count
         .store(t.max_recovery_ping_count, Relaxed);
@@ -132,6 +150,23 @@ pub(crate) fn ip2nets() -> &'static str {
 /// The `routes` parameter.
 pub(crate) fn routes() -> &'static str {
     load_time_str(param::lnet_routes())
+}
+
+/// The `forwarding` parameter.
+pub(crate) fn forwarding() -> &'static str {
+    load_time_str(param::lnet_forwarding())
+}
+
+/// `lnetctl set tiny_buffers|small_buffers|large_buffers` (Lustre's
+/// `lnet_rtrpools_adjust_helper` stores the counts in its parameters,
+/// read-only in sysfs): index 0, 1, 2 as lnet-core `rtr_buf`'s pools.
+pub(crate) fn set_router_buffers(pool: usize, v: i32) {
+    let cell = match pool {
+        0 => &LIVE.tiny_router_buffers,
+        1 => &LIVE.small_router_buffers,
+        _ => &LIVE.large_router_buffers,
+    };
+    cell.store(v, Relaxed);
 }
 
 /// The derived LND timeout, for the read-only debugfs file Lustre also has.

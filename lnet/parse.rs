@@ -66,7 +66,7 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize, parsed:
 /// bytes into `sink` (fragments, count, offset); the LND finalizes it, or
 /// it is finalized here if the LND refuses.
 #[allow(clippy::too_many_arguments)]
-fn recv(
+pub(crate) fn recv(
     lnet: &TheLnet,
     ni: &Ni,
     private: *mut c_void,
@@ -165,16 +165,9 @@ pub(crate) fn parse(
         return 0;
     }
     // Only for the NI it came in on: nothing reaches our other NIDs over
-    // 0@lo.
+    // 0@lo. Anything else is another node's, to forward or drop.
     if hdr.dest_nid != ni.nid {
-        drop_incoming(
-            lnet,
-            ni,
-            private,
-            rlen,
-            "not for this NI and routing is off",
-            &hdr,
-        );
+        parse_forward(lnet, ni, &hdr, from, private, rdma_req);
         return 0;
     }
     if hdr.dest_pid != lnet.pid.load(Ordering::Relaxed) {
@@ -221,6 +214,71 @@ pub(crate) fn parse(
         }
     }
     deliver(lnet, ni, m, from, private)
+}
+
+/// A message for another node arrived on `ni` (`lnet_parse` when not
+/// `for_me`): forwarded when routing is on, else dropped.
+///
+/// Lustre answers a destination on the receiving NI's own net, or one of
+/// our own NIDs on another net, or an optimized GET to forward, with
+/// `-EPROTO`, and its LND closes the connection; lnet-rs drops the
+/// message, counted and logged, and keeps the connection, as it did
+/// before forwarding.
+fn parse_forward(
+    lnet: &TheLnet,
+    ni: &Arc<Ni>,
+    hdr: &Hdr,
+    from: Nid,
+    private: *mut c_void,
+    rdma_req: bool,
+) {
+    let rlen = hdr.payload_length;
+    let local = || lnet.nis.lock().nis.iter().any(|n| n.nid == hdr.dest_nid);
+    let why = if hdr.dest_nid.net() == ni.nid.net() {
+        Some("not for this NI (it should have been sent direct)")
+    } else if local() {
+        Some("not for this NI (my NID on another net)")
+    } else if rdma_req && matches!(hdr.msg, MsgBody::Get { .. }) {
+        Some("not for this NI (an optimized GET must be for me)")
+    } else if !crate::router::routing(lnet) {
+        Some("not for this NI and routing is off")
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        drop_incoming(lnet, ni, private, rlen, why, hdr);
+        return;
+    }
+    // Drop rules apply to forwarded messages; delay rules do not (they
+    // hold only messages for this node here).
+    if let crate::fault::Verdict::Drop(_) = crate::fault::on_recv(lnet, hdr, &ni.nid) {
+        drop_incoming(
+            lnet,
+            ni,
+            private,
+            rlen,
+            "simulating silent message loss",
+            hdr,
+        );
+        return;
+    }
+    // Counted on the NI and the peer NI, not in the node's receive count:
+    // Lustre counts it as routed once sent on.
+    let slot = msg_stats::slot(&hdr.msg);
+    ni.count_recv(rlen, slot);
+    let initiator = count_rx(lnet, ni, &from, &hdr.src_nid, slot, true);
+    let Ok(mut m) = Msg::new(lnet, *hdr) else {
+        drop_incoming(lnet, ni, private, rlen, "out of memory", hdr);
+        return;
+    };
+    m.rx = true;
+    m.rx_committed = true;
+    m.from = from;
+    m.initiator = initiator;
+    // No deadline: a router always tries to deliver.
+    m.deadline = 0;
+    m.ni = Some(ni.clone());
+    crate::router::forward(lnet, ni, m, private);
 }
 
 /// Matches a received message and has its LND receive it (the part of

@@ -74,10 +74,13 @@ fn build(lnet: &TheLnet) -> Result<PingBuffer> {
         }
     }
     let t = params::snapshot();
-    // We do not route (`lnet_ping_target_setup`: RTE_DISABLED unless
-    // routing is on).
+    // RTE_DISABLED unless this node forwards (`lnet_ping_target_setup`);
+    // router.rs flips it in the posted buffer when routing changes.
     // No BASE: Lustre never sets it (wire.md §3.2).
-    let mut feats = features::NI_STATUS | features::MULTI_RAIL | features::RTE_DISABLED;
+    let mut feats = features::NI_STATUS | features::MULTI_RAIL;
+    if !crate::router::routing(lnet) {
+        feats |= features::RTE_DISABLED;
+    }
     if t.peer_discovery_disabled == 0 {
         feats |= features::DISCOVERY;
     }

@@ -42,8 +42,13 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
         // Sent again once its peer is discovered.
         return true;
     };
-    // SAFETY: the payload belongs to the MD the message holds.
+    // SAFETY: the payload belongs to the MD the message holds, or to the
+    // router buffer of a forwarded one.
     let md_node = unsafe { crate::numa::payload_node(&m.desc) };
+    // A forwarded message's source is another node's: selection picks
+    // our NI freely, and the header keeps it (`lnet_handle_send`).
+    let forwarded = m.fwd.is_some();
+    let src_choice = if forwarded { Nid::ANY } else { m.hdr.src_nid };
     let Some(Path {
         ni,
         to,
@@ -52,7 +57,7 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
     }) = select_path(
         lnet,
         &m.hdr.dest_nid,
-        &m.hdr.src_nid,
+        &src_choice,
         &m.hdr.msg,
         m.recovery,
         md_node,
@@ -79,9 +84,13 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
         m.hdr.dest_nid = to;
     }
     m.txpeer = to;
-    m.hdr.src_nid = src;
-    // A fresh deadline for each attempt, from the NI it goes out on.
-    m.deadline = commit_deadline(&ni);
+    if !forwarded {
+        m.hdr.src_nid = src;
+        // A fresh deadline for each attempt, from the NI it goes out on;
+        // a router has none (`lnet_check_message_drop`).
+        m.deadline = commit_deadline(&ni);
+        m.hdr.src_pid = lnet.pid.load(Ordering::Relaxed);
+    }
     // The response tracker blames the peer NI actually used (its next hop).
     if let (Some(cookie), MsgBody::Put { .. } | MsgBody::Get { .. }) = (m.md, m.hdr.msg) {
         if let Some(r) = lnet
@@ -94,7 +103,6 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
             r.1 = to;
         }
     }
-    m.hdr.src_pid = lnet.pid.load(Ordering::Relaxed);
     let hdr = m.hdr;
     let d = &mut m.desc;
     d.type_ = hdr.msg.type_code();
@@ -115,8 +123,11 @@ pub(crate) fn send(lnet: &TheLnet, mut m: KBox<Msg>) -> bool {
         }
     }
     ni.count_send(hdr.payload_length, msg_stats::slot(&hdr.msg));
-    Counters::add(&lnet.counters.send_count);
-    Counters::add_len(&lnet.counters.send_length, hdr.payload_length);
+    // A forwarded message counts in `route_count` once sent instead.
+    if !forwarded {
+        Counters::add(&lnet.counters.send_count);
+        Counters::add_len(&lnet.counters.send_length, hdr.payload_length);
+    }
     m.ni = Some(ni);
     match crate::fault::on_send(lnet, &hdr) {
         crate::fault::Verdict::Pass => crate::credits::post(lnet, m),

@@ -113,11 +113,14 @@ fn ni_init_locked(
     }
     lnet.pid.store(pid, Ordering::Relaxed);
     crate::health::resends_open(lnet, true);
-    let monitor = start_nis(lnet, load_networks).and_then(|()| monitor::start(lnet));
+    let monitor = start_nis(lnet, load_networks)
+        .and_then(|()| crate::router::start(lnet))
+        .and_then(|()| monitor::start(lnet));
     let monitor = match monitor {
         Ok(t) => t,
         Err(e) => {
             crate::health::resends_open(lnet, false);
+            crate::router::shutdown(lnet);
             stop_nis(lnet);
             forget_nis(lnet);
             return Err(e);
@@ -351,6 +354,7 @@ fn remove_ni(lnet: &TheLnet, ni: &Arc<Ni>) {
         // Requests it received that wait on lazy portals: their LND
         // context must go back to the LND before it stops.
         crate::portal::drop_delayed_on(lnet, ni);
+        crate::router::drop_waiting_on(lnet, ni);
         crate::credits::drop_waiting(lnet, ni);
         ni.lnd_gate.close();
         if was_active {
@@ -425,6 +429,7 @@ fn stop_nis(lnet: &TheLnet) {
         if ni.state.load(Ordering::Relaxed) != NiState::Deleting as u32 {
             let was_active = ni.is_active();
             ni.set_state(NiState::Deleting);
+            crate::router::drop_waiting_on(lnet, &ni);
             crate::credits::drop_waiting(lnet, &ni);
             ni.lnd_gate.close();
             if was_active {
@@ -477,6 +482,8 @@ pub(crate) fn shutdown(lnet: &TheLnet, api: &mut crate::state::Api) {
     crate::fault::fini(lnet);
     // Requests waiting on lazy portals will not be matched now.
     crate::portal::drop_delayed(lnet, None);
+    // Nothing more is forwarded; what waits for a router buffer goes.
+    crate::router::shutdown(lnet);
     // No ACK or REPLY can come any more.
     monitor::expire_responses(lnet, true);
     stop_nis(lnet);

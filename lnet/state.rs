@@ -28,6 +28,8 @@
 //! 7. `udsp`: the UDSP rules.
 //! 8. `tx`: send credits and the messages waiting for them; NI credits
 //!    are written only under it.
+//!    `rtr` (router.rs: router buffers, their credits and the messages
+//!    waiting for them) sits here too and takes no other lock.
 //! 9. `pushes`: the push target's buffers.
 //! 10. `res`: MDs, MEs, portals and response trackers (with `handled`,
 //!     the condvar an unlink waits on). Event handlers never run under it.
@@ -164,6 +166,10 @@ pub(crate) struct TheLnet {
     /// and `peers`.
     #[pin]
     pub(crate) tx: SpinLock<crate::credits::Tx>,
+    /// Forwarding: the router buffer pools and the messages waiting for
+    /// buffers or router credits; takes no other lock.
+    #[pin]
+    pub(crate) rtr: SpinLock<crate::router::Router>,
     /// Messages the monitor thread sends again; taken alone.
     #[pin]
     pub(crate) resends: SpinLock<crate::health::Resends>,
@@ -231,6 +237,7 @@ impl TheLnet {
                 peers <- new_spinlock!(crate::peer::Peers::default(), "lnet_peers"),
                 udsp <- new_spinlock!(crate::udsp::Rules::default(), "lnet_udsp"),
                 tx <- new_spinlock!(crate::credits::Tx::default(), "lnet_tx"),
+                rtr <- new_spinlock!(crate::router::Router::default(), "lnet_rtr"),
                 resends <- new_spinlock!(crate::health::Resends::new(), "lnet_resends"),
                 late: crate::health::Late::default(),
                 net_seq: AtomicU64::new(0),

@@ -49,6 +49,7 @@
 // allow type lnet_ioctl_config_data
 // allow type lnet_ioctl_set_value
 // allow type lnet_ioctl_lnet_stats
+// allow type lnet_ioctl_pool_cfg
 // allow var LNET_IOCTL_VERSION.*
 // allow var LIBCFS_IOC_DATA_MAX
 // allow function lnet_kvaddr_to_page

@@ -44,6 +44,9 @@ pub mod lnet_c;
 #[cfg(kapi_lnet)]
 pub mod md_memory;
 pub mod param;
+// Only lnet.ko forwards (its Kbuild sets the cfg).
+#[cfg(kapi_lnet)]
+pub mod rtr_pages;
 // Only ko2iblnd links the RDMA helpers (its Kbuild sets the cfg): lnet.ko
 // and ksocklnd.ko must load on nodes without RDMA.
 #[cfg(kapi_rdma)]

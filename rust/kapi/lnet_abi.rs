@@ -7,8 +7,8 @@
 use super::bindings::{
     lnet_counters, lnet_ioc_config, lnet_ioc_fault, lnet_ioc_globals, lnet_ioc_health,
     lnet_ioc_net_cfg, lnet_ioc_ni, lnet_ioc_peer, lnet_ioc_peer_cfg, lnet_ioc_peer_ni,
-    lnet_ioc_ping, lnet_ioc_recovery, lnet_ioc_route, lnet_ioc_stats, lnet_ioc_udsp,
-    lnet_ioc_value, lnet_nid,
+    lnet_ioc_ping, lnet_ioc_recovery, lnet_ioc_route, lnet_ioc_routing, lnet_ioc_stats,
+    lnet_ioc_udsp, lnet_ioc_value, lnet_nid,
 };
 use crate::lnet_core::nid::{Nid, NID_WIRE_MAX};
 use kernel::prelude::*;
@@ -164,6 +164,12 @@ unsafe impl FromBytes for lnet_ioc_route {}
 // SAFETY: `lnet_ioc_route` names every hole as a field (lnet-rs-ioctl.h), so it
 // has no padding: every byte of a value is initialized.
 unsafe impl AsBytes for lnet_ioc_route {}
+// SAFETY: `lnet_ioc_routing` is bindgen's #[repr(C)] copy of a uapi struct of
+// integers and arrays of integer structures: any bit pattern is valid.
+unsafe impl FromBytes for lnet_ioc_routing {}
+// SAFETY: `lnet_ioc_routing` names every hole as a field (lnet-rs-ioctl.h:
+// u32s and 16-byte structs of u32s, 72 bytes), so it has no padding bytes.
+unsafe impl AsBytes for lnet_ioc_routing {}
 
 // `lnet_counters` has no padding: its common part is packed (7 `u32`s then
 // 4 `u64`s, 60 bytes), its health part 15 `u32`s from a 4-aligned offset.

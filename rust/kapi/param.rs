@@ -208,6 +208,7 @@ extern "C" {
     fn lnet_param_networks() -> *const c_char;
     fn lnet_param_ip2nets() -> *const c_char;
     fn lnet_param_routes() -> *const c_char;
+    fn lnet_param_forwarding() -> *const c_char;
 }
 
 /// A charp parameter of lnet.ko's (lnet_params.c), null for unset.
@@ -242,4 +243,11 @@ pub fn lnet_ip2nets() -> Option<&'static CStr> {
 pub fn lnet_routes() -> Option<&'static CStr> {
     // SAFETY: lnet_params.c returns its `routes` charp, mode 0444.
     unsafe { load_time_str(lnet_param_routes()) }
+}
+
+/// lnet.ko's `forwarding` parameter, if set.
+#[cfg(kapi_lnet)]
+pub fn lnet_forwarding() -> Option<&'static CStr> {
+    // SAFETY: lnet_params.c returns its `forwarding` charp, mode 0444.
+    unsafe { load_time_str(lnet_param_forwarding()) }
 }

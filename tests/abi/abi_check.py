@@ -59,6 +59,17 @@ NESTED = {
         "cfg_config_u.cfg_route.rtr_priority",
         "cfg_config_u.cfg_route.rtr_flags",
         "cfg_config_u.cfg_route.rtr_sensitivity",
+        "cfg_config_u.cfg_buffers.buf_enable",
+        "cfg_config_u.cfg_buffers.buf_tiny",
+        "cfg_config_u.cfg_buffers.buf_small",
+        "cfg_config_u.cfg_buffers.buf_large",
+    ],
+    "struct lnet_ioctl_pool_cfg": [
+        "pl_pools[0].pl_npages",
+        "pl_pools[0].pl_nbuffers",
+        "pl_pools[0].pl_credits",
+        "pl_pools[0].pl_mincredits",
+        "pl_pools[2].pl_mincredits",
     ],
 }
 

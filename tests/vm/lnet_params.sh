@@ -61,17 +61,22 @@ lock_prim_nid 1 444
 router_sensitivity_percentage 100 644
 rnet_htable_size 128 444
 use_tcp_bonding 0 444
+tiny_router_buffers 0 444
+small_router_buffers 0 444
+large_router_buffers 0 444
+peer_buffer_credits 0 444
 cpu_npartitions 0 444
 cpu_pattern N 444
 TABLE
-for name in networks ip2nets routes; do
+for name in networks ip2nets routes forwarding; do
 	expect "$name" ""
 	lab_expect_eq "$(stat -c %a "$P/$name")" 444 "mode of $name"
 done
-# Lustre's lnet.ko's 18, and libcfs.ko's two CPU partition parameters,
-# which lnet-rs's lnet.ko carries itself (lnet/lnet_params.c says why).
-# libcfs.ko's debug mask (lnet_params.c says why it is lnet.ko's).
-lab_expect_eq "$(ls $P | wc -l)" 21 "number of parameters"
+# Lustre's lnet.ko's 23 (its router's five included), and libcfs.ko's two
+# CPU partition parameters, which lnet-rs's lnet.ko carries itself
+# (lnet/lnet_params.c says why). libcfs.ko's debug mask (lnet_params.c
+# says why it is lnet.ko's).
+lab_expect_eq "$(ls $P | wc -l)" 26 "number of parameters"
 lab_expect_eq "$(stat -c %a "$P/libcfs_debug")" 644 "mode of libcfs_debug"
 # The lab's modprobe.d adds net to Lustre's default mask.
 expect libcfs_debug 319686528
@@ -145,7 +150,8 @@ refused libcfs_debug "+net +" "Invalid argument"
 dmesg | grep -q "unknown mask 'netz'" || lab_fail "no message for an unknown class"
 
 # Load-time-only parameters cannot be written at runtime, even by root.
-for name in lnet_numa_range lock_prim_nid rnet_htable_size use_tcp_bonding networks; do
+for name in lnet_numa_range lock_prim_nid rnet_htable_size use_tcp_bonding networks \
+	forwarding tiny_router_buffers peer_buffer_credits; do
 	refused "$name" 1 "Permission denied"
 done
 
@@ -156,4 +162,23 @@ modprobe lnet libcfs_debug=default
 expect libcfs_debug 319686016
 expect lnet_transaction_timeout 150
 expect lnet_response_tracking 3
+lab_rmmod lnet
+# forwarding= takes only Lustre's words ("", enabled, disabled): another
+# refuses LNet's startup, with Lustre's message.
+modprobe lnet forwarding=maybe tiny_router_buffers=-1
+expect forwarding maybe
+expect tiny_router_buffers -1
+if lnetctl lnet configure 2>/dev/null; then
+	lab_fail "LNet started with forwarding=maybe"
+fi
+dmesg | grep -q "forwarding='maybe' not set to either 'enabled' or 'disabled'" ||
+	lab_fail "no message for forwarding=maybe"
+lab_rmmod lnet
+# A negative pool size is refused when routing starts, as in Lustre.
+modprobe lnet forwarding=enabled tiny_router_buffers=-1
+if lnetctl lnet configure 2>/dev/null; then
+	lab_fail "LNet started routing with tiny_router_buffers=-1"
+fi
+dmesg | grep -q "tiny_router_buffers=-1 invalid when routing enabled" ||
+	lab_fail "no message for tiny_router_buffers=-1"
 lab_rmmod lnet

@@ -1,19 +1,30 @@
 # lab: vms=3 nics=2 timeout=300
-# Routing's control plane and the routed send, before forwarding exists:
-# vm0 is on tcp (eth0) only, vm2 on tcp1 (eth1) only, vm1 on both.
-# vm0 loads lnet with routes= naming vm1 as its gateway to tcp1, and
-# checks route show (-v), route add/del and the errno of bad routes. A
-# PUT from vm0 to vm2's NID then leaves vm0 for vm1's tcp NI (the
-# gateway's peer NI counts the send) with vm2's NID as the header's
-# destination: vm1, which does not forward, drops it, counts it and says
-# whom it was for. With the routes deleted the same PUT finds no path.
+# Routing: the route table of end nodes and forwarding on a router.
+# vm0 is on tcp (eth0) only, vm2 on tcp1 (eth1) only, vm1 on both and
+# forwards (forwarding=enabled, small router buffer pools). vm0 loads
+# lnet with routes= naming vm1 as its gateway to tcp1, vm2 with the way
+# back, and vm0 checks route show (-v), route add/del and the errno of
+# bad routes. vm1's routing show is checked as Lustre prints it. vm0's
+# lnet_ulp client PUTs and GETs 4 KiB and 1 MiB to vm2's server through
+# vm1 (tiny, small and large router buffers, both ways), vm1 counts them
+# as routed and gets every buffer back; its ping buffer says it routes.
+# With `lnetctl set routing 0` on vm1, a PUT from vm0 to vm2 leaves vm0
+# for vm1's tcp NI with vm2's NID as the header's destination and vm1
+# drops it, counts it and says whom it was for; the ping buffer says
+# RTE_DISABLED again. With the routes deleted the same PUT finds no path.
 dmesg -c >/dev/null
 gw=$(lab_addr 1 0)@tcp
 far=$(lab_addr 2 1)@tcp1
+back=$(lab_addr 1 1)@tcp1
+near=$(lab_addr 0 0)@tcp
 case "$LAB_VM" in
 0) modprobe lnet networks="tcp(eth0)" "routes=\"tcp1 $gw\"" || lab_fail "lnet did not load" ;;
-1) modprobe lnet networks="tcp(eth0),tcp1(eth1)" || lab_fail "lnet did not load" ;;
-*) modprobe lnet networks="tcp1(eth1)" || lab_fail "lnet did not load" ;;
+# Pools far below Lustre's defaults (1 GiB of large buffers): the VM's
+# memory is small. Below Lustre's minimums, so warned about.
+1) modprobe lnet networks="tcp(eth0),tcp1(eth1)" forwarding=enabled \
+	tiny_router_buffers=32 small_router_buffers=32 large_router_buffers=4 \
+	peer_buffer_credits=8 || lab_fail "lnet did not load" ;;
+*) modprobe lnet networks="tcp1(eth1)" "routes=\"tcp $back\"" || lab_fail "lnet did not load" ;;
 esac
 modprobe ksocklnd || lab_fail "ksocklnd did not load"
 lnetctl lnet configure --all || lab_fail "configure"
@@ -53,15 +64,97 @@ if [ "$LAB_VM" = 0 ]; then
 	fi
 	grep -q "errno: -2" /tmp/route_err || lab_fail "route del of no route: $(cat /tmp/route_err)"
 fi
+# routing_show_is TINY SMALL LARGE: routing show's YAML, routing on,
+# with these buffers and every pool full (credits and mincredits as many
+# as its buffers).
+pool_yaml() {
+	printf '          %s:\n              npages: %s\n              nbuffers: %s\n' "$1" "$2" "$3"
+	printf '              credits: %s\n              mincredits: %s\n' "$3" "$3"
+}
+routing_show_is() {
+	lnetctl routing show >/tmp/rshow || lab_fail "routing show"
+	{
+		printf 'routing:\n    - cpt[0]:\n'
+		pool_yaml tiny 0 "$1"
+		pool_yaml small 1 "$2"
+		pool_yaml large 256 "$3"
+		printf '    - enable: 1\nbuffers:\n    tiny: %s\n    small: %s\n    large: %s\n' "$1" "$2" "$3"
+	} >/tmp/want
+	cmp -s /tmp/rshow /tmp/want || { cat /tmp/rshow; lab_fail "routing show"; }
+}
+if [ "$LAB_VM" = 1 ]; then
+	dmesg | grep -q "Message forwarding enabled" || lab_fail "forwarding= did not start routing"
+	dmesg | grep -q "large_router_buffers=4 less than recommended minimum" ||
+		lab_fail "no warning for large_router_buffers below Lustre's minimum"
+	routing_show_is 32 32 4
+	lab_log "routing show as Lustre prints it: 32 tiny, 32 small, 4 large buffers"
+fi
+if [ "$LAB_VM" = 2 ]; then
+	modprobe lnet_ulp mode=server || lab_fail "server did not start"
+fi
 lab_sync 1
 
-# Drops counted by this node's LNet.
-drops() { lnetctl stats show | awk '$1 == "drop_count:" { print $2; exit }'; }
-if [ "$LAB_VM" = 1 ]; then
-	drops >/tmp/drops0
+# features: the feature word of vm1's ping buffer, as vm0 gets it.
+features() {
 	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=pinginfo peer="$gw" || lab_fail "pinginfo of $gw"
+	lab_rmmod lnet_ulp
+	dmesg | sed -n 's/.*lnet_ulp: ping info: features \(0x[0-9a-f]*\).*/\1/p'
+}
+if [ "$LAB_VM" = 0 ]; then
+	f=$(features)
+	lab_log "the router's ping features: $f"
+	[ -n "$f" ] || lab_fail "no ping info of $gw"
+	[ $((f & 4)) = 0 ] || lab_fail "the router's ping buffer says RTE_DISABLED ($f)"
+	dmesg -c >/dev/null
+	modprobe lnet_ulp mode=client peer="$far" op_timeout=20 ||
+		{ dmesg | grep lnet_ulp; lab_fail "the client's checks through the router failed"; }
+	dmesg | grep -q "lnet_ulp: remote PUT/GET 4 KiB and 1 MiB with $far done" ||
+		lab_fail "no PUT/GET round trips with $far"
+	lab_rmmod lnet_ulp
+	lab_log "PUT and GET of 4 KiB and 1 MiB with $far through $gw: done"
 fi
 lab_sync 2
+
+# Drops and routed messages counted by this node's LNet.
+stat_of() { lnetctl stats show | awk -v k="$1:" '$1 == k { print $2; exit }'; }
+pools_back() {
+	lnetctl routing show >/tmp/rshow || lab_fail "routing show"
+	awk '$1 ~ /^(tiny|small|large):$/ { p = $1 } $1 == "nbuffers:" { n = $2 }
+		$1 == "credits:" && $2 != n { bad = 1 }
+		$1 == "mincredits:" && $2 >= n && p != "" { bad = 1 }
+		END { exit bad }' /tmp/rshow
+}
+if [ "$LAB_VM" = 2 ]; then
+	lab_rmmod lnet_ulp
+fi
+if [ "$LAB_VM" = 1 ]; then
+	# Every buffer back (the last ACK's send may still be ending: a few
+	# tries); the lowest credits show each pool was used.
+	tries=0
+	until pools_back; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 10 ] || { cat /tmp/rshow; lab_fail "router buffers not all back, or a pool unused"; }
+		sleep 0.2
+	done
+	routed=$(stat_of route_count)
+	[ "${routed:-0}" -ge 10 ] || lab_fail "route_count ${routed:-none}"
+	# vm0's router credits (peer_buffer_credits=8): used, and all back.
+	lnetctl peer show -v --nid "$near" >/tmp/peer || lab_fail "peer show -v $near"
+	rc_now=$(awk '$1 == "available_rtr_credits:" { print $2; exit }' /tmp/peer)
+	rc_min=$(awk '$1 == "min_rtr_credits:" { print $2; exit }' /tmp/peer)
+	lab_expect_eq "$rc_now" 8 "router credits of $near"
+	[ "${rc_min:-8}" -lt 8 ] || { cat /tmp/peer; lab_fail "no router credit of $near used"; }
+	lab_log "vm1 routed $routed messages; every router buffer is back; $near's router credits 8 (min $rc_min)"
+	lnetctl set routing 0 || lab_fail "set routing 0"
+	dmesg | grep -q "Message forwarding disabled" || lab_fail "no 'forwarding disabled'"
+	lnetctl routing show >/tmp/rshow || lab_fail "routing show with routing off"
+	grep -q "^    - enable: 0$" /tmp/rshow || { cat /tmp/rshow; lab_fail "routing show: enable"; }
+	grep -q "^    large: 0$" /tmp/rshow || { cat /tmp/rshow; lab_fail "routing off kept buffers"; }
+	stat_of drop_count >/tmp/drops0
+	dmesg -c >/dev/null
+fi
+lab_sync 3
 
 # flood_line: lnet_ulp's summary of one PUT to vm2's NID, without an ACK
 # (vm1 drops it: none would come), done at its SEND event.
@@ -72,6 +165,9 @@ flood_line() {
 	dmesg | grep "lnet_ulp: flood of"
 }
 if [ "$LAB_VM" = 0 ]; then
+	f=$(features)
+	[ -n "$f" ] || lab_fail "no ping info of $gw"
+	[ $((f & 4)) = 4 ] || lab_fail "the router's ping buffer lacks RTE_DISABLED with routing off ($f)"
 	s0=$(lab_peer_ni_sends "$gw")
 	line=$(flood_line)
 	lab_log "routed PUT: $line"
@@ -83,24 +179,30 @@ if [ "$LAB_VM" = 0 ]; then
 	lab_log "sends to the gateway $gw: ${s0:-0} -> $s1"
 	[ "${s1:-0}" -gt "${s0:-0}" ] || lab_fail "the PUT to $far did not go to the gateway $gw"
 fi
-lab_sync 3
+lab_sync 4
 
 if [ "$LAB_VM" = 1 ]; then
 	read -r d0 </tmp/drops0
 	tries=0
 	while :; do
-		d1=$(drops)
+		d1=$(stat_of drop_count)
 		[ "${d1:-0}" -gt "${d0:-0}" ] && break
 		tries=$((tries + 1))
 		[ "$tries" -lt 10 ] || lab_fail "the gateway counted no drop (${d0} -> ${d1})"
 		sleep 1
 	done
 	me=$(lab_addr 1 0)@tcp
-	dmesg | grep -q "Dropping PUT from $(lab_addr 0 0)@tcp to $far on $me: not for this NI" ||
+	dmesg | grep -q "Dropping PUT from $near to $far on $me: not for this NI and routing is off" ||
 		lab_fail "no drop of a PUT for $far on $me"
 	lab_log "the gateway dropped the PUT for $far (drops $d0 -> $d1)"
+	# Routing comes back with the parameters' pools; set large_buffers
+	# grows one.
+	lnetctl set routing 1 || lab_fail "set routing 1"
+	lnetctl set large_buffers 6 || lab_fail "set large_buffers 6"
+	routing_show_is 32 32 6
+	lab_log "routing on again; large_buffers 6"
 fi
-lab_sync 4
+lab_sync 5
 
 if [ "$LAB_VM" = 0 ]; then
 	lnetctl route del --net tcp1 --gateway "$gw" || lab_fail "route del tcp1"
@@ -112,7 +214,7 @@ if [ "$LAB_VM" = 0 ]; then
 	esac
 	dmesg | grep -q "No route to $far" || lab_fail "no 'No route' line"
 fi
-lab_sync 5
+lab_sync 6
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd
 lab_rmmod lnet

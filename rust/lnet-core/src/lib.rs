@@ -43,6 +43,7 @@ pub mod ping;
 pub mod route;
 pub mod router_check;
 pub mod routes_param;
+pub mod rtr_buf;
 pub mod select;
 pub mod socklnd;
 pub mod socklnd_conns;

@@ -69,6 +69,13 @@ pub mod nr {
     pub const DEL_ROUTE: u32 = 82;
     /// `IOC_LIBCFS_GET_ROUTE` (a [`cfg`] argument).
     pub const GET_ROUTE: u32 = 83;
+    /// `IOC_LIBCFS_CONFIG_RTR`: `lnetctl set routing` (a [`cfg`] argument).
+    pub const CONFIG_RTR: u32 = 87;
+    /// `IOC_LIBCFS_ADD_BUF`: `lnetctl set tiny_buffers`... (a [`cfg`] argument).
+    pub const ADD_BUF: u32 = 88;
+    /// `IOC_LIBCFS_GET_BUF`: `lnetctl routing show` (a [`cfg`] argument
+    /// followed by a [`pool_cfg`]).
+    pub const GET_BUF: u32 = 89;
     /// `IOC_LIBCFS_GET_LNET_STATS`: `lnetctl stats show`.
     pub const GET_LNET_STATS: u32 = 91;
     /// `IOC_LIBCFS_GET_NUMA_RANGE`: `lnetctl global show`'s `numa_range`.
@@ -90,9 +97,89 @@ pub mod cfg {
     pub const RTR_PRIORITY: usize = 32;
     /// `cfg_config_u.cfg_route.rtr_flags`.
     pub const RTR_FLAGS: usize = 36;
+    /// `cfg_config_u.cfg_buffers.buf_enable`.
+    pub const BUF_ENABLE: usize = 28;
+    /// `cfg_config_u.cfg_buffers.buf_tiny`, then `buf_small`, `buf_large`.
+    pub const BUF_TINY: usize = 32;
+    /// `cfg_bulk`: where GET_BUF writes its [`super::pool_cfg`].
+    pub const BULK: usize = 180;
     /// `sizeof(struct lnet_ioctl_config_data)`: the shortest argument
     /// the commands accept.
     pub const LEN: usize = 184;
+}
+
+/// `struct lnet_ioctl_pool_cfg` (lnet-dlc.h): GET_BUF's reply, one entry
+/// per router buffer pool (tiny, small, large) and whether the node
+/// routes.
+pub mod pool_cfg {
+    /// One pool's entry: `pl_npages`, `pl_nbuffers`, `pl_credits`,
+    /// `pl_mincredits`, each a `u32`.
+    pub const POOL_LEN: usize = 16;
+    /// `pl_routing`.
+    pub const ROUTING: usize = 48;
+    /// Its size.
+    pub const LEN: usize = 52;
+}
+
+/// A router buffer command's argument (`cfg_buffers`): `buf_enable`
+/// and the three pools' counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuffersArg {
+    /// `cfg_count`: GET_BUF's CPU partition.
+    pub count: u32,
+    /// `buf_enable`: CONFIG_RTR turns routing on when non-zero.
+    pub enable: u32,
+    /// `buf_tiny`, `buf_small`, `buf_large`: ADD_BUF's counts; a negative
+    /// one leaves its pool alone.
+    pub pools: [i32; 3],
+}
+
+/// Reads a router buffer command's argument: at least [`cfg::LEN`] long
+/// (GET_BUF: with room for its reply), else EINVAL, as Lustre checks
+/// `ioc_len`; Lustre reads it whatever its version says.
+pub fn buffers_arg(buf: &[u8], get: bool) -> Result<BuffersArg, i32> {
+    let need = if get {
+        cfg::LEN + pool_cfg::LEN
+    } else {
+        cfg::LEN
+    };
+    if buf.len() < need {
+        return Err(EINVAL);
+    }
+    let u = |at| get_u32(buf, at).ok_or(EINVAL);
+    let i = |n: usize| u(cfg::BUF_TINY + 4 * n).map(|v| v as i32);
+    Ok(BuffersArg {
+        count: u(cfg::COUNT)?,
+        enable: u(cfg::BUF_ENABLE)?,
+        pools: [i(0)?, i(1)?, i(2)?],
+    })
+}
+
+/// One pool as GET_BUF reports it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolEntry {
+    /// `pl_npages`.
+    pub npages: u32,
+    /// `pl_nbuffers`.
+    pub nbuffers: u32,
+    /// `pl_credits`.
+    pub credits: i32,
+    /// `pl_mincredits`.
+    pub mincredits: i32,
+}
+
+/// Writes GET_BUF's reply after the argument's header part; false if the
+/// argument is too short.
+pub fn put_pools(buf: &mut [u8], pools: &[PoolEntry; 3], routing: u32) -> bool {
+    let mut ok = true;
+    for (n, p) in pools.iter().enumerate() {
+        let at = cfg::BULK + n * pool_cfg::POOL_LEN;
+        ok &= put_u32(buf, at, p.npages)
+            && put_u32(buf, at + 4, p.nbuffers)
+            && put_u32(buf, at + 8, p.credits as u32)
+            && put_u32(buf, at + 12, p.mincredits as u32);
+    }
+    ok && put_u32(buf, cfg::BULK + pool_cfg::ROUTING, routing)
 }
 
 /// `struct lnet_ioctl_set_value` (lnet-dlc.h): the header and one `u32`.
@@ -518,5 +605,44 @@ mod tests {
         assert_eq!(got, want);
         assert_eq!(nth_nid4(nids.iter(), 4), None);
         assert_eq!(nth_nid4([].iter(), 0), None);
+    }
+
+    #[test]
+    fn buffer_commands() {
+        let mut b = std::vec![0u8; cfg::LEN];
+        b[cfg::COUNT..cfg::COUNT + 4].copy_from_slice(&2u32.to_ne_bytes());
+        b[cfg::BUF_ENABLE..cfg::BUF_ENABLE + 4].copy_from_slice(&1u32.to_ne_bytes());
+        b[cfg::BUF_TINY..cfg::BUF_TINY + 4].copy_from_slice(&512i32.to_ne_bytes());
+        b[cfg::BUF_TINY + 4..cfg::BUF_TINY + 8].copy_from_slice(&(-1i32).to_ne_bytes());
+        b[cfg::BUF_TINY + 8..cfg::BUF_TINY + 12].copy_from_slice(&8i32.to_ne_bytes());
+        assert_eq!(
+            buffers_arg(&b, false),
+            Ok(BuffersArg {
+                count: 2,
+                enable: 1,
+                pools: [512, -1, 8]
+            })
+        );
+        // GET_BUF needs room for its reply.
+        assert_eq!(buffers_arg(&b, true), Err(EINVAL));
+        assert_eq!(buffers_arg(&b[..cfg::LEN - 1], false), Err(EINVAL));
+        let mut g = std::vec![0u8; cfg::LEN + pool_cfg::LEN];
+        assert!(buffers_arg(&g, true).is_ok());
+        let e = PoolEntry {
+            npages: 256,
+            nbuffers: 8,
+            credits: -2,
+            mincredits: -3,
+        };
+        assert!(put_pools(
+            &mut g,
+            &[PoolEntry::default(), PoolEntry::default(), e],
+            1
+        ));
+        let at = cfg::BULK + 2 * pool_cfg::POOL_LEN;
+        assert_eq!(get_u32(&g, at), Some(256));
+        assert_eq!(get_u32(&g, at + 8), Some((-2i32) as u32));
+        assert_eq!(get_u32(&g, cfg::BULK + pool_cfg::ROUTING), Some(1));
+        assert!(!put_pools(&mut b, &[e; 3], 1));
     }
 }

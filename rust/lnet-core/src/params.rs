@@ -62,6 +62,16 @@ pub struct Tunables {
     /// router_sensitivity` find it. lnet-rs routes by the health of the
     /// gateway's NIs alone, as Lustre does.
     pub router_sensitivity_percentage: u32,
+    /// `tiny_router_buffers`: 0-payload router buffers (0: Lustre's
+    /// default; checked when routing starts, lnet-core `rtr_buf.rs`).
+    pub tiny_router_buffers: i32,
+    /// `small_router_buffers`: one-page router buffers.
+    pub small_router_buffers: i32,
+    /// `large_router_buffers`: `LNET_MTU` router buffers.
+    pub large_router_buffers: i32,
+    /// `peer_buffer_credits`: router buffer credits per peer NI (0: the
+    /// net's tunable, else its send credits).
+    pub peer_buffer_credits: i32,
     /// Derived: `max((transaction_timeout - 1) / (retry_count + 1), 1)`.
     pub lnd_timeout: u32,
     /// Derived: `floor(log2(max_recovery_ping_interval))`.
@@ -86,6 +96,10 @@ impl Tunables {
         rnet_htable_size: 128,
         use_tcp_bonding: 0,
         router_sensitivity_percentage: 100,
+        tiny_router_buffers: 0,
+        small_router_buffers: 0,
+        large_router_buffers: 0,
+        peer_buffer_credits: 0,
         lnd_timeout: lnd_timeout(150, 2),
         max_recovery_ping_count: max_recovery_ping_count(900),
     };
@@ -151,11 +165,19 @@ pub enum Param {
     UseTcpBonding,
     /// `router_sensitivity_percentage` (router.c in Lustre)
     RouterSensitivity,
+    /// `tiny_router_buffers` (router.c)
+    TinyRouterBuffers,
+    /// `small_router_buffers` (router.c)
+    SmallRouterBuffers,
+    /// `large_router_buffers` (router.c)
+    LargeRouterBuffers,
+    /// `peer_buffer_credits` (router.c)
+    PeerBufferCredits,
 }
 
 impl Param {
     /// Every numeric parameter, in the order Lustre declares them.
-    pub const ALL: [Param; 15] = [
+    pub const ALL: [Param; 19] = [
         Param::RnetHtableSize,
         Param::UseTcpBonding,
         Param::NumaRange,
@@ -171,6 +193,10 @@ impl Param {
         Param::ResponseTracking,
         Param::LockPrimNid,
         Param::RouterSensitivity,
+        Param::TinyRouterBuffers,
+        Param::SmallRouterBuffers,
+        Param::LargeRouterBuffers,
+        Param::PeerBufferCredits,
     ];
 
     /// The name under /sys/module/lnet/parameters.
@@ -191,6 +217,10 @@ impl Param {
             Param::RnetHtableSize => "rnet_htable_size",
             Param::UseTcpBonding => "use_tcp_bonding",
             Param::RouterSensitivity => "router_sensitivity_percentage",
+            Param::TinyRouterBuffers => "tiny_router_buffers",
+            Param::SmallRouterBuffers => "small_router_buffers",
+            Param::LargeRouterBuffers => "large_router_buffers",
+            Param::PeerBufferCredits => "peer_buffer_credits",
         }
     }
 
@@ -204,7 +234,14 @@ impl Param {
     pub const fn runtime_writable(self) -> bool {
         !matches!(
             self,
-            Param::NumaRange | Param::LockPrimNid | Param::RnetHtableSize | Param::UseTcpBonding
+            Param::NumaRange
+                | Param::LockPrimNid
+                | Param::RnetHtableSize
+                | Param::UseTcpBonding
+                | Param::TinyRouterBuffers
+                | Param::SmallRouterBuffers
+                | Param::LargeRouterBuffers
+                | Param::PeerBufferCredits
         )
     }
 
@@ -235,6 +272,10 @@ impl Param {
             Param::RnetHtableSize => t.rnet_htable_size as i64,
             Param::UseTcpBonding => t.use_tcp_bonding as i64,
             Param::RouterSensitivity => t.router_sensitivity_percentage as i64,
+            Param::TinyRouterBuffers => t.tiny_router_buffers as i64,
+            Param::SmallRouterBuffers => t.small_router_buffers as i64,
+            Param::LargeRouterBuffers => t.large_router_buffers as i64,
+            Param::PeerBufferCredits => t.peer_buffer_credits as i64,
         }
     }
 }
@@ -492,6 +533,12 @@ pub fn set(current: &Tunables, param: Param, input: Option<&[u8]>) -> Result<Cha
         Param::LockPrimNid => t.lock_prim_nid = int()?,
         Param::RnetHtableSize => t.rnet_htable_size = int()?,
         Param::UseTcpBonding => t.use_tcp_bonding = int()?,
+        // Plain ints, as Lustre's: a negative count is refused when routing
+        // starts, not here.
+        Param::TinyRouterBuffers => t.tiny_router_buffers = int()?,
+        Param::SmallRouterBuffers => t.small_router_buffers = int()?,
+        Param::LargeRouterBuffers => t.large_router_buffers = int()?,
+        Param::PeerBufferCredits => t.peer_buffer_credits = int()?,
     }
     t.lnd_timeout = lnd_timeout(t.transaction_timeout, t.retry_count);
     t.max_recovery_ping_count = max_recovery_ping_count(t.max_recovery_ping_interval);
@@ -542,6 +589,26 @@ mod tests {
         assert_eq!(Param::HealthSensitivity.mode(), 0o644);
         assert_eq!(Param::NumaRange.mode(), 0o444);
         assert_eq!(Param::LockPrimNid.mode(), 0o444);
+    }
+
+    #[test]
+    fn router_buffer_params_are_load_time_ints() {
+        let t = Tunables::DEFAULT;
+        for p in [
+            Param::TinyRouterBuffers,
+            Param::SmallRouterBuffers,
+            Param::LargeRouterBuffers,
+            Param::PeerBufferCredits,
+        ] {
+            assert_eq!(p.mode(), 0o444);
+            assert_eq!(p.value(&t), 0);
+            // Any int, as Lustre's `module_param(..., int, 0444)`; a
+            // negative buffer count is refused when routing starts.
+            assert_eq!(p.value(&ok(&t, p, "-3")), -3);
+            assert_eq!(p.value(&ok(&t, p, "64")), 64);
+            assert!(write(&t, p, "x").is_err());
+            assert!(write(&t, p, "4294967296").is_err());
+        }
     }
 
     #[test]

@@ -407,6 +407,29 @@ pub struct LnetIocRoute {
     pub rt_flags: u32,
 }
 
+/// `LNET_IOC_NRBPOOLS`: tiny, small and large router buffers.
+pub const NRBPOOLS: usize = 3;
+
+/// `struct lnet_ioc_rtr_pool`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LnetIocRtrPool {
+    pub rp_npages: u32,
+    pub rp_nbuffers: u32,
+    pub rp_credits: u32,
+    pub rp_mincredits: u32,
+}
+
+/// `struct lnet_ioc_routing` (SET_ROUTING, SET_BUFFERS, GET_ROUTING).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LnetIocRouting {
+    pub rtr_hdr: LnetIocHdr,
+    pub rtr_enable: u32,
+    pub rtr_buffers: [u32; NRBPOOLS],
+    pub rtr_pools: [LnetIocRtrPool; NRBPOOLS],
+}
+
 /// `LNET_IOC_NET_ANY`.
 pub const NET_ANY: u32 = u32::MAX;
 /// `LNET_IOC_ROUTE_HOPS_UNDEFINED`.
@@ -436,6 +459,8 @@ const _: () = assert!(size_of::<LnetIocGlobals>() == 16);
 const _: () = assert!(size_of::<LnetIocFault>() == 160);
 const _: () = assert!(size_of::<LnetIocUdsp>() == 1560);
 const _: () = assert!(size_of::<LnetIocRoute>() == 48);
+const _: () = assert!(size_of::<LnetIocRtrPool>() == 16);
+const _: () = assert!(size_of::<LnetIocRouting>() == 72);
 // The NID mirror is exactly the wire form's largest size.
 const _: () = assert!(size_of::<LnetIocNid>() == NID_WIRE_MAX);
 
@@ -505,6 +530,7 @@ ioc_arg!(LnetIocGlobals, gl_hdr);
 ioc_arg!(LnetIocFault, fr_hdr);
 ioc_arg!(LnetIocUdsp, ud_hdr);
 ioc_arg!(LnetIocRoute, rt_hdr);
+ioc_arg!(LnetIocRouting, rtr_hdr);
 
 /// The ioctl commands, by their number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -536,11 +562,14 @@ pub enum Cmd {
     RouteAdd = 0xd8,
     RouteDel = 0xd9,
     GetRoute = 0xda,
+    SetRouting = 0xdb,
+    SetBuffers = 0xdc,
+    GetRouting = 0xdd,
 }
 
 impl Cmd {
     /// Every command, in number order.
-    pub const ALL: [Cmd; 27] = [
+    pub const ALL: [Cmd; 30] = [
         Cmd::Configure,
         Cmd::Unconfigure,
         Cmd::NetAdd,
@@ -568,6 +597,9 @@ impl Cmd {
         Cmd::RouteAdd,
         Cmd::RouteDel,
         Cmd::GetRoute,
+        Cmd::SetRouting,
+        Cmd::SetBuffers,
+        Cmd::GetRouting,
     ];
 
     /// The command number (`_IOC_NR`).
@@ -605,6 +637,9 @@ impl Cmd {
             Cmd::RouteAdd => "LNET_IOC_ROUTE_ADD",
             Cmd::RouteDel => "LNET_IOC_ROUTE_DEL",
             Cmd::GetRoute => "LNET_IOC_GET_ROUTE",
+            Cmd::SetRouting => "LNET_IOC_SET_ROUTING",
+            Cmd::SetBuffers => "LNET_IOC_SET_BUFFERS",
+            Cmd::GetRouting => "LNET_IOC_GET_ROUTING",
         }
     }
 
@@ -628,6 +663,7 @@ impl Cmd {
             }
             Cmd::UdspAdd | Cmd::UdspDel | Cmd::UdspGet => size_of::<LnetIocUdsp>(),
             Cmd::RouteAdd | Cmd::RouteDel | Cmd::GetRoute => size_of::<LnetIocRoute>(),
+            Cmd::SetRouting | Cmd::SetBuffers | Cmd::GetRouting => size_of::<LnetIocRouting>(),
         }
     }
 
@@ -745,12 +781,17 @@ mod tests {
             ("lnet_ioc_fault", size_of::<LnetIocFault>(), 160),
             ("lnet_ioc_udsp", size_of::<LnetIocUdsp>(), 1560),
             ("lnet_ioc_route", size_of::<LnetIocRoute>(), 48),
+            ("lnet_ioc_rtr_pool", size_of::<LnetIocRtrPool>(), 16),
+            ("lnet_ioc_routing", size_of::<LnetIocRouting>(), 72),
         ];
         for (name, got, want) in sizes {
             assert_eq!(got, want, "{name}");
             // Every argument is a multiple of 8 so arrays of them and 64-bit
             // fields never need compiler padding.
-            if name != "lnet_ioc_nid" && name != "lnet_ioc_ping_entry" {
+            if name != "lnet_ioc_nid"
+                && name != "lnet_ioc_ping_entry"
+                && name != "lnet_ioc_rtr_pool"
+            {
                 assert_eq!(got % 8, 0, "{name}");
             }
         }
@@ -1109,6 +1150,18 @@ mod tests {
                 rt_flags
             ]
         );
+        fields!(
+            v,
+            LnetIocRtrPool,
+            "lnet_ioc_rtr_pool",
+            [rp_npages, rp_nbuffers, rp_credits, rp_mincredits]
+        );
+        fields!(
+            v,
+            LnetIocRouting,
+            "lnet_ioc_routing",
+            [rtr_hdr, rtr_enable, rtr_buffers, rtr_pools]
+        );
         v
     }
 
@@ -1152,6 +1205,8 @@ mod tests {
             "lnet_ioc_fault" => 160,
             "lnet_ioc_udsp" => 1560,
             "lnet_ioc_route" => 48,
+            "lnet_ioc_rtr_pool" => 16,
+            "lnet_ioc_routing" => 72,
             _ => unreachable!(),
         };
         for (s, fields) in by_struct {

@@ -60,6 +60,9 @@ pub enum Request<'a> {
     RouteAdd(&'a mut abi::LnetIocRoute),
     RouteDel(&'a mut abi::LnetIocRoute),
     GetRoute(&'a mut abi::LnetIocRoute),
+    SetRouting(&'a mut abi::LnetIocRouting),
+    SetBuffers(&'a mut abi::LnetIocRouting),
+    GetRouting(&'a mut abi::LnetIocRouting),
 }
 
 impl Request<'_> {
@@ -93,6 +96,9 @@ impl Request<'_> {
             Request::RouteAdd(_) => Cmd::RouteAdd,
             Request::RouteDel(_) => Cmd::RouteDel,
             Request::GetRoute(_) => Cmd::GetRoute,
+            Request::SetRouting(_) => Cmd::SetRouting,
+            Request::SetBuffers(_) => Cmd::SetBuffers,
+            Request::GetRouting(_) => Cmd::GetRouting,
         }
     }
 }
@@ -222,6 +228,9 @@ impl Backend for DevLnet {
             | Request::FaultList(a) => self.raw(cmd, a),
             Request::UdspAdd(a) | Request::UdspDel(a) | Request::UdspGet(a) => self.raw(cmd, a),
             Request::RouteAdd(a) | Request::RouteDel(a) | Request::GetRoute(a) => self.raw(cmd, a),
+            Request::SetRouting(a) | Request::SetBuffers(a) | Request::GetRouting(a) => {
+                self.raw(cmd, a)
+            }
         }
     }
 

@@ -47,6 +47,11 @@ pub enum Command {
         #[command(subcommand)]
         command: RouteCommand,
     },
+    /// routing {show}
+    Routing {
+        #[command(subcommand)]
+        command: ShowOnly,
+    },
     /// set a global parameter
     Set {
         #[command(subcommand)]
@@ -274,6 +279,18 @@ pub enum SetCommand {
     /// router sensitivity % (deprecated)
     #[command(name = "router_sensitivity")]
     RouterSensitivity(SetValue),
+    /// set tiny routing buffers (VALUE must be greater than 0)
+    #[command(name = "tiny_buffers")]
+    TinyBuffers(SetValue),
+    /// set small routing buffers (VALUE must be greater than 0)
+    #[command(name = "small_buffers")]
+    SmallBuffers(SetValue),
+    /// set large routing buffers (VALUE must be greater than 0)
+    #[command(name = "large_buffers")]
+    LargeBuffers(SetValue),
+    /// enable/disable routing (0 - disable routing, 1 - enable routing)
+    #[command(name = "routing")]
+    Routing(SetValue),
 }
 
 #[derive(Subcommand, Debug)]

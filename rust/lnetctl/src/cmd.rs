@@ -122,9 +122,14 @@ pub fn run(cmd: &Command, be: &mut dyn Backend) -> Outcome {
             cli::RouteCommand::Del(a) => crate::route::del(&mut r, a),
             cli::RouteCommand::Show(a) => crate::route::show(&mut r, a),
         },
+        Command::Routing {
+            command: ShowOnly::Show,
+        } => crate::routing::show(&mut r),
         Command::Set { param } => {
-            let (p, v) = GlobalParam::of(param);
-            set_global_text(&mut r, p, v);
+            if !crate::routing::set(&mut r, param) {
+                let (p, v) = GlobalParam::of(param);
+                set_global_text(&mut r, p, v);
+            }
         }
         Command::Global {
             command: ShowOnly::Show,
@@ -736,6 +741,10 @@ impl GlobalParam {
             S::NumaRange(v) => (GlobalParam::NumaRange, &v.value),
             S::MaxInterfaces(v) => (GlobalParam::MaxInterfaces, &v.value),
             S::RouterSensitivity(v) => (GlobalParam::RouterSensitivity, &v.value),
+            // routing.rs takes these before they get here.
+            S::TinyBuffers(v) | S::SmallBuffers(v) | S::LargeBuffers(v) | S::Routing(v) => {
+                (GlobalParam::RouterSensitivity, &v.value)
+            }
         }
     }
 

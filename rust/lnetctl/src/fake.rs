@@ -76,6 +76,9 @@ pub struct Fake {
     /// The route table, with lnet-core's rules (gateways are their own
     /// peers here: the fake makes no peer of them).
     pub routes: RouteTable<RouteVec>,
+    /// Forwarding: None until routing first starts (no pools), else
+    /// whether it is on and the pools' buffer counts (tiny, small, large).
+    pub routing: Option<(bool, [u32; abi::NRBPOOLS])>,
     kept: Option<PingReply>,
 }
 
@@ -134,6 +137,7 @@ impl Fake {
             faults: [Vec::new(), Vec::new()],
             udsp: Vec::new(),
             routes: RouteTable::new(RouteVec::default(), lnet_core::route::rnet_hash_bits(0)),
+            routing: None,
             kept: None,
         }
     }
@@ -665,6 +669,42 @@ impl Fake {
                 a.rt_flags = lnet_core::route::route_flags(0, r.alive, r.single_hop);
                 Ok(())
             }
+            Request::SetRouting(a) => {
+                if a.rtr_enable > 1 {
+                    return Err(Errno::EINVAL);
+                }
+                let on = a.rtr_enable == 1;
+                match (&mut self.routing, on) {
+                    (Some(r), _) => r.0 = on,
+                    (None, true) => self.routing = Some((true, [2048, 16384, 1024])),
+                    (None, false) => {}
+                }
+                Ok(())
+            }
+            Request::SetBuffers(a) => {
+                if let Some((true, counts)) = &mut self.routing {
+                    for (c, &b) in counts.iter_mut().zip(a.rtr_buffers.iter()) {
+                        if (b as i32) >= 0 {
+                            *c = b;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Request::GetRouting(a) => {
+                let (on, counts) = self.routing.ok_or(Errno::ENOENT)?;
+                a.rtr_enable = u32::from(on);
+                for (i, (p, &n)) in a.rtr_pools.iter_mut().zip(counts.iter()).enumerate() {
+                    let n = if on { n } else { 0 };
+                    *p = abi::LnetIocRtrPool {
+                        rp_npages: [0, 1, 256][i],
+                        rp_nbuffers: n,
+                        rp_credits: n,
+                        rp_mincredits: n,
+                    };
+                }
+                Ok(())
+            }
             Request::UdspGet(a) => {
                 if !udsp_bulk(a)?.is_empty() || a.ud_action_type != 0 || a.ud_priority != 0 {
                     return Err(Errno::EINVAL);
@@ -833,6 +873,7 @@ fn hdr_ok(req: &Request<'_>) -> bool {
         | Request::FaultList(a) => a.hdr_ok(),
         Request::UdspAdd(a) | Request::UdspDel(a) | Request::UdspGet(a) => a.hdr_ok(),
         Request::RouteAdd(a) | Request::RouteDel(a) | Request::GetRoute(a) => a.hdr_ok(),
+        Request::SetRouting(a) | Request::SetBuffers(a) | Request::GetRouting(a) => a.hdr_ok(),
     }
 }
 

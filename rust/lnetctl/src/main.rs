@@ -12,6 +12,7 @@ mod backend;
 mod cli;
 mod cmd;
 mod route;
+mod routing;
 mod show;
 mod transfer;
 mod udsp;

@@ -304,9 +304,10 @@ fn help_on_every_command() {
     }
     let mut all = Vec::new();
     walk(&Cli::command(), &mut Vec::new(), &mut all);
-    // The root; lnet(2) net(4) peer(4) set(12) global(1) stats(1) debug(1)
-    // udsp(3) route(3) with their parents; ping, discover, export, import.
-    assert_eq!(all.len(), 45);
+    // The root; lnet(2) net(4) peer(4) set(16) global(1) stats(1) debug(1)
+    // udsp(3) route(3) routing(1) with their parents; ping, discover,
+    // export, import.
+    assert_eq!(all.len(), 51);
     for path in all {
         for flag in ["--help", "-h"] {
             let mut args = vec![String::from("lnetctl")];
@@ -1585,4 +1586,70 @@ fn packaged_lnet_conf_imports() {
     let o = import(&mut f, Mode::Add, &example);
     assert_eq!((o.rc, o.stderr.as_str()), (0, ""));
     assert_eq!(f.nis[1].nid, nid("192.168.1.10@tcp"));
+}
+
+#[test]
+fn routing_show_set_and_buffers() {
+    let mut f = Fake::up();
+    // Never routed: no pools, nothing printed (Lustre's GET_BUF ENOENT).
+    assert_eq!(ok(&mut f, "routing show"), "");
+    ok(&mut f, "set routing 1");
+    ok(&mut f, "set large_buffers 8");
+    ok(&mut f, "set tiny_buffers 600");
+    let want = "routing:
+    - cpt[0]:
+          tiny:
+              npages: 0
+              nbuffers: 600
+              credits: 600
+              mincredits: 600
+          small:
+              npages: 1
+              nbuffers: 16384
+              credits: 16384
+              mincredits: 16384
+          large:
+              npages: 256
+              nbuffers: 8
+              credits: 8
+              mincredits: 8
+    - enable: 1
+buffers:
+    tiny: 600
+    small: 16384
+    large: 8
+";
+    assert_eq!(ok(&mut f, "routing show"), want);
+    ok(&mut f, "set routing 0");
+    let off = ok(&mut f, "routing show");
+    assert!(off.contains("    - enable: 0\n"), "{off}");
+    assert!(off.contains("    large: 0\n"), "{off}");
+
+    let o = lnetctl(&mut f, "set routing 2");
+    assert_ne!(o.rc, 0);
+    assert!(
+        o.stderr.contains("cannot parse routing value."),
+        "{}",
+        o.stderr
+    );
+    let o = lnetctl(&mut f, "set small_buffers -2");
+    assert_eq!(o.rc, -3);
+    assert!(
+        o.stderr.contains("tiny, small and large must be >= 0"),
+        "{}",
+        o.stderr
+    );
+    let o = lnetctl(&mut f, "set large_buffers x");
+    assert!(
+        o.stderr.contains("cannot parse large_buffers value"),
+        "{}",
+        o.stderr
+    );
+    f.fail.push((Cmd::SetRouting, nix::errno::Errno::ENOMEM));
+    let o = lnetctl(&mut f, "set routing 1");
+    assert!(
+        o.stderr.contains("- routing:") && o.stderr.contains("cannot enable routing"),
+        "{}",
+        o.stderr
+    );
 }

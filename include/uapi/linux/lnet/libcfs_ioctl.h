@@ -65,6 +65,9 @@ struct libcfs_ioctl_data {
 #define IOC_LIBCFS_ADD_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 81, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_DEL_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 82, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_GET_ROUTE	_IOWR(IOC_LIBCFS_TYPE, 83, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_CONFIG_RTR	_IOWR(IOC_LIBCFS_TYPE, 87, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_ADD_BUF	_IOWR(IOC_LIBCFS_TYPE, 88, IOCTL_CONFIG_SIZE)
+#define IOC_LIBCFS_GET_BUF	_IOWR(IOC_LIBCFS_TYPE, 89, IOCTL_CONFIG_SIZE)
 /*
  * Their argument is lnet-dlc.h's lnet_ioctl_lnet_stats and
  * lnet_ioctl_set_value; the size in the number is Lustre's, and the kernel

@@ -6,7 +6,9 @@
  * when the kernel's "lnet" netlink family does not answer its route
  * requests; the NUMA range Lustre's lnetctl global show reads with
  * IOC_LIBCFS_GET_NUMA_RANGE, and the message counters its stats show reads
- * with IOC_LIBCFS_GET_LNET_STATS. The layout is Lustre's, byte for byte
+ * with IOC_LIBCFS_GET_LNET_STATS; the router buffer commands
+ * (IOC_LIBCFS_CONFIG_RTR, ADD_BUF, GET_BUF) of its set routing, set
+ * tiny_buffers... and routing show. The layout is Lustre's, byte for byte
  * (tests/abi/abi_check.py compares it with Lustre's header, the fields of
  * the union's route member included).
  */
@@ -66,6 +68,28 @@ struct lnet_ioctl_config_data {
 	} cfg_config_u;
 
 	char cfg_bulk[];
+};
+
+/*
+ * Router buffer pools (IOC_LIBCFS_CONFIG_RTR, ADD_BUF, GET_BUF, with the
+ * cfg_buffers member of the argument above): GET_BUF writes a struct
+ * lnet_ioctl_pool_cfg at cfg_bulk, for CPU partition cfg_count.
+ */
+#define LNET_TINY_BUF_IDX	0
+#define LNET_SMALL_BUF_IDX	1
+#define LNET_LARGE_BUF_IDX	2
+
+/* # different router buffer pools */
+#define LNET_NRBPOOLS		(LNET_LARGE_BUF_IDX + 1)
+
+struct lnet_ioctl_pool_cfg {
+	struct {
+		__u32 pl_npages;
+		__u32 pl_nbuffers;
+		__u32 pl_credits;
+		__u32 pl_mincredits;
+	} pl_pools[LNET_NRBPOOLS];
+	__u32 pl_routing;
 };
 
 /* One value: IOC_LIBCFS_GET_NUMA_RANGE's reply (ioc_len exactly this). */

@@ -549,6 +549,34 @@ struct lnet_ioc_route {
 #define LNET_IOC_ROUTE_ALIVE		(1U << 0)
 #define LNET_IOC_ROUTE_MULTI_HOP	(1U << 1)
 
+/*
+ * Forwarding and the router buffer pools (lnetctl set routing, set
+ * tiny_buffers|small_buffers|large_buffers, routing show). The pools are
+ * tiny (no payload), small (one page) and large (LNET_MTU), in that order.
+ *  - LNET_IOC_SET_ROUTING: forwarding on (rtr_enable 1) or off (0); the
+ *    rest zero.
+ *  - LNET_IOC_SET_BUFFERS: rtr_buffers[] buffers per pool (s32; -1 leaves
+ *    a pool alone; no effect while forwarding is off, as in Lustre);
+ *    rtr_enable and rtr_pools zero.
+ *  - LNET_IOC_GET_ROUTING: out: rtr_enable and rtr_pools; ENOENT when
+ *    forwarding never started since LNet came up. In: all zero.
+ */
+#define LNET_IOC_NRBPOOLS	3
+
+struct lnet_ioc_rtr_pool {
+	__u32	rp_npages;
+	__u32	rp_nbuffers;
+	__u32	rp_credits;			/* s32 */
+	__u32	rp_mincredits;			/* s32 */
+};
+
+struct lnet_ioc_routing {
+	struct lnet_ioc_hdr rtr_hdr;
+	__u32	rtr_enable;			/* in: SET_ROUTING; out: GET_ROUTING */
+	__u32	rtr_buffers[LNET_IOC_NRBPOOLS];	/* in: SET_BUFFERS (s32) */
+	struct lnet_ioc_rtr_pool rtr_pools[LNET_IOC_NRBPOOLS]; /* out: GET_ROUTING */
+};
+
 #define LNET_IOC_CONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc0, struct lnet_ioc_config)
 #define LNET_IOC_UNCONFIGURE	_IOWR(LNET_IOC_MAGIC, 0xc1, struct lnet_ioc_config)
 #define LNET_IOC_NET_ADD	_IOWR(LNET_IOC_MAGIC, 0xc2, struct lnet_ioc_net_cfg)
@@ -578,6 +606,9 @@ struct lnet_ioc_route {
 #define LNET_IOC_ROUTE_ADD	_IOWR(LNET_IOC_MAGIC, 0xd8, struct lnet_ioc_route)
 #define LNET_IOC_ROUTE_DEL	_IOWR(LNET_IOC_MAGIC, 0xd9, struct lnet_ioc_route)
 #define LNET_IOC_GET_ROUTE	_IOWR(LNET_IOC_MAGIC, 0xda, struct lnet_ioc_route)
+#define LNET_IOC_SET_ROUTING	_IOWR(LNET_IOC_MAGIC, 0xdb, struct lnet_ioc_routing)
+#define LNET_IOC_SET_BUFFERS	_IOWR(LNET_IOC_MAGIC, 0xdc, struct lnet_ioc_routing)
+#define LNET_IOC_GET_ROUTING	_IOWR(LNET_IOC_MAGIC, 0xdd, struct lnet_ioc_routing)
 
 /* Sizes are part of the ABI: a change here is a new LNET_IOC_VERSION. */
 #ifdef __cplusplus
@@ -604,5 +635,7 @@ LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_globals) == 16, "lnet_ioc_globals");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_fault) == 160, "lnet_ioc_fault");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_udsp) == 1560, "lnet_ioc_udsp");
 LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_route) == 48, "lnet_ioc_route");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_rtr_pool) == 16, "lnet_ioc_rtr_pool");
+LNET_IOC_SIZE_CHECK(sizeof(struct lnet_ioc_routing) == 72, "lnet_ioc_routing");
 
 #endif /* __UAPI_LNET_RS_IOCTL_H__ */
