@@ -6,6 +6,8 @@
 # global show and stats show, which use Lustre's /dev/lnet ioctls. What it
 # shows must read as what our lnetctl shows (it takes the same values from
 # the kernel), and what it changes must show in ours; bad input must fail.
+# Then stats reset and net set from Lustre's lnetctl, and fault rules and
+# ping from Lustre's lctl (/usr/sbin/lctl here; ours is lnet-rs-lctl).
 # Only VM 0 takes part: the Lustre node of the lab has nothing to do.
 [ "${LAB_CLNET_NODE:-0}" = 1 ] && exit 0
 LC=/opt/clnet/lnetctl
@@ -207,6 +209,11 @@ grep -q "^found total 0" /tmp/r.out || lab_fail "drop rules left"
 faults delay
 grep -q "^found total 0" /tmp/r.out || lab_fail "delay rules left"
 same "a ping once the rules are gone" ping "$me0@tcp"
+# Lustre's lctl ping: LNET_CMD_PING, as its lnetctl's.
+lctl ping "$me0@tcp" >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl ping"; }
+grep -q "^\(12345-\)\?$me0@tcp$" /tmp/c.out || { cat /tmp/c.out; lab_fail "Lustre's lctl ping: no $me0@tcp"; }
+lctl ping 10.9.9.9@tcp9 >/tmp/e.out 2>&1
+grep -q "^failed to ping 10.9.9.9@tcp9" /tmp/e.out || { cat /tmp/e.out; lab_fail "lctl ping of no net of ours"; }
 
 "$LC" net del --net tcp --if eth0 || lab_fail "Lustre's lnetctl net del --net tcp --if eth0"
 lnetctl net show >/tmp/n3 || lab_fail "net show after net del"
