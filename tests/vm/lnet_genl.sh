@@ -173,36 +173,38 @@ refused "a conns_per_peer ksocklnd cannot run" net set --conns-per-peer 4 --nid 
 
 # Fault rules from Lustre's lctl (IOC_LIBCFS_LNET_FAULT, after its
 # LNET_CMD_FAULT request fails: it prints that failure, then takes the
-# ioctl), listed by Lustre's lctl and ours alike. A drop rule on every GET
-# to our own NID makes a ping of it fail and counts the drop.
+# ioctl), listed by Lustre's lctl and ours alike. A delay rule on every GET
+# to our own NID holds a ping of it for 1 to 2 s (whole seconds) and counts the GET.
 faults() {
 	lctl "net_$1_list" 2>&1 | grep -v '^failed to ' >/tmp/c.out || lab_fail "Lustre's lctl net_$1_list"
 	lnet-rs-lctl "net_$1_list" >/tmp/r.out 2>&1 || lab_fail "our lctl net_$1_list"
 	diff -u /tmp/r.out /tmp/c.out || lab_fail "net_$1_list: Lustre's lctl differs from ours"
 }
-lctl net_drop_add -s '*' -d "$me0@tcp" -m GET -r 1 >/tmp/f.out 2>&1 || { cat /tmp/f.out; lab_fail "Lustre's lctl net_drop_add"; }
+lctl net_drop_add -s '*@tcp' -d 10.9.0.7@tcp -m GET -r 2 >/tmp/f.out 2>&1 || { cat /tmp/f.out; lab_fail "Lustre's lctl net_drop_add"; }
 lab_log "Lustre's lctl net_drop_add: $(tr '\n' ' ' </tmp/f.out)"
-grep -q "^Added drop rule <?>->$me0@tcp (1/1)" /tmp/f.out || lab_fail "net_drop_add: not added"
-lctl net_delay_add -s '*@tcp' -d 10.9.0.7@tcp -r 3 -l 2 >/dev/null 2>&1 || lab_fail "Lustre's lctl net_delay_add"
+grep -q "^Added drop rule 255.255.255.255@tcp->10.9.0.7@tcp (1/2)" /tmp/f.out || lab_fail "net_drop_add: not added"
+lctl net_delay_add -s '*' -d "$me0@tcp" -m GET -r 1 -l 2 >/dev/null 2>&1 || lab_fail "Lustre's lctl net_delay_add"
 faults drop
-grep -q "^<?>->$me0@tcp (1/1 | 0) ptl 0, msg 4, 0/0," /tmp/r.out || lab_fail "net_drop_list: the rule as added"
+grep -q "^255.255.255.255@tcp->10.9.0.7@tcp (1/2 | 0) ptl 0, msg 4, 0/0," /tmp/r.out || lab_fail "net_drop_list: the rule as added"
 faults delay
-grep -q "^255.255.255.255@tcp->10.9.0.7@tcp (1/3 | 0, latency 2) " /tmp/r.out || lab_fail "net_delay_list: the rule as added"
-if "$LC" ping --timeout 1 "$me0@tcp" >/tmp/e.out 2>&1; then
-	cat /tmp/e.out
-	lab_fail "a ping through a rule dropping every GET answered"
-fi
-faults drop
-grep -q ", 1/1, PUT 0, ACK 0, GET 1, REP 0$" /tmp/r.out || lab_fail "net_drop_list: the GET dropped not counted"
+grep -q "^<?>->$me0@tcp (1/1 | 0, latency 2) ptl 0, msg 4, 0/0," /tmp/r.out || lab_fail "net_delay_list: the rule as added"
+t0=$(date +%s%N)
+"$LC" ping "$me0@tcp" >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "a ping through a delay rule"; }
+held=$((($(date +%s%N) - t0) / 1000000))
+lab_log "a ping through a 2 s delay rule took $held ms"
+[ "$held" -ge 900 ] || lab_fail "a ping through a 2 s delay rule took $held ms"
+faults delay
+grep -q ", [1-9][0-9]*/[1-9][0-9]*, PUT 0, ACK 0, GET [1-9][0-9]*, REP 0$" /tmp/r.out || lab_fail "net_delay_list: the GET held not counted"
+lctl net_delay_reset >/dev/null 2>&1 || lab_fail "Lustre's lctl net_delay_reset"
+faults delay
+grep -q ", 0/0, PUT 0, ACK 0, GET 0, REP 0$" /tmp/r.out || lab_fail "net_delay_reset left counters"
 lctl net_drop_reset >/dev/null 2>&1 || lab_fail "Lustre's lctl net_drop_reset"
-faults drop
-grep -q ", 0/0, PUT 0, ACK 0, GET 0, REP 0$" /tmp/r.out || lab_fail "net_drop_reset left counters"
 # A portal mask with only ACKs left matches nothing: refused, none added.
 if lctl net_drop_add -s '*' -d '*' -r 1 -p 4 -m ACK >/tmp/e.out 2>&1; then
 	cat /tmp/e.out
 	lab_fail "Lustre's lctl net_drop_add of a rule matching nothing accepted"
 fi
-lctl net_drop_del -s '*' -d "$me0@tcp" 2>&1 | grep -q "^Removed 1 drop rules" || lab_fail "Lustre's lctl net_drop_del"
+lctl net_drop_del -s '*@tcp' -d 10.9.0.7@tcp 2>&1 | grep -q "^Removed 1 drop rules" || lab_fail "Lustre's lctl net_drop_del"
 lctl net_delay_del -a 2>&1 | grep -q "^Removed 1 delay rules" || lab_fail "Lustre's lctl net_delay_del -a"
 faults drop
 grep -q "^found total 0" /tmp/r.out || lab_fail "drop rules left"
