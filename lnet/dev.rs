@@ -556,9 +556,10 @@ pub(crate) fn set_ni_health(lnet: &TheLnet, nid: Option<Nid>, value: u32) -> Res
         .filter(|n| n.nid != Nid::LO && nid.map_or(true, |x| n.nid == x))
     {
         ni.health.store(value, Relaxed);
-        if value < crate::lnet_core::health::MAX_HEALTH {
-            // Queued with no wait: the next monitor pass pings it.
-            ni.recovery.queue_at(0);
+        // Queued with no wait: the next monitor pass pings it. Said on the
+        // console as Lustre's `lnet_ni_set_healthv` says it.
+        if value < crate::lnet_core::health::MAX_HEALTH && ni.recovery.queue_at(0) {
+            crate::cerror!("manually adding local NI {} to recovery\n", ni.nid);
         }
         // The status follows a value set by hand at either end
         // (`lnet_ni_set_healthv`): 0 reports the NI down, 1000 up.
