@@ -4,6 +4,7 @@
 //! the hot path takes no lock for them.
 
 use crate::kapi::bindings::lnet_counters;
+use crate::state::TheLnet;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 
 #[derive(Default)]
@@ -57,6 +58,31 @@ impl Counters {
         }
     }
 
+    /// Zeroes the counters (`lnetctl stats reset`). `msgs_alloc` counts
+    /// the messages alive now, so it stays and the maximum restarts from
+    /// it (Lustre zeroes both, and its count of live messages then goes
+    /// below zero as they are freed).
+    pub(crate) fn reset(&self) {
+        let all32 = [
+            &self.errors,
+            &self.send_count,
+            &self.recv_count,
+            &self.drop_count,
+            &self.rst_alloc,
+            &self.response_timeout_count,
+            &self.resend_count,
+            &self.failed_resends,
+            &self.successful_resends,
+        ];
+        for c in all32.into_iter().chain(self.hstatus.iter()) {
+            c.store(0, Relaxed);
+        }
+        for c in [&self.send_length, &self.recv_length, &self.drop_length] {
+            c.store(0, Relaxed);
+        }
+        self.msgs_max.store(self.msgs_alloc.load(Relaxed), Relaxed);
+    }
+
     pub(crate) fn snapshot(&self) -> lnet_counters {
         let mut c = lnet_counters::default();
         let m = &mut c.lct_common;
@@ -89,5 +115,24 @@ impl Counters {
         h.lch_remote_timeout_count = s(8);
         h.lch_network_timeout_count = s(9);
         c
+    }
+}
+
+/// `lnetctl stats reset` (Lustre's `lnet_counters_reset` and
+/// `lnet_iface_stats_reset`): the node's counters and each local and peer
+/// NI's message counts by type; health counters stay. With LNet down there
+/// is nothing to reset but the node's counters.
+pub(crate) fn reset_all(lnet: &TheLnet) {
+    lnet.counters.reset();
+    for ni in lnet.nis.lock().nis.iter() {
+        ni.sent.reset();
+        ni.received.reset();
+        ni.dropped.reset();
+    }
+    let mut peers = lnet.peers.lock();
+    for p in peers.list.iter_mut().flat_map(|p| p.nis.iter_mut()) {
+        p.sent = Default::default();
+        p.received = Default::default();
+        p.dropped = Default::default();
     }
 }

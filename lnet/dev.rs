@@ -573,7 +573,6 @@ const HEALTH_ALL: u32 = 1;
 /// unclamped; we refuse it with EINVAL and change nothing, as every
 /// out-of-range argument of this ABI is refused.
 fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
-    use core::sync::atomic::Ordering::Relaxed;
     if h.hv_padding != 0 || h.hv_flags & !HEALTH_ALL != 0 {
         return Err(EINVAL);
     }
@@ -583,34 +582,47 @@ fn set_health(lnet: &TheLnet, h: &lnet_ioc_health, local: bool) -> Result {
         return Err(EINVAL);
     }
     let nid = if all {
-        Nid::ANY
+        None
     } else {
-        nid_from_ioc(&h.hv_nid)?
+        Some(nid_from_ioc(&h.hv_nid)?)
     };
-    let mut found = false;
     if local {
-        let nis = lnet.nis.lock();
-        for ni in nis
-            .nis
-            .iter()
-            .filter(|n| n.nid != Nid::LO && (all || n.nid == nid))
-        {
-            ni.health.store(value, Relaxed);
-            if value < crate::lnet_core::health::MAX_HEALTH {
-                // Queued with no wait: the next monitor pass pings it.
-                ni.recovery.queue_at(0);
-            }
-            // The status follows a value set by hand at either end
-            // (`lnet_ni_set_healthv`): 0 reports the NI down, 1000 up.
-            if value == 0 || value == crate::lnet_core::health::MAX_HEALTH {
-                crate::health::ni_set_status(lnet, ni, value != 0, value);
-            }
-            found = true;
-        }
+        set_ni_health(lnet, nid, value)
     } else {
-        return set_peer_health(lnet, (!all).then_some(nid), value);
+        set_peer_health(lnet, nid, value)
     }
-    if found || all {
+}
+
+/// `net set --health`, by ioctl or netlink: the health value (at most
+/// `MAX_HEALTH`) of the local NI `nid`, or of every NI but 0@lo (`None`).
+/// A NID that is no local NI is ENOENT (Lustre changes nothing and
+/// succeeds).
+pub(crate) fn set_ni_health(lnet: &TheLnet, nid: Option<Nid>, value: u32) -> Result {
+    use core::sync::atomic::Ordering::Relaxed;
+    if value > crate::lnet_core::health::MAX_HEALTH {
+        return Err(EINVAL);
+    }
+    let mut found = false;
+    let nis = lnet.nis.lock();
+    for ni in nis
+        .nis
+        .iter()
+        .filter(|n| n.nid != Nid::LO && nid.map_or(true, |x| n.nid == x))
+    {
+        ni.health.store(value, Relaxed);
+        // Queued with no wait: the next monitor pass pings it. Said on the
+        // console as Lustre's `lnet_ni_set_healthv` says it.
+        if value < crate::lnet_core::health::MAX_HEALTH && ni.recovery.queue_at(0) {
+            crate::cerror!("manually adding local NI {} to recovery\n", ni.nid);
+        }
+        // The status follows a value set by hand at either end
+        // (`lnet_ni_set_healthv`): 0 reports the NI down, 1000 up.
+        if value == 0 || value == crate::lnet_core::health::MAX_HEALTH {
+            crate::health::ni_set_status(lnet, ni, value != 0, value);
+        }
+        found = true;
+    }
+    if found || nid.is_none() {
         Ok(())
     } else {
         Err(ENOENT)
@@ -897,7 +909,7 @@ fn do_discover(lnet: &TheLnet, p: &mut lnet_ioc_ping) -> Result {
 /// `struct lnet_ioc_fault` is the contract).
 fn fault_cmd(lnet: &TheLnet, cmd: u32, f: &mut lnet_ioc_fault) -> Result {
     use crate::fault::{self, Kind};
-    use crate::lnet_core::fault::{Action, Attr, Pace, Rule, HEALTH_RANDOM};
+    use crate::lnet_core::fault::{Action, Attr, Pace};
     const RANDOM: u32 = 1;
     const DROP_ALL: u32 = 2;
     let kind = match f.fr_kind {
@@ -938,24 +950,7 @@ fn fault_cmd(lnet: &TheLnet, cmd: u32, f: &mut lnet_ioc_fault) -> Result {
                     latency: f.fr_latency,
                 },
             };
-            let mut r = fault::random;
-            let now = crate::kapi::kthread::now_secs();
-            let rule = Rule::new(attr, pace, action, now, &mut r).map_err(|e| {
-                pr_info!("fault rule refused: {}\n", e.describe());
-                EINVAL
-            })?;
-            fault::add(lnet, kind, rule)?;
-            let what = if kind == Kind::Drop { "drop" } else { "delay" };
-            let health = match action {
-                Action::Drop { health_mask, .. } if health_mask == HEALTH_RANDOM => {
-                    " (random health error)"
-                }
-                Action::Drop { health_mask, .. } if health_mask != 0 => " (health error)",
-                _ => "",
-            };
-            // D_NET, as Lustre's "Added drop rule"; lctl prints the rule.
-            crate::cnet!("Added {} rule {}->{}{}\n", what, attr.src, attr.dst, health);
-            Ok(())
+            fault::add_rule(lnet, kind, attr, pace, action)
         }
         FAULT_DEL => {
             let src = nid_from_ioc(&f.fr_src)?;

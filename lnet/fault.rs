@@ -7,7 +7,7 @@
 //! rules and the held messages, which the monitor thread releases.
 
 use crate::kapi::kthread;
-use crate::lnet_core::fault::{self, Action, Rule};
+use crate::lnet_core::fault::{self, Action, Attr, Pace, Rule, HEALTH_RANDOM};
 use crate::lnet_core::hdr::{Hdr, MsgBody};
 use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
@@ -261,6 +261,34 @@ pub(crate) fn add(lnet: &TheLnet, kind: Kind, rule: Rule) -> Result {
     f.next_id = id.wrapping_add(1);
     f.rules(kind).push((id, rule), GFP_ATOMIC)?;
     lnet.fault_rules.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Makes and adds a rule, for either ioctl (lnet-rs's or Lustre's):
+/// a rule lnet-core refuses is EINVAL, its reason logged.
+pub(crate) fn add_rule(
+    lnet: &TheLnet,
+    kind: Kind,
+    attr: Attr,
+    pace: Pace,
+    action: Action,
+) -> Result {
+    let mut r = random;
+    let rule = Rule::new(attr, pace, action, kthread::now_secs(), &mut r).map_err(|e| {
+        pr_info!("fault rule refused: {}\n", e.describe());
+        EINVAL
+    })?;
+    add(lnet, kind, rule)?;
+    let what = if kind == Kind::Drop { "drop" } else { "delay" };
+    let health = match action {
+        Action::Drop { health_mask, .. } if health_mask == HEALTH_RANDOM => {
+            " (random health error)"
+        }
+        Action::Drop { health_mask, .. } if health_mask != 0 => " (health error)",
+        _ => "",
+    };
+    // D_NET, as Lustre's "Added drop rule"; lctl prints the rule.
+    crate::cnet!("Added {} rule {}->{}{}\n", what, attr.src, attr.dst, health);
     Ok(())
 }
 

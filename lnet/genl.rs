@@ -2,7 +2,7 @@
 
 //! Lustre's `lnet` generic netlink family, the commands its lnetctl sends
 //! before any ioctl: `LNET_CMD_CONFIGURE` (`lnet configure|unconfigure`)
-//! and `LNET_CMD_NETS` (`net add|del`, and `net show` as a dump); the peer
+//! and `LNET_CMD_NETS` (`net add|del|set`, and `net show` as a dump); the peer
 //! and ping commands are genl_peer.rs's. They
 //! call what the ioctls call (startup.rs, dev.rs), so both paths behave the
 //! same. Requests and replies are lnet-core's `lnet_nl` codec; other
@@ -257,14 +257,18 @@ fn del_on(lnet: &TheLnet, net: Net, b: &[u8; 16]) -> Result<(), NlError> {
     startup::net_del(lnet, net, &[intf]).map_err(|e| with_msg(e, c"cannot del LNet NI"))
 }
 
-/// `net add` (`NLM_F_CREATE`) and `net del` (no flag); `net set`
-/// (`NLM_F_REPLACE`) is not answered here, so lnetctl takes its ioctls.
+/// `net add` (`NLM_F_CREATE`), `net del` (no flag) and `net set`
+/// (`NLM_F_REPLACE`).
 fn nets(lnet: &TheLnet, flags: u16, attrs: &[u8]) -> Result<(), NlError> {
     let create = flags & nlm::CREATE != 0;
     if !create && flags & nlm::REPLACE != 0 {
-        return Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno()));
+        return lnet_nl::net_cmd(attrs, true, |op| match op {
+            lnet_nl::NetOp::Ni(ni) => set_ni(lnet, &ni),
+            // An update never deletes a net.
+            lnet_nl::NetOp::EndOfBlock { .. } => Ok(()),
+        });
     }
-    lnet_nl::net_cmd(attrs, |op| match op {
+    lnet_nl::net_cmd(attrs, false, |op| match op {
         lnet_nl::NetOp::Ni(ni) if create => add_ni(lnet, &ni),
         lnet_nl::NetOp::Ni(ni) => del_ni(lnet, &ni),
         lnet_nl::NetOp::EndOfBlock {
@@ -290,6 +294,93 @@ fn nets(lnet: &TheLnet, flags: u16, attrs: &[u8]) -> Result<(), NlError> {
             })
         }
     })
+}
+
+/// The net an update names: `LNET_NET_ANY` (lnetctl's `<255:65535>` for
+/// `--all`, or none given) is None, every net.
+fn update_net(s: Option<&str>) -> Result<Option<Net>, NlError> {
+    match s {
+        None | Some("<255:65535>") => Ok(None),
+        s => parse_net(s).map(Some),
+    }
+}
+
+/// `net set` (`lnet_genl_parse_local_ni` under `NLM_F_REPLACE`): the health
+/// value of the entry's NI (`--nid`) or, with no net or NID named
+/// (`--all`), of every NI; `conns_per_peer` in `lnd tunables`, which a
+/// running NI of lnet-rs cannot change, taken only as the value the NIs
+/// already have. Lustre ignores a NID on no local NI and stores a health
+/// value out of range; both are refused here, with nothing changed.
+fn set_ni(lnet: &TheLnet, ni: &lnet_nl::LocalNi<'_>) -> Result<(), NlError> {
+    let net = update_net(ni.net)?;
+    let inval = |m: &'static CStr| NlError::new(lnet_nl::errno::EINVAL, m);
+    // lnetctl names "every NI" as the NID `<?>`; with any net the NID is
+    // not read, as Lustre's.
+    let nid = match (net, ni.nid) {
+        (None, _) | (_, None) | (_, Some("<?>")) => None,
+        (Some(net), Some(s)) => {
+            let nid = Nid::parse(s).map_err(|_| inval(c"unsupported NID"))?;
+            if nid.net() != net {
+                return Err(inval(c"NID is not on the net"));
+            }
+            Some(nid)
+        }
+    };
+    if let Some(list) = ni.lnd_tunables.clone() {
+        check_conns_per_peer(lnet, net, nid, list)?;
+    }
+    let Some(v) = ni.health else {
+        return Ok(());
+    };
+    let value = u32::try_from(v)
+        .ok()
+        .filter(|&v| v <= crate::lnet_core::health::MAX_HEALTH)
+        .ok_or(inval(c"health value out of range"))?;
+    // Without a NID every NI of the net: Lustre's is every NI there is.
+    let target = match (net, nid) {
+        (_, Some(n)) => Some(n),
+        (None, None) => None,
+        (Some(_), None) => return Err(inval(c"interface / NID is missing")),
+    };
+    crate::dev::set_ni_health(lnet, target, value).map_err(|e| {
+        if e == ENOENT {
+            NlError::new(-ENOENT.to_errno(), c"no local NI has that NID")
+        } else {
+            with_msg(e, c"cannot set NI health")
+        }
+    })
+}
+
+/// An update's `conns_per_peer`: every NI it names (0@lo aside) must
+/// already run with that many connections per peer.
+fn check_conns_per_peer(
+    lnet: &TheLnet,
+    net: Option<Net>,
+    nid: Option<Nid>,
+    mut list: lnet_nl::Attrs<'_>,
+) -> Result<(), NlError> {
+    use core::sync::atomic::Ordering::Relaxed;
+    const BAD: NlError = NlError::new(lnet_nl::errno::EINVAL, c"failed to parse lnd tunables");
+    while let Some(k) = list.next() {
+        if k.kind != lnet_nl::scalar::VALUE || !k.is_key("conns_per_peer") {
+            continue;
+        }
+        let v = list.next().and_then(|v| v.int()).ok_or(BAD)?;
+        let nis = lnet.nis.lock();
+        let differs = nis
+            .nis
+            .iter()
+            .filter(|n| n.nid != Nid::LO)
+            .filter(|n| net.map_or(true, |x| n.nid.net() == x) && nid.map_or(true, |x| n.nid == x))
+            .any(|n| i64::from(n.tunables.conns_per_peer.load(Relaxed)) != v);
+        if differs {
+            return Err(NlError::new(
+                lnet_nl::errno::EINVAL,
+                c"conns_per_peer of a running NI cannot change",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A dump's start: `net show`, `peer show`, `ping`. Checks the request

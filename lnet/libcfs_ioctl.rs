@@ -9,17 +9,23 @@
 //! `lnet_psdev_ioctl` checks it (lnet-core's libcfs_ioctl), and copied back
 //! whole after the command, as Lustre does even when it fails. A command
 //! lnet-rs does not answer gets Lustre's answer to an unclaimed one, EINVAL.
-//! Lustre's `lnetctl global show` and `stats show` read the NUMA range and
-//! the message counters here (they have no netlink command); the values are
-//! those lnet-rs's own ioctls give its `lnetctl`.
+//! Lustre's `lnetctl global show`, `stats show` and `stats reset` read the
+//! NUMA range and read or zero the message counters here (they have no
+//! netlink command); the values are those lnet-rs's own ioctls give its
+//! `lnetctl`. Lustre's `lctl net_drop_*` and `net_delay_*` come here when
+//! the family refuses their `LNET_CMD_FAULT`, onto the rules lnet-rs's own
+//! fault ioctl keeps (fault.rs). lnet-rs's `lctl` keeps its own ioctl: its
+//! NIDs may be large, Lustre's `struct lnet_fault_attr` has 64-bit ones.
 
 use crate::kapi::bindings::LNET_IOCTL_VERSION2;
 use crate::kapi::bindings::{
-    libcfs_ioctl_data, lnet_counters, lnet_ioctl_config_data, lnet_ioctl_lnet_stats,
-    lnet_ioctl_pool_cfg, lnet_ioctl_set_value, LIBCFS_IOC_DATA_MAX, LNET_IOCTL_VERSION,
+    libcfs_ioctl_data, lnet_counters, lnet_fault_attr, lnet_fault_stat, lnet_ioctl_config_data,
+    lnet_ioctl_lnet_stats, lnet_ioctl_pool_cfg, lnet_ioctl_set_value, LIBCFS_IOC_DATA_MAX,
+    LNET_IOCTL_VERSION,
 };
 use crate::kapi::errno;
 use crate::kapi::lnet_abi::bytes_of;
+use crate::lnet_core::libcfs_ioctl::fault::{attr as fattr, stat as fstat};
 use crate::lnet_core::libcfs_ioctl::{
     self as abi, cfg, lnet_stats, nr, off, pool_cfg, set_value, PoolEntry, RouteArg,
 };
@@ -61,6 +67,20 @@ const _: () = {
     assert!(lnet_stats::LEN == size_of::<lnet_ioctl_lnet_stats>());
     assert!(lnet_stats::CNTRS == offset_of!(lnet_ioctl_lnet_stats, st_cntrs));
     assert!(lnet_stats::CNTRS_LEN == size_of::<lnet_counters>());
+    assert!(fattr::LEN == size_of::<lnet_fault_attr>());
+    assert!(fattr::SRC == offset_of!(lnet_fault_attr, fa_src));
+    assert!(fattr::DST == offset_of!(lnet_fault_attr, fa_dst));
+    assert!(fattr::LOCAL_NID == offset_of!(lnet_fault_attr, fa_local_nid));
+    assert!(fattr::PTL_MASK == offset_of!(lnet_fault_attr, fa_ptl_mask));
+    assert!(fattr::MSG_MASK == offset_of!(lnet_fault_attr, fa_msg_mask));
+    assert!(fattr::RATE == offset_of!(lnet_fault_attr, u));
+    assert!(fstat::LEN == size_of::<lnet_fault_stat>());
+    assert!(fstat::COUNT == offset_of!(lnet_fault_stat, fs_count));
+    assert!(fstat::PUT == offset_of!(lnet_fault_stat, fs_put));
+    assert!(fstat::ACK == offset_of!(lnet_fault_stat, fs_ack));
+    assert!(fstat::GET == offset_of!(lnet_fault_stat, fs_get));
+    assert!(fstat::REPLY == offset_of!(lnet_fault_stat, fs_reply));
+    assert!(fstat::HITS == offset_of!(lnet_fault_stat, u));
 };
 
 /// A positive errno of lnet-core's checks as a kernel error.
@@ -183,7 +203,58 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
                 Err(EINVAL)
             }
         }
+        nr::RESET_LNET_STATS if old => {
+            // Serialised with configuration, as Lustre's `ln_api_mutex`.
+            let _api = lnet.api.lock();
+            crate::counters::reset_all(lnet);
+            Ok(())
+        }
+        nr::LNET_FAULT if old => fault_command(lnet, buf),
         _ => Err(EINVAL),
+    }
+}
+
+/// Lustre's `lnet_fault_ctl` over lnet-rs's rules (fault.rs), which lnet-rs's
+/// own fault ioctl reaches too. Lustre brings LNet up for the call when it
+/// is down, so a rule added then is gone when the call ends; here that is
+/// ENETDOWN.
+fn fault_command(lnet: &TheLnet, buf: &mut [u8]) -> Result {
+    use crate::fault::{self as rules, Kind};
+    use abi::fault::{self as f, Op};
+    let opc = abi::get_u32(buf, off::FLAGS).ok_or(EINVAL)?;
+    let (fkind, op) = f::op(opc).map_err(errno_of)?;
+    let kind = match fkind {
+        f::Kind::Drop => Kind::Drop,
+        f::Kind::Delay => Kind::Delay,
+    };
+    if !lnet.is_running() {
+        return Err(errno::ENETDOWN());
+    }
+    match op {
+        Op::Add => {
+            let (attr, pace, action) = f::rule(buf, fkind).map_err(errno_of)?;
+            rules::add_rule(lnet, kind, attr, pace, action)
+        }
+        Op::Del => {
+            let (src, dst) = f::selector(buf).map_err(errno_of)?;
+            let n = rules::del(lnet, kind, &src, &dst);
+            if abi::put_u32(buf, off::COUNT, n) {
+                Ok(())
+            } else {
+                Err(EINVAL)
+            }
+        }
+        Op::Reset => {
+            rules::reset(lnet, kind);
+            Ok(())
+        }
+        Op::List => {
+            f::check_list(buf).map_err(errno_of)?;
+            let index = abi::get_u32(buf, off::COUNT).ok_or(EINVAL)?;
+            // ENOENT past the last rule ends lctl's walk, as Lustre's.
+            let r = rules::get(lnet, kind, index).ok_or(ENOENT)?;
+            f::put_rule(buf, &r.attr, r.pace, r.action, &r.stats).map_err(errno_of)
+        }
     }
 }
 

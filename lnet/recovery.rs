@@ -79,10 +79,13 @@ pub(crate) struct NiRecovery {
 
 impl NiRecovery {
     /// Queues the NI (no-op if queued); `at` is the first ping's time.
-    pub(crate) fn queue_at(&self, at: i64) {
-        if !self.queued.swap(true, Relaxed) {
+    /// Whether it was queued now.
+    pub(crate) fn queue_at(&self, at: i64) -> bool {
+        let newly = !self.queued.swap(true, Relaxed);
+        if newly {
             self.next_ping.store(at, Relaxed);
         }
+        newly
     }
 
     /// Queues the NI with the current backoff step.

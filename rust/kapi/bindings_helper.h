@@ -13,6 +13,7 @@
 #include <uapi/linux/lnet/lnet-rs-ioctl.h>
 #include <uapi/linux/lnet/libcfs_ioctl.h>
 #include <uapi/linux/lnet/lnet-dlc.h>
+#include <uapi/linux/lnet/lnetctl.h>
 #include <crypto/hash.h>
 #include <crypto/internal/hash.h>
 #include "crypto_helpers.h"
@@ -48,6 +49,8 @@
 // allow type libcfs_ioctl_data
 // allow type lnet_ioctl_config_data
 // allow type lnet_ioctl_set_value
+// allow type lnet_fault_attr
+// allow type lnet_fault_stat
 // allow type lnet_ioctl_lnet_stats
 // allow type lnet_ioctl_pool_cfg
 // allow var LNET_IOCTL_VERSION.*

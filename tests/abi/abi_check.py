@@ -71,6 +71,17 @@ NESTED = {
         "pl_pools[0].pl_mincredits",
         "pl_pools[2].pl_mincredits",
     ],
+    # da_random and da_drop_all are bit-fields: lnet.ko's Rust reads them
+    # as the bits of the u32 after da_health_error_mask.
+    "struct lnet_fault_attr": [
+        "u.drop.da_rate",
+        "u.drop.da_interval",
+        "u.drop.da_health_error_mask",
+        "u.delay.la_rate",
+        "u.delay.la_interval",
+        "u.delay.la_latency",
+    ],
+    "struct lnet_fault_stat": ["u.drop.ds_dropped", "u.delay.ls_delayed"],
 }
 
 COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)

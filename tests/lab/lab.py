@@ -395,11 +395,13 @@ def lustre_fs():
 def build_lustre_fs_initramfs(kd, work, bundle, src=TOP):
     """The initramfs of lnet-rs VMs that run Lustre itself: ours, plus
     Lustre's own modules but its LNet (libcfs.ko stays Lustre's), its
-    tools with their libraries. Lustre's lctl takes the place of ours."""
+    tools with their libraries. Lustre's lctl takes the place of ours,
+    which stays as lnet-rs-lctl (its packaged name), for comparisons."""
     root = work / "root-lfs"
     base_root(root)
-    for tool in ("lnetctl", "tcp_bench", "rail_sample"):
-        copy_in(root, str(TOP / "target" / TOOLS_TARGET / "release" / tool), f"/usr/sbin/{tool}")
+    for tool, name in (("lnetctl", "lnetctl"), ("tcp_bench", "tcp_bench"),
+                       ("rail_sample", "rail_sample"), ("lctl", "lnet-rs-lctl")):
+        copy_in(root, str(TOP / "target" / TOOLS_TARGET / "release" / tool), f"/usr/sbin/{name}")
         for lib in shared_libs(str(TOP / "target" / TOOLS_TARGET / "release" / tool)):
             copy_in(root, lib)
     tree = bundle / "tree"

@@ -6,6 +6,8 @@
 # global show and stats show, which use Lustre's /dev/lnet ioctls. What it
 # shows must read as what our lnetctl shows (it takes the same values from
 # the kernel), and what it changes must show in ours; bad input must fail.
+# Then stats reset and net set from Lustre's lnetctl, and fault rules and
+# ping from Lustre's lctl (/usr/sbin/lctl here; ours is lnet-rs-lctl).
 # Only VM 0 takes part: the Lustre node of the lab has nothing to do.
 [ "${LAB_CLNET_NODE:-0}" = 1 ] && exit 0
 LC=/opt/clnet/lnetctl
@@ -140,6 +142,87 @@ rc=0
 "$LC" peer show >/tmp/c.out 2>&1 || rc=$?
 [ $rc = 0 ] || { cat /tmp/c.out; lab_fail "Lustre's lnetctl peer show: exit $rc"; }
 diff -u /tmp/p.out /tmp/c.out || lab_fail "peer show after peer del differs"
+
+# stats reset (IOC_LIBCFS_RESET_LNET_STATS): the node's counters start
+# again; the ping above sent messages, and nothing sends between the reads.
+sent() { lnetctl stats show | sed -n 's/^    send_count: //p'; }
+before=$(sent)
+"$LC" stats reset || lab_fail "Lustre's lnetctl stats reset"
+after=$(sent)
+[ "$before" -gt 0 ] && [ "$after" -lt "$before" ] ||
+	lab_fail "stats reset: send_count $before before, $after after"
+
+# net set (LNET_CMD_NETS with NLM_F_REPLACE, before any ioctl): a local
+# NI's health value, by NID and with --all, read back with our lnetctl.
+# Below 1000 the NI goes into recovery, saying so on the console as
+# Lustre's LNet does; its pings of itself soon bring it back to 1000 (each
+# message of the ping is +100), so the value is read only after --all 1000.
+nih() { lnetctl net show -v 3 --net tcp | sed -n 's/^ *health value: //p'; }
+"$LC" net set --health 500 --nid "$me0@tcp" || lab_fail "Lustre's lnetctl net set --health --nid"
+dmesg | grep -q "manually adding local NI $me0@tcp to recovery" ||
+	lab_fail "net set --health 500: the NI not put in recovery"
+"$LC" net set --health 1000 --all || lab_fail "Lustre's lnetctl net set --health --all"
+[ "$(nih)" = 1000 ] || lab_fail "net set --health 1000 --all: health value $(nih)"
+refused "a NID that is no local NI" net set --health 500 --nid 10.9.9.9@tcp
+refused "a health value over 1000" net set --health 5000 --nid "$me0@tcp"
+refused "the loopback net" net set --health 500 --nid 0@lo
+# conns_per_peer: ksocklnd runs one connection per peer, which may be
+# asked for again; another number is refused.
+"$LC" net set --conns-per-peer 1 --nid "$me0@tcp" || lab_fail "net set --conns-per-peer 1"
+refused "a conns_per_peer ksocklnd cannot run" net set --conns-per-peer 4 --nid "$me0@tcp"
+[ "$(nih)" = 1000 ] || lab_fail "a refused net set changed the health value: $(nih)"
+
+# Fault rules from Lustre's lctl (IOC_LIBCFS_LNET_FAULT, after its
+# LNET_CMD_FAULT request fails: it prints that failure, then takes the
+# ioctl), listed by Lustre's lctl and ours alike. A delay rule on every GET
+# to our own NID holds a ping of it for 1 to 2 s (whole seconds) and counts the GET.
+faults() {
+	lctl "net_$1_list" 2>&1 | grep -v '^failed to ' >/tmp/c.out || lab_fail "Lustre's lctl net_$1_list"
+	lnet-rs-lctl "net_$1_list" >/tmp/r.out 2>&1 || lab_fail "our lctl net_$1_list"
+	diff -u /tmp/r.out /tmp/c.out || lab_fail "net_$1_list: Lustre's lctl differs from ours"
+}
+lctl net_drop_add -s '*@tcp' -d 10.9.0.7@tcp -m GET -r 2 >/tmp/f.out 2>&1 || { cat /tmp/f.out; lab_fail "Lustre's lctl net_drop_add"; }
+lab_log "Lustre's lctl net_drop_add: $(tr '\n' ' ' </tmp/f.out)"
+grep -q "^Added drop rule 255.255.255.255@tcp->10.9.0.7@tcp (1/2)" /tmp/f.out || lab_fail "net_drop_add: not added"
+lctl net_delay_add -s '*' -d "$me0@tcp" -m GET -r 1 -l 2 >/dev/null 2>&1 || lab_fail "Lustre's lctl net_delay_add"
+faults drop
+grep -q "^255.255.255.255@tcp->10.9.0.7@tcp (1/2 | 0) ptl 0, msg 4, 0/0," /tmp/r.out || lab_fail "net_drop_list: the rule as added"
+faults delay
+grep -q "^<?>->$me0@tcp (1/1 | 0, latency 2) ptl 0, msg 4, 0/0," /tmp/r.out || lab_fail "net_delay_list: the rule as added"
+# Centiseconds since boot (the lab's date has no %N).
+cs() { cut -d' ' -f1 /proc/uptime | tr -d .; }
+t0=$(cs)
+"$LC" ping "$me0@tcp" >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "a ping through a delay rule"; }
+held=$(($(cs) - t0))
+lab_log "a ping through a 2 s delay rule took ${held}0 ms"
+[ "$held" -ge 90 ] || lab_fail "a ping through a 2 s delay rule took ${held}0 ms"
+faults delay
+grep -q ", [1-9][0-9]*/[1-9][0-9]*, PUT 0, ACK 0, GET [1-9][0-9]*, REP 0$" /tmp/r.out || lab_fail "net_delay_list: the GET held not counted"
+lctl net_delay_reset >/dev/null 2>&1 || lab_fail "Lustre's lctl net_delay_reset"
+faults delay
+grep -q ", 0/0, PUT 0, ACK 0, GET 0, REP 0$" /tmp/r.out || lab_fail "net_delay_reset left counters"
+lctl net_drop_reset >/dev/null 2>&1 || lab_fail "Lustre's lctl net_drop_reset"
+# A portal mask with only ACKs left matches nothing: refused, none added.
+if lctl net_drop_add -s '*' -d '*' -r 1 -p 4 -m ACK >/tmp/e.out 2>&1; then
+	cat /tmp/e.out
+	lab_fail "Lustre's lctl net_drop_add of a rule matching nothing accepted"
+fi
+lctl net_drop_del -s '*@tcp' -d 10.9.0.7@tcp 2>&1 | grep -q "^Removed 1 drop rules" || lab_fail "Lustre's lctl net_drop_del"
+lctl net_delay_del -a 2>&1 | grep -q "^Removed 1 delay rules" || lab_fail "Lustre's lctl net_delay_del -a"
+faults drop
+grep -q "^found total 0" /tmp/r.out || lab_fail "drop rules left"
+faults delay
+grep -q "^found total 0" /tmp/r.out || lab_fail "delay rules left"
+same "a ping once the rules are gone" ping "$me0@tcp"
+# Lustre's lctl ping: LNET_CMD_PING, as its lnetctl's.
+lctl ping "$me0@tcp" >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl ping"; }
+grep -q "^\(12345-\)\?$me0@tcp$" /tmp/c.out || { cat /tmp/c.out; lab_fail "Lustre's lctl ping: no $me0@tcp"; }
+if lctl ping 10.9.9.9@tcp9 >/tmp/e.out 2>&1; then
+	cat /tmp/e.out
+	lab_fail "Lustre's lctl ping of a NID on no net of ours accepted"
+fi
+[ -s /tmp/e.out ] || lab_fail "Lustre's lctl ping of a NID on no net of ours refused without a word"
+lab_log "Lustre's lctl ping of a NID on no net of ours: $(tr '\n' ' ' </tmp/e.out)"
 
 "$LC" net del --net tcp --if eth0 || lab_fail "Lustre's lnetctl net del --net tcp --if eth0"
 lnetctl net show >/tmp/n3 || lab_fail "net show after net del"

@@ -59,6 +59,9 @@ pub const MAX_NR: u32 = 112;
 pub mod nr {
     /// `IOC_LIBCFS_GET_NI`: the `ioc_count`'th local NID.
     pub const GET_NI: u32 = 50;
+    /// `IOC_LIBCFS_LNET_FAULT`: lctl's `net_drop_*` and `net_delay_*`
+    /// (a [`VERSION`] argument; see [`fault`]).
+    pub const LNET_FAULT: u32 = 64;
     /// `IOC_LIBCFS_UNCONFIGURE`: `lctl network down`.
     pub const UNCONFIGURE: u32 = 56;
     /// `IOC_LIBCFS_CONFIGURE`: `lctl network up`.
@@ -80,6 +83,9 @@ pub mod nr {
     pub const GET_LNET_STATS: u32 = 91;
     /// `IOC_LIBCFS_GET_NUMA_RANGE`: `lnetctl global show`'s `numa_range`.
     pub const GET_NUMA_RANGE: u32 = 99;
+    /// `IOC_LIBCFS_RESET_LNET_STATS`: `lnetctl stats reset` (a
+    /// [`VERSION`] argument with nothing in it).
+    pub const RESET_LNET_STATS: u32 = 110;
 }
 
 /// Field offsets in `struct lnet_ioctl_config_data` (lnet-dlc.h), the
@@ -245,6 +251,268 @@ pub fn put_route(buf: &mut [u8], r: &RouteArg) -> bool {
         && put_u32(buf, cfg::RTR_HOP, r.hop)
         && put_u32(buf, cfg::RTR_FLAGS, r.flags)
         && put_u32(buf, cfg::RTR_PRIORITY, r.priority)
+}
+
+/// `IOC_LIBCFS_LNET_FAULT` (Lustre's `lnet_fault_ctl`): the operation is
+/// `ioc_flags`, the rule a `struct lnet_fault_attr` in the first inline
+/// buffer, a listed rule's counters a `struct lnet_fault_stat` in the
+/// second; `ioc_count` is the index a list reads and the number a delete
+/// removed. NIDs are 64-bit: 0 and `LNET_NID_ANY` stand for any NID.
+pub mod fault {
+    use super::super::fault::{Action, Attr, Pace, Stats};
+    use super::super::nid::Nid;
+    use super::{get_u32, get_u64, off, put_u32, put_u64, DATA_LEN, EINVAL};
+
+    /// `LNET_CTL_*`, the operations (`ioc_flags`).
+    pub mod opc {
+        /// `LNET_CTL_DROP_ADD`.
+        pub const DROP_ADD: u32 = 0;
+        /// `LNET_CTL_DROP_DEL`.
+        pub const DROP_DEL: u32 = 1;
+        /// `LNET_CTL_DROP_RESET`.
+        pub const DROP_RESET: u32 = 2;
+        /// `LNET_CTL_DROP_LIST`.
+        pub const DROP_LIST: u32 = 3;
+        /// `LNET_CTL_DELAY_ADD`.
+        pub const DELAY_ADD: u32 = 4;
+        /// `LNET_CTL_DELAY_DEL`.
+        pub const DELAY_DEL: u32 = 5;
+        /// `LNET_CTL_DELAY_RESET`.
+        pub const DELAY_RESET: u32 = 6;
+        /// `LNET_CTL_DELAY_LIST`.
+        pub const DELAY_LIST: u32 = 7;
+    }
+
+    /// Field offsets in `struct lnet_fault_attr`.
+    pub mod attr {
+        /// `fa_src`.
+        pub const SRC: usize = 0;
+        /// `fa_dst`.
+        pub const DST: usize = 8;
+        /// `fa_local_nid`.
+        pub const LOCAL_NID: usize = 16;
+        /// `fa_ptl_mask`.
+        pub const PTL_MASK: usize = 24;
+        /// `fa_msg_mask`.
+        pub const MSG_MASK: usize = 32;
+        /// `u`: `u.drop.da_rate` and `u.delay.la_rate`.
+        pub const RATE: usize = 40;
+        /// `u.drop.da_interval`, `u.delay.la_interval`.
+        pub const INTERVAL: usize = 44;
+        /// `u.drop.da_health_error_mask`.
+        pub const HEALTH_MASK: usize = 48;
+        /// `u.delay.la_latency`.
+        pub const LATENCY: usize = 48;
+        /// The `u32` of `u.drop`'s bit-fields: `da_random` is bit 0,
+        /// `da_drop_all` bit 1 (x86_64's bit-field order).
+        pub const DROP_BITS: usize = 52;
+        /// `sizeof(struct lnet_fault_attr)`.
+        pub const LEN: usize = 104;
+    }
+
+    /// `da_random`'s bit.
+    pub const RANDOM_BIT: u32 = 1;
+    /// `da_drop_all`'s bit.
+    pub const DROP_ALL_BIT: u32 = 2;
+
+    /// Field offsets in `struct lnet_fault_stat`.
+    pub mod stat {
+        /// `fs_count`.
+        pub const COUNT: usize = 0;
+        /// `fs_put`.
+        pub const PUT: usize = 8;
+        /// `fs_ack`.
+        pub const ACK: usize = 16;
+        /// `fs_get`.
+        pub const GET: usize = 24;
+        /// `fs_reply`.
+        pub const REPLY: usize = 32;
+        /// `u.drop.ds_dropped` and `u.delay.ls_delayed`.
+        pub const HITS: usize = 40;
+        /// `sizeof(struct lnet_fault_stat)`.
+        pub const LEN: usize = 104;
+    }
+
+    /// Which rules an operation is about.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Kind {
+        /// `net_drop_*`.
+        Drop,
+        /// `net_delay_*`.
+        Delay,
+    }
+
+    /// What an operation does.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Op {
+        /// Adds the rule of the first buffer.
+        Add,
+        /// Removes the rules its source and destination select.
+        Del,
+        /// Zeroes every rule's counters.
+        Reset,
+        /// Reads the `ioc_count`'th rule, newest first.
+        List,
+    }
+
+    /// The operation `ioc_flags` names; EINVAL for another, as Lustre.
+    pub fn op(opc: u32) -> Result<(Kind, Op), i32> {
+        let kind = if opc < opc::DELAY_ADD {
+            Kind::Drop
+        } else {
+            Kind::Delay
+        };
+        let op = match opc {
+            opc::DROP_ADD | opc::DELAY_ADD => Op::Add,
+            opc::DROP_DEL | opc::DELAY_DEL => Op::Del,
+            opc::DROP_RESET | opc::DELAY_RESET => Op::Reset,
+            opc::DROP_LIST | opc::DELAY_LIST => Op::List,
+            _ => return Err(EINVAL),
+        };
+        Ok((kind, op))
+    }
+
+    /// A rule's NID from its 64-bit form: 0 is any NID, as Lustre reads it.
+    fn nid_of(nid4: u64) -> Nid {
+        if nid4 == 0 {
+            Nid::ANY
+        } else {
+            Nid::from_nid4(nid4)
+        }
+    }
+
+    /// A rule's NID in its 64-bit form; a NID with a larger address (set
+    /// through lnet-rs's own ioctl) has none and reads as any NID.
+    fn nid4_of(nid: &Nid) -> u64 {
+        nid.to_nid4().unwrap_or(u64::MAX)
+    }
+
+    /// The inline buffer `n` (1 or 2) of a checked [`super::VERSION`]
+    /// argument, if it holds at least `len` bytes. Lustre reads the
+    /// structures without checking their length; a short one is EINVAL.
+    fn inline(buf: &[u8], n: u32, len: usize) -> Result<core::ops::Range<usize>, i32> {
+        let l1 = get_u32(buf, off::INLLEN1).ok_or(EINVAL)? as usize;
+        let l2 = get_u32(buf, off::INLLEN2).ok_or(EINVAL)? as usize;
+        let (start, have) = if n == 1 {
+            (DATA_LEN, l1)
+        } else {
+            let r1 = l1.checked_add(7).ok_or(EINVAL)? & !7;
+            (DATA_LEN.checked_add(r1).ok_or(EINVAL)?, l2)
+        };
+        let end = start.checked_add(len).ok_or(EINVAL)?;
+        if have < len || end > buf.len() {
+            return Err(EINVAL);
+        }
+        Ok(start..end)
+    }
+
+    /// The `len` bytes of inline buffer `n`.
+    fn inline_ref(buf: &[u8], n: u32, len: usize) -> Result<&[u8], i32> {
+        let r = inline(buf, n, len)?;
+        buf.get(r).ok_or(EINVAL)
+    }
+
+    /// The rule source and destination a delete selects.
+    pub fn selector(buf: &[u8]) -> Result<(Nid, Nid), i32> {
+        let a = inline_ref(buf, 1, attr::LEN)?;
+        let at = |o: usize| get_u64(a, o).ok_or(EINVAL);
+        Ok((nid_of(at(attr::SRC)?), nid_of(at(attr::DST)?)))
+    }
+
+    /// The rule an add asks for, as lnet-core's fault rules take it; the
+    /// rule's own checks (`Rule::new`) follow. Both or neither of rate and
+    /// interval is EINVAL, as Lustre's `lnet_drop_rule_add`.
+    pub fn rule(buf: &[u8], kind: Kind) -> Result<(Attr, Pace, Action), i32> {
+        let a = inline_ref(buf, 1, attr::LEN)?;
+        let u64_at = |o: usize| get_u64(a, o).ok_or(EINVAL);
+        let u32_at = |o: usize| get_u32(a, o).ok_or(EINVAL);
+        let fa = Attr {
+            src: nid_of(u64_at(attr::SRC)?),
+            dst: nid_of(u64_at(attr::DST)?),
+            local: nid_of(u64_at(attr::LOCAL_NID)?),
+            ptl_mask: u64_at(attr::PTL_MASK)?,
+            msg_mask: u32_at(attr::MSG_MASK)?,
+        };
+        let pace = match (u32_at(attr::RATE)?, u32_at(attr::INTERVAL)?) {
+            (r, 0) if r != 0 => Pace::Rate(r),
+            (0, i) if i != 0 => Pace::Interval(i),
+            _ => return Err(EINVAL),
+        };
+        let action = match kind {
+            Kind::Drop => {
+                let bits = u32_at(attr::DROP_BITS)?;
+                Action::Drop {
+                    health_mask: u32_at(attr::HEALTH_MASK)?,
+                    random: bits & RANDOM_BIT != 0,
+                    all: bits & DROP_ALL_BIT != 0,
+                }
+            }
+            Kind::Delay => Action::Delay {
+                latency: u32_at(attr::LATENCY)?,
+            },
+        };
+        Ok((fa, pace, action))
+    }
+
+    /// Checks a list's two buffers are there (EINVAL, as Lustre).
+    pub fn check_list(buf: &[u8]) -> Result<(), i32> {
+        inline(buf, 1, attr::LEN)?;
+        inline(buf, 2, stat::LEN)?;
+        Ok(())
+    }
+
+    /// Writes a listed rule and its counters into the two buffers (the
+    /// union's other half and the bit-fields' spare bits left zero).
+    pub fn put_rule(
+        buf: &mut [u8],
+        a: &Attr,
+        pace: Pace,
+        action: Action,
+        st: &Stats,
+    ) -> Result<(), i32> {
+        let ar = inline(buf, 1, attr::LEN)?;
+        let sr = inline(buf, 2, stat::LEN)?;
+        let (rate, interval) = match pace {
+            Pace::Rate(r) => (r, 0),
+            Pace::Interval(i) => (0, i),
+        };
+        let (third, bits) = match action {
+            Action::Drop {
+                health_mask,
+                random,
+                all,
+            } => (
+                health_mask,
+                (u32::from(random) * RANDOM_BIT) | (u32::from(all) * DROP_ALL_BIT),
+            ),
+            Action::Delay { latency } => (latency, 0),
+        };
+        let b = buf.get_mut(ar).ok_or(EINVAL)?;
+        b.fill(0);
+        let ok = put_u64(b, attr::SRC, nid4_of(&a.src))
+            && put_u64(b, attr::DST, nid4_of(&a.dst))
+            && put_u64(b, attr::LOCAL_NID, nid4_of(&a.local))
+            && put_u64(b, attr::PTL_MASK, a.ptl_mask)
+            && put_u32(b, attr::MSG_MASK, a.msg_mask)
+            && put_u32(b, attr::RATE, rate)
+            && put_u32(b, attr::INTERVAL, interval)
+            && put_u32(b, attr::HEALTH_MASK, third)
+            && put_u32(b, attr::DROP_BITS, bits);
+        let b = buf.get_mut(sr).ok_or(EINVAL)?;
+        b.fill(0);
+        let ok = ok
+            && put_u64(b, stat::COUNT, st.count)
+            && put_u64(b, stat::PUT, st.put)
+            && put_u64(b, stat::ACK, st.ack)
+            && put_u64(b, stat::GET, st.get)
+            && put_u64(b, stat::REPLY, st.reply)
+            && put_u64(b, stat::HITS, st.hits);
+        if ok {
+            Ok(())
+        } else {
+            Err(EINVAL)
+        }
+    }
 }
 
 /// EINVAL, Lustre's answer to any malformed argument.
@@ -586,6 +854,129 @@ mod tests {
             &[1u8; lnet_stats::CNTRS_LEN]
         ));
         assert!(!put_bytes(&mut b, usize::MAX, &[1u8]));
+    }
+
+    /// A fault argument as lctl packs it: the attribute, then for a list
+    /// the counters.
+    fn fault_arg(opc: u32, a: &[u8], stat: Option<usize>) -> Vec<u8> {
+        let st = vec![0u8; stat.unwrap_or(0)];
+        let mut b = data(a, &st);
+        b[off::FLAGS..off::FLAGS + 4].copy_from_slice(&opc.to_ne_bytes());
+        b
+    }
+
+    fn attr4(src: u64, dst: u64, rate: u32, interval: u32, third: u32, bits: u32) -> Vec<u8> {
+        use fault::attr;
+        let mut a = vec![0u8; attr::LEN];
+        a[attr::SRC..attr::SRC + 8].copy_from_slice(&src.to_ne_bytes());
+        a[attr::DST..attr::DST + 8].copy_from_slice(&dst.to_ne_bytes());
+        a[attr::RATE..attr::RATE + 4].copy_from_slice(&rate.to_ne_bytes());
+        a[attr::INTERVAL..attr::INTERVAL + 4].copy_from_slice(&interval.to_ne_bytes());
+        a[attr::HEALTH_MASK..attr::HEALTH_MASK + 4].copy_from_slice(&third.to_ne_bytes());
+        a[attr::DROP_BITS..attr::DROP_BITS + 4].copy_from_slice(&bits.to_ne_bytes());
+        a
+    }
+
+    #[test]
+    fn fault_rules() {
+        use super::super::fault::{Action, Pace, Stats};
+        use fault::{op, opc, Kind, Op};
+        // _IOWR('e', 64, long) and _IOWR('e', 110, ...).
+        assert_eq!(cmd_nr(0xc008_6540), nr::LNET_FAULT);
+        assert!(is_libcfs(0xc0b8_656e));
+        assert_eq!(cmd_nr(0xc0b8_656e), nr::RESET_LNET_STATS);
+        assert_eq!(op(opc::DROP_ADD), Ok((Kind::Drop, Op::Add)));
+        assert_eq!(op(opc::DELAY_LIST), Ok((Kind::Delay, Op::List)));
+        assert_eq!(op(opc::DELAY_RESET), Ok((Kind::Delay, Op::Reset)));
+        assert_eq!(op(8), Err(EINVAL));
+        assert_eq!(op(u32::MAX), Err(EINVAL));
+
+        let n = |s: &str| Nid::parse(s).unwrap();
+        let src = n("10.1.0.1@tcp").to_nid4().unwrap();
+        // A drop rule 1/4 from one NID to any (0), dropping everything.
+        let b = fault_arg(opc::DROP_ADD, &attr4(src, 0, 4, 0, 0, 2), None);
+        assert_eq!(check_data(&b), Ok(()));
+        let (a, pace, action) = fault::rule(&b, Kind::Drop).unwrap();
+        assert_eq!(a.src, n("10.1.0.1@tcp"));
+        assert!(a.dst.is_any() && a.local.is_any());
+        assert_eq!(pace, Pace::Rate(4));
+        assert_eq!(
+            action,
+            Action::Drop {
+                health_mask: 0,
+                random: false,
+                all: true
+            }
+        );
+        // A delay rule every 5 s with latency 3; LNET_NID_ANY is any too.
+        let b = fault_arg(opc::DELAY_ADD, &attr4(u64::MAX, src, 0, 5, 3, 0), None);
+        let (a, pace, action) = fault::rule(&b, Kind::Delay).unwrap();
+        assert!(a.src.is_any());
+        assert_eq!(pace, Pace::Interval(5));
+        assert_eq!(action, Action::Delay { latency: 3 });
+        assert_eq!(fault::selector(&b), Ok((Nid::ANY, n("10.1.0.1@tcp"))));
+        // Both or neither of rate and interval; no attribute, or a short one.
+        let b = fault_arg(opc::DROP_ADD, &attr4(src, 0, 4, 5, 0, 0), None);
+        assert_eq!(fault::rule(&b, Kind::Drop), Err(EINVAL));
+        let b = fault_arg(opc::DROP_ADD, &attr4(src, 0, 0, 0, 0, 0), None);
+        assert_eq!(fault::rule(&b, Kind::Drop), Err(EINVAL));
+        let b = fault_arg(opc::DROP_ADD, &[], None);
+        assert_eq!(fault::rule(&b, Kind::Drop), Err(EINVAL));
+        assert_eq!(fault::selector(&b), Err(EINVAL));
+        let short = attr4(src, 0, 4, 0, 0, 0);
+        let b = fault_arg(opc::DROP_ADD, &short[..fault::attr::LEN - 8], None);
+        assert_eq!(fault::rule(&b, Kind::Drop), Err(EINVAL));
+
+        // A list: both buffers, written back whole.
+        let mut b = fault_arg(
+            opc::DROP_LIST,
+            &[0u8; fault::attr::LEN],
+            Some(fault::stat::LEN),
+        );
+        assert_eq!(check_data(&b), Ok(()));
+        assert_eq!(fault::check_list(&b), Ok(()));
+        let st = Stats {
+            count: 9,
+            put: 1,
+            ack: 2,
+            get: 3,
+            reply: 4,
+            hits: 10,
+        };
+        let drop = Action::Drop {
+            health_mask: 1 << 3,
+            random: true,
+            all: false,
+        };
+        let (a, _, _) = fault::rule(
+            &fault_arg(opc::DROP_ADD, &attr4(src, 0, 4, 0, 0, 0), None),
+            Kind::Drop,
+        )
+        .unwrap();
+        assert_eq!(
+            fault::put_rule(&mut b, &a, Pace::Interval(7), drop, &st),
+            Ok(())
+        );
+        let at = DATA_LEN;
+        assert_eq!(get_u64(&b, at + fault::attr::SRC), Some(src));
+        assert_eq!(get_u64(&b, at + fault::attr::DST), Some(u64::MAX));
+        assert_eq!(get_u32(&b, at + fault::attr::RATE), Some(0));
+        assert_eq!(get_u32(&b, at + fault::attr::INTERVAL), Some(7));
+        assert_eq!(get_u32(&b, at + fault::attr::HEALTH_MASK), Some(8));
+        assert_eq!(get_u32(&b, at + fault::attr::DROP_BITS), Some(1));
+        let st_at = DATA_LEN + fault::attr::LEN;
+        assert_eq!(get_u64(&b, st_at + fault::stat::COUNT), Some(9));
+        assert_eq!(get_u64(&b, st_at + fault::stat::REPLY), Some(4));
+        assert_eq!(get_u64(&b, st_at + fault::stat::HITS), Some(10));
+        // Without the counters' buffer, or with a short one.
+        let b = fault_arg(opc::DROP_LIST, &[0u8; fault::attr::LEN], None);
+        assert_eq!(fault::check_list(&b), Err(EINVAL));
+        let mut b = fault_arg(opc::DROP_LIST, &[0u8; fault::attr::LEN], Some(16));
+        assert_eq!(fault::check_list(&b), Err(EINVAL));
+        assert_eq!(
+            fault::put_rule(&mut b, &a, Pace::Rate(2), drop, &st),
+            Err(EINVAL)
+        );
     }
 
     #[test]

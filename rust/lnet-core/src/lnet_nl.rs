@@ -345,6 +345,9 @@ pub struct LocalNi<'a> {
     pub lnd_tunables: Option<Attrs<'a>>,
     /// Its `CPT` list, as given.
     pub cpts: Option<Attrs<'a>>,
+    /// The `health value` of its `health stats`, in an update
+    /// (`NLM_F_REPLACE`) only: `net set --health`.
+    pub health: Option<i64>,
 }
 
 /// What one block of a `net add|del` request asks, in request order.
@@ -406,6 +409,7 @@ fn parse_local_ni<'a>(
     entry: Attr<'a>,
     net: Option<&'a str>,
     ni_list: &mut bool,
+    replace: bool,
 ) -> Result<LocalNi<'a>, NlError> {
     let mut ni = LocalNi {
         net,
@@ -414,6 +418,7 @@ fn parse_local_ni<'a>(
         tunables: CmnTunables::UNSET,
         lnd_tunables: None,
         cpts: None,
+        health: None,
     };
     let mut it = entry.nested();
     while let Some(k) = it.next() {
@@ -437,6 +442,22 @@ fn parse_local_ni<'a>(
                 let s = value_str(&mut it, NlError::new(errno::EINVAL, c"cannot parse NID"))?;
                 ni.nid = Some(s.trim());
                 *ni_list = true;
+            }
+            Some("health stats") if replace => {
+                let mut l = value_list(
+                    &mut it,
+                    NlError::new(errno::EINVAL, c"cannot parse health stats"),
+                )?;
+                while let Some(k) = l.next() {
+                    if k.kind != scalar::VALUE || !k.is_key("health value") {
+                        return Err(NlError::new(errno::EINVAL, c"wrong health config format"));
+                    }
+                    let v = l
+                        .next()
+                        .and_then(|v| v.int())
+                        .ok_or(NlError::new(errno::EINVAL, c"invalid health config format"))?;
+                    ni.health = Some(v);
+                }
             }
             Some("tunables") => {
                 let l = value_list(&mut it, NlError::new(errno::EINVAL, c"invalid tunables"))?;
@@ -466,9 +487,11 @@ fn parse_local_ni<'a>(
 
 /// Walks a `LNET_CMD_NETS` request (`lnet_net_cmd`), giving `op` each
 /// local NI entry and each block's end in order; the first error stops
-/// the walk. The whole request is validated first.
+/// the walk. The whole request is validated first. `replace`: an update
+/// (`NLM_F_REPLACE`, `net set`), whose entries may carry `health stats`.
 pub fn net_cmd<'a>(
     buf: &'a [u8],
+    replace: bool,
     mut op: impl FnMut(NetOp<'a>) -> Result<(), NlError>,
 ) -> Result<(), NlError> {
     for block in config_lists(buf)? {
@@ -499,7 +522,12 @@ pub fn net_cmd<'a>(
                 scalar::LIST => {
                     ip2net = None;
                     for entry in e.nested() {
-                        op(NetOp::Ni(parse_local_ni(entry, net, &mut ni_list)?))?;
+                        op(NetOp::Ni(parse_local_ni(
+                            entry,
+                            net,
+                            &mut ni_list,
+                            replace,
+                        )?))?;
                     }
                 }
                 // Keys of later lnetctl versions are ignored.
@@ -1102,7 +1130,7 @@ mod tests {
     fn net_add_parses_interface_and_tunables() {
         let req = net_add_req();
         let mut ops = Vec::new();
-        net_cmd(&req, |op| {
+        net_cmd(&req, false, |op| {
             ops.push(op);
             Ok(())
         })
@@ -1130,7 +1158,7 @@ mod tests {
     fn net_del_without_nis_ends_block_empty() {
         let req = list(&[list(&[s("net type"), s("tcp1")])]);
         let mut ends = Vec::new();
-        net_cmd(&req, |op| {
+        net_cmd(&req, false, |op| {
             if let NetOp::EndOfBlock { net, ni_list, .. } = op {
                 ends.push((net, ni_list));
             }
@@ -1140,6 +1168,51 @@ mod tests {
         assert_eq!(ends, [(Some("tcp1"), false)]);
     }
 
+    /// `net set --health V --nid N` as lnetctl sends it (`NLM_F_REPLACE`).
+    fn net_set_req(net: &str, nid: &str, health: Vec<u8>) -> Vec<u8> {
+        list(&[list(&[
+            s("net type"),
+            s(net),
+            s("local NI(s)"),
+            list(&[list(&[s("nid"), s(nid), s("health stats"), health])]),
+        ])])
+    }
+
+    #[test]
+    fn net_set_reads_the_health_value() {
+        type Got<'a> = Option<(Option<&'a str>, Option<i64>)>;
+        fn one(req: &[u8], replace: bool) -> Result<Got<'_>, NlError> {
+            let mut got = None;
+            net_cmd(req, replace, |op| {
+                if let NetOp::Ni(ni) = op {
+                    got = Some((ni.nid, ni.health));
+                }
+                Ok(())
+            })?;
+            Ok(got)
+        }
+        let req = net_set_req("tcp", "10.0.0.1@tcp", list(&[s("health value"), int(300)]));
+        assert_eq!(one(&req, true), Ok(Some((Some("10.0.0.1@tcp"), Some(300)))));
+        // Outside an update the key is not read.
+        assert_eq!(one(&req, false), Ok(Some((Some("10.0.0.1@tcp"), None))));
+        // Another key, or a value that is no integer.
+        let bad = net_set_req("tcp", "10.0.0.1@tcp", list(&[s("health"), int(3)]));
+        let e = one(&bad, true).unwrap_err();
+        assert_eq!(
+            (e.errno, e.msg),
+            (errno::EINVAL, Some(c"wrong health config format"))
+        );
+        let bad = net_set_req("tcp", "10.0.0.1@tcp", list(&[s("health value"), s("3")]));
+        let e = one(&bad, true).unwrap_err();
+        assert_eq!(
+            (e.errno, e.msg),
+            (errno::EINVAL, Some(c"invalid health config format"))
+        );
+        let bad = net_set_req("tcp", "10.0.0.1@tcp", s("300"));
+        assert_eq!(one(&bad, true).unwrap_err().errno, errno::EINVAL);
+        assert!(one(&bad, false).is_ok());
+    }
+
     #[test]
     fn malformed_requests_are_refused_before_any_op() {
         let mut req = net_add_req();
@@ -1147,7 +1220,7 @@ mod tests {
         // block's first key, after the two list headers.
         req[8] = 0xff;
         let mut called = false;
-        let r = net_cmd(&req, |_| {
+        let r = net_cmd(&req, false, |_| {
             called = true;
             Ok(())
         });
@@ -1156,12 +1229,18 @@ mod tests {
         // Trailing bytes that are no attribute.
         let mut req = net_add_req();
         req.extend_from_slice(&[1, 0]);
-        assert!(net_cmd(&req, |_| Ok(())).is_err());
+        assert!(net_cmd(&req, false, |_| Ok(())).is_err());
         // Empty: no configuration.
-        assert_eq!(net_cmd(&[], |_| Ok(())).unwrap_err().errno, errno::ENOMSG);
+        assert_eq!(
+            net_cmd(&[], false, |_| Ok(())).unwrap_err().errno,
+            errno::ENOMSG
+        );
         // A key without its value.
         let req = list(&[list(&[s("net type")])]);
-        assert_eq!(net_cmd(&req, |_| Ok(())).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(
+            net_cmd(&req, false, |_| Ok(())).unwrap_err().errno,
+            errno::EINVAL
+        );
         // An unknown tunable.
         let req = list(&[list(&[
             s("net type"),
@@ -1169,7 +1248,10 @@ mod tests {
             s("local NI(s)"),
             list(&[list(&[s("tunables"), list(&[s("bogus"), int(1)])])]),
         ])]);
-        assert_eq!(net_cmd(&req, |_| Ok(())).unwrap_err().errno, errno::EINVAL);
+        assert_eq!(
+            net_cmd(&req, false, |_| Ok(())).unwrap_err().errno,
+            errno::EINVAL
+        );
     }
 
     #[test]

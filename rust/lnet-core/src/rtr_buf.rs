@@ -54,7 +54,12 @@ pub const fn pool_pages(pool: usize, page_size: u32) -> u32 {
     match pool {
         TINY => 0,
         SMALL => 1,
-        _ => LNET_MTU.div_ceil(page_size),
+        // A zero page size (no such machine) sizes nothing, without a
+        // division's panic path.
+        _ => match page_size {
+            0 => 0,
+            _ => LNET_MTU.div_ceil(page_size),
+        },
     }
 }
 

@@ -58,6 +58,8 @@ struct libcfs_ioctl_data {
 #define IOC_LIBCFS_TYPE		('e')
 #define IOC_LIBCFS_MIN_NR	30
 #define IOC_LIBCFS_GET_NI	_IOWR('e', 50, long)
+/* lnetctl.h's fault rules, in a struct libcfs_ioctl_data. */
+#define IOC_LIBCFS_LNET_FAULT	_IOWR('e', 64, long)
 #define IOC_LIBCFS_UNCONFIGURE	_IOWR('e', 56, long)
 #define IOC_LIBCFS_CONFIGURE	_IOWR('e', 59, long)
 /* Commands whose argument is struct lnet_ioctl_config_data (lnet-dlc.h). */
@@ -75,6 +77,8 @@ struct libcfs_ioctl_data {
  */
 #define IOC_LIBCFS_GET_LNET_STATS	_IOWR(IOC_LIBCFS_TYPE, 91, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_GET_NUMA_RANGE	_IOWR(IOC_LIBCFS_TYPE, 99, IOCTL_CONFIG_SIZE)
+/* Its argument is an empty struct libcfs_ioctl_data. */
+#define IOC_LIBCFS_RESET_LNET_STATS	_IOWR(IOC_LIBCFS_TYPE, 110, IOCTL_CONFIG_SIZE)
 #define IOC_LIBCFS_MAX_NR	112
 
 #endif
