@@ -58,17 +58,18 @@ impl Counters {
         }
     }
 
-    /// Zeroes the counters (`lnetctl stats reset`). `msgs_alloc` counts
-    /// the messages alive now, so it stays and the maximum restarts from
-    /// it (Lustre zeroes both, and its count of live messages then goes
-    /// below zero as they are freed).
+    /// Zeroes the counters (`lnetctl stats reset`). `msgs_alloc` and
+    /// `rst_alloc` count the messages and response trackers alive now, so
+    /// they stay and the maximum restarts from the first (Lustre zeroes
+    /// them all, and its live counts then wrap below zero as those are
+    /// freed).
     pub(crate) fn reset(&self) {
         let all32 = [
             &self.errors,
             &self.send_count,
             &self.recv_count,
             &self.drop_count,
-            &self.rst_alloc,
+            &self.route_count,
             &self.response_timeout_count,
             &self.resend_count,
             &self.failed_resends,
@@ -77,7 +78,12 @@ impl Counters {
         for c in all32.into_iter().chain(self.hstatus.iter()) {
             c.store(0, Relaxed);
         }
-        for c in [&self.send_length, &self.recv_length, &self.drop_length] {
+        for c in [
+            &self.send_length,
+            &self.recv_length,
+            &self.drop_length,
+            &self.route_length,
+        ] {
             c.store(0, Relaxed);
         }
         self.msgs_max.store(self.msgs_alloc.load(Relaxed), Relaxed);

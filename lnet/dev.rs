@@ -461,6 +461,9 @@ fn routing_cmd(lnet: &TheLnet, cmd: u32, r: &mut lnet_ioc_routing) -> Result {
                 return Err(EINVAL);
             }
             if r.rtr_enable == 1 {
+                // Checked under `api`: a shutdown between need_up and here
+                // would leave routing on for the next start.
+                need_up(lnet)?;
                 crate::router::enable(lnet)
             } else {
                 crate::router::disable(lnet);
@@ -747,14 +750,22 @@ pub(crate) fn fill_peer_ni(
     let ni = peer.nis.get(idx).ok_or(ENOENT)?;
     // Until a message goes to it, a peer NI has the full peer_credits of
     // its net's first NI.
-    let fresh = nis
-        .nis
-        .iter()
-        .find(|x| x.nid.net() == ni.nid.net())
-        .map_or(0, |x| x.net_tunables().peer_credits.max(0));
+    let local = nis.nis.iter().find(|x| x.nid.net() == ni.nid.net());
+    let fresh = local.map_or(0, |x| x.net_tunables().peer_credits.max(0));
+    // And the router credits a router would give it (Lustre's
+    // `lnet_peer_buffer_credits`), until it sends us one to forward.
+    let fresh_rtr = local.map_or(0, |x| {
+        crate::lnet_core::rtr_buf::peer_buffer_credits(
+            x.net_tunables().peer_buffer_credits,
+            crate::params::snapshot().peer_buffer_credits,
+            x.tunables
+                .peer_credits
+                .load(core::sync::atomic::Ordering::Relaxed),
+        )
+    });
     let (credits, qnob) = lnet.tx.lock().peer_ni_credits(&ni.nid, fresh);
     let rtr = crate::router::peer_credits(lnet, &ni.nid);
-    put_peer_ni(p, ni, &credits, qnob, rtr);
+    put_peer_ni(p, ni, &credits, qnob, rtr, fresh_rtr);
     Ok(())
 }
 
@@ -764,6 +775,7 @@ fn put_peer_ni(
     credits: &TxCredits,
     qnob: u64,
     rtr: Option<TxCredits>,
+    fresh_rtr: i32,
 ) {
     p.pn_nid = nid_to_ioc(&ni.nid);
     p.pn_state = 0;
@@ -771,9 +783,9 @@ fn put_peer_ni(
     p.pn_available_tx_credits = credits.available as u32;
     p.pn_min_tx_credits = credits.min as u32;
     p.pn_tx_q_num_of_buf = u32::try_from(qnob).unwrap_or(u32::MAX);
-    // The router credits it used on this node; full (its send credits'
-    // maximum) for one that never sent us a message to forward.
-    let (avail, min) = rtr.map_or((credits.max, credits.max), |c| (c.available, c.min));
+    // The router credits it used on this node; full for one that never
+    // sent us a message to forward.
+    let (avail, min) = rtr.map_or((fresh_rtr, fresh_rtr), |c| (c.available, c.min));
     p.pn_available_rtr_credits = avail as u32;
     p.pn_min_rtr_credits = min as u32;
     p.pn_refcount = 1;

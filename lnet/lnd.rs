@@ -129,7 +129,7 @@ impl LndRef {
             return Err(EINVAL);
         };
         // SAFETY: the LND gave `private` to lnet_parse; `kiov` belongs to an
-        // MD the message holds a reference on.
+        // MD the message holds a reference on or to its router buffer.
         kernel::error::to_result(unsafe {
             f(
                 ni.as_c().cast(),

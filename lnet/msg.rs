@@ -27,8 +27,8 @@ use kernel::sync::Arc;
 /// # Invariants
 ///
 /// `desc.kiov` is null, or points to the `desc.niov` fragments of the MD
-/// named by `md`, which this message holds a reference on: they stay
-/// valid while it does. `ev.md_start` and `ev.md_user_ptr` are the MD
+/// named by `md`, which this message holds a reference on, or of the
+/// router buffer it owns in `fwd`: they stay valid while it does. `ev.md_start` and `ev.md_user_ptr` are the MD
 /// owner's values, echoed to its handler and never read by LNet.
 pub(crate) struct Msg {
     pub(crate) hdr: Hdr,

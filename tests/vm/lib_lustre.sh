@@ -131,7 +131,13 @@ lfs_server() {
 		*) break ;;
 		esac || lab_fail "server: $LAB_V on eth1"
 	done
+	# The OSTs first: the MDT's OSPs then wait out their disconnects to
+	# them (about 10 s; PUTs to a stopped target's portal are dropped for
+	# want of an ME), but with the MDT (and its MGS) first, each OST's MGC
+	# waits that long, twice the time in all.
+	t0=$(date +%s)
 	umount /mnt/ost1 && umount /mnt/ost0 && umount /mnt/mdt || lab_fail "server: umount"
+	lab_log "server: unmounted in $(($(date +%s) - t0)) s"
 }
 
 # Lustre's memory-backed OSD (scripts/build-lustre.sh says why not
