@@ -135,12 +135,16 @@ pub(crate) fn check(
         let peer_is_local = own.clone().any(|n| n.nid == peer_nid);
         (own.nth(1).is_some(), peer_is_local)
     };
+    // Taken before `peers`, whose hold needs nothing else.
+    let routing = crate::router::routing(lnet);
     // Held from the peer's shape to its health update: one lookup.
     let mut peers = lnet.peers.lock();
     let found = peers.locate(&peer_nid);
-    let peer_multi_rail = found
-        .and_then(|(pi, _)| peers.list.get(pi))
-        .is_some_and(|p| p.nis.len() > 1);
+    let peer = found.and_then(|(pi, _)| peers.list.get(pi));
+    let peer_multi_rail = peer.is_some_and(|p| p.nis.len() > 1);
+    // A gateway of one of our routes (`lnet_isrouter`): its health keeps
+    // the routes through it ranked even when it has one NI.
+    let peer_is_router = peer.is_some_and(|p| peers.routes.table.is_gateway(&p.primary));
     // The deadline gate: a failure after the attempt's deadline changes
     // nothing (health.md §3 step 2); the lateness is counted either way.
     let now = kthread::now_secs();
@@ -157,7 +161,7 @@ pub(crate) fn check(
         monitor_running: lnet.is_running(),
         local_multi_rail,
         peer_multi_rail,
-        peer_is_router_or_routing: false,
+        peer_is_router_or_routing: peer_is_router || routing,
         // Our own NIDs are recovered as local NIs (health.md §3).
         peer_is_local,
         no_resend: m.no_resend,

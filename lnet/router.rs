@@ -37,7 +37,7 @@ use crate::lnet_core::health::Status;
 use crate::lnet_core::nid::Nid;
 use crate::lnet_core::rtr_buf::{self, Forwarding, PoolCount, Returned, NPOOLS};
 use crate::msg::{finalize, Msg};
-use crate::ni::Ni;
+use crate::ni::{Ni, NiState};
 use crate::parse::drop_incoming;
 use crate::state::TheLnet;
 use core::ffi::c_void;
@@ -46,13 +46,22 @@ use kernel::page::PAGE_SIZE;
 use kernel::prelude::*;
 use kernel::sync::Arc;
 
+/// Where a forwarded message stands with one of its two credits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Credit {
+    None,
+    /// Counted, waiting in its queue for one to come back.
+    Awaited,
+    Held,
+}
+
 /// What a forwarded message holds of the router (`msg_rtrcredit`,
 /// `msg_peerrtrcredit` and its buffer).
 pub(crate) struct Fwd {
     pool: usize,
     buf: Option<RtrPages>,
-    pool_credit: bool,
-    peer_credit: bool,
+    pool_credit: Credit,
+    peer_credit: Credit,
     /// The pools' generation its credits were taken in: after routing
     /// stopped (and perhaps started again) they count for nothing.
     gen: u32,
@@ -79,8 +88,9 @@ struct Pool {
     count: PoolCount,
     npages: u32,
     /// Free buffers; room for `count.nbuffers` is kept, so giving one back
-    /// never allocates.
-    free: KVec<RtrPages>,
+    /// never allocates. A `KVVec`: big pools outgrow kmalloc, and it is
+    /// freed only outside the lock (vfree may sleep).
+    free: KVVec<RtrPages>,
     /// Messages waiting for a buffer, oldest first.
     blocked: KVec<Blocked>,
 }
@@ -113,7 +123,7 @@ impl Default for Router {
         let pool = |i| Pool {
             count: PoolCount::default(),
             npages: rtr_buf::pool_pages(i, PAGE_SIZE as u32),
-            free: KVec::new(),
+            free: KVVec::new(),
             blocked: KVec::new(),
         };
         Router {
@@ -260,15 +270,17 @@ fn grow_logged(lnet: &TheLnet, i: usize, want: u32) -> Result {
 }
 
 /// Makes pool `i` hold `want` buffers (`lnet_rtrpool_adjust_bufs`): new
-/// ones are made outside the lock, all or none.
+/// ones are made outside the lock, all or none, with the pool's new free
+/// list and room for the waiters they wake, so nothing under the lock
+/// allocates and no waiter is lost.
 fn grow(lnet: &TheLnet, i: usize, want: u32) -> Result {
-    let (add, old, npages) = {
+    let (add, old, npages, have) = {
         let mut r = lnet.rtr.lock();
         let Some(p) = r.pools.get_mut(i) else {
             return Err(EINVAL);
         };
         let old = p.count.req_nbuffers;
-        (p.count.request(want), old, p.npages)
+        (p.count.request(want), old, p.npages, p.count.nbuffers)
     };
     if add == 0 {
         return Ok(());
@@ -278,15 +290,22 @@ fn grow(lnet: &TheLnet, i: usize, want: u32) -> Result {
             p.count.request_failed(old);
         }
     };
-    let mut made = KVec::new();
-    if made.reserve(add as usize, GFP_KERNEL).is_err() {
+    // Sized from an ioctl: a failure is an error returned, not a WARN.
+    let flags = GFP_KERNEL | __GFP_NOWARN;
+    let n = add as usize;
+    let room = (have as usize).saturating_add(n);
+    let (Ok(mut made), Ok(mut free), Ok(mut ready)) = (
+        KVVec::<RtrPages>::with_capacity(n, flags),
+        KVVec::<RtrPages>::with_capacity(room, flags),
+        KVVec::<Blocked>::with_capacity(n, flags),
+    ) else {
         fail(lnet);
         return Err(ENOMEM);
-    }
+    };
     for _ in 0..add {
         match RtrPages::new(npages) {
             Ok(b) => {
-                // Room was reserved: no allocation.
+                // Room was made: no allocation.
                 let _ = made.push(b, GFP_KERNEL);
             }
             Err(_) => {
@@ -296,40 +315,48 @@ fn grow(lnet: &TheLnet, i: usize, want: u32) -> Result {
         }
     }
     let mut r = lnet.rtr.lock();
-    let Some(p) = r.pools.get_mut(i) else {
-        return Err(EINVAL);
+    let grown = match r.pools.get_mut(i) {
+        // Only grow (under the `api` mutex, as this) adds buffers, so the
+        // room made above still fits; checked all the same.
+        Some(p) if free.capacity() >= (p.count.nbuffers as usize).saturating_add(n) => {
+            let wake = p.count.added(add);
+            while let Some(b) = vec::pop(&mut p.free).or_else(|| vec::pop(&mut made)) {
+                // Within the room made: no allocation.
+                let _ = free.push(b, GFP_ATOMIC);
+            }
+            core::mem::swap(&mut p.free, &mut free);
+            // Messages that waited for a buffer of this pool take the new
+            // ones; `ready` has room for `add`, at least `wake`.
+            for _ in 0..wake {
+                if ready.len() >= ready.capacity() {
+                    break;
+                }
+                let Some(mut b) = vec::remove(&mut p.blocked, 0) else {
+                    break;
+                };
+                if let Some(f) = b.msg.fwd.as_mut() {
+                    f.pool_credit = Credit::Held;
+                    f.buf = vec::pop(&mut p.free);
+                }
+                let _ = ready.push(b, GFP_ATOMIC);
+            }
+            Ok(())
+        }
+        Some(p) => {
+            p.count.request_failed(old);
+            Err(ENOMEM)
+        }
+        None => Err(EINVAL),
     };
-    let room = (p.count.nbuffers as usize).saturating_add(made.len());
-    if p.free
-        .reserve(room.saturating_sub(p.free.len()), GFP_ATOMIC)
-        .is_err()
-    {
-        p.count.request_failed(old);
-        drop(r);
-        return Err(ENOMEM);
-    }
-    let wake = p.count.added(add);
-    while let Some(b) = vec::pop(&mut made) {
-        let _ = p.free.push(b, GFP_ATOMIC);
-    }
-    // Messages that waited for a buffer of this pool take the new ones.
-    let mut ready = KVec::new();
-    for _ in 0..wake {
-        let Some(mut b) = vec::remove(&mut p.blocked, 0) else {
-            break;
-        };
-        if let (Some(f), Some(buf)) = (b.msg.fwd.as_mut(), vec::pop(&mut p.free)) {
-            f.buf = Some(buf);
-        }
-        if ready.push(b, GFP_ATOMIC).is_err() {
-            break;
-        }
-    }
     drop(r);
+    // The old free list (now empty) and any buffers left: freed here.
+    drop(free);
+    drop(made);
     for b in ready {
+        // One that got no buffer is dropped by `receive`, never received.
         receive(lnet, b.msg, b.private, true);
     }
-    Ok(())
+    grown
 }
 
 /// Starts forwarding (`lnet_rtrpools_alloc`, `lnet_rtrpools_enable`):
@@ -348,6 +375,12 @@ pub(crate) fn enable(lnet: &TheLnet) -> Result {
     lnet.rtr.lock().routing = true;
     crate::ping::set_features(lnet, crate::lnet_core::ping::features::RTE_DISABLED, false);
     drop(pings);
+    // The buffer changed in place, its sequence unchanged: the Multi-Rail
+    // peers are pushed it, as Lustre's router checker does once routing
+    // is on. At startup the first buffer is new to them anyway.
+    if lnet.is_running() {
+        crate::discovery::push_update(lnet, true);
+    }
     pr_info!("Message forwarding enabled\n");
     Ok(())
 }
@@ -393,28 +426,28 @@ pub(crate) fn start(lnet: &TheLnet) -> Result {
 /// Drops the waiting messages and frees the free buffers; lent ones are
 /// freed as they come back. Used when routing stops and LNet goes down.
 fn free_pools(lnet: &TheLnet) {
-    loop {
+    let mut gone: [KVVec<RtrPages>; NPOOLS] = [KVVec::new(), KVVec::new(), KVVec::new()];
+    let peers = loop {
         let mut r = lnet.rtr.lock();
         let b = vec::remove(&mut r.peer_blocked, 0).or_else(|| {
             r.pools
                 .iter_mut()
                 .find_map(|p| vec::remove(&mut p.blocked, 0))
         });
-        drop(r);
-        let Some(b) = b else {
-            break;
-        };
-        drop_blocked(lnet, b, "routing is off");
-    }
-    let mut r = lnet.rtr.lock();
-    let mut gone: [KVec<RtrPages>; NPOOLS] = [KVec::new(), KVec::new(), KVec::new()];
-    for (p, g) in r.pools.iter_mut().zip(gone.iter_mut()) {
-        p.count.clear();
-        core::mem::swap(&mut p.free, g);
-    }
-    let peers = core::mem::take(&mut r.peers);
-    r.gen = r.gen.wrapping_add(1);
-    drop(r);
+        if let Some(b) = b {
+            drop(r);
+            drop_blocked(lnet, b, "routing is off");
+            continue;
+        }
+        // Emptied with no waiter left, in the same hold: a credit given
+        // back while dropping may have queued another.
+        for (p, g) in r.pools.iter_mut().zip(gone.iter_mut()) {
+            p.count.clear();
+            core::mem::swap(&mut p.free, g);
+        }
+        r.gen = r.gen.wrapping_add(1);
+        break core::mem::take(&mut r.peers);
+    };
     // Freed outside the lock.
     drop(gone);
     drop(peers);
@@ -428,7 +461,8 @@ pub(crate) fn shutdown(lnet: &TheLnet) {
 }
 
 /// Drops the messages from `ni` waiting for the router, before its LND
-/// stops: their payloads go back to it.
+/// stops: their payloads go back to it. `ni` is already Deleting, so
+/// `forward` queues no more behind this.
 pub(crate) fn drop_waiting_on(lnet: &TheLnet, ni: &Arc<Ni>) {
     let on = |b: &Blocked| b.msg.ni.as_ref().is_some_and(|n| Arc::ptr_eq(n, ni));
     loop {
@@ -448,33 +482,23 @@ pub(crate) fn drop_waiting_on(lnet: &TheLnet, ni: &Arc<Ni>) {
     }
 }
 
-/// Ends a waiting message: its credits go (waking nobody), its payload
-/// goes back to the LND, and it is counted as dropped.
+/// Ends a message that will not be received into a router buffer: its
+/// credits go back (a granted one to the next message waiting for it),
+/// its payload goes back to the LND, and it is counted as dropped. A
+/// waiter a granted credit wakes with no memory to wait on is dropped in
+/// turn, in this loop rather than by recursion.
 fn drop_blocked(lnet: &TheLnet, b: Blocked, why: &str) {
-    let Blocked { mut msg, private } = b;
-    let from = msg.from;
-    {
-        let mut r = lnet.rtr.lock();
-        if let Some(f) = msg.fwd.as_mut() {
-            if f.peer_credit {
-                f.peer_credit = false;
-                if let Some(p) = r.peers.iter_mut().find(|p| p.nid == from) {
-                    p.credits.cancel();
-                }
-            }
-            if f.pool_credit {
-                f.pool_credit = false;
-                if let Some(p) = r.pools.get_mut(f.pool) {
-                    p.count.cancel();
-                }
-            }
+    let mut next = Some(b);
+    let mut why = why;
+    while let Some(Blocked { mut msg, private }) = next.take() {
+        next = give_back(lnet, &mut msg);
+        let hdr = msg.hdr;
+        let ni = msg.ni.clone();
+        Msg::free(lnet, msg);
+        if let Some(ni) = ni {
+            drop_incoming(lnet, &ni, private, hdr.payload_length, why, &hdr);
         }
-    }
-    let hdr = msg.hdr;
-    let ni = msg.ni.clone();
-    Msg::free(lnet, msg);
-    if let Some(ni) = ni {
-        drop_incoming(lnet, &ni, private, hdr.payload_length, why, &hdr);
+        why = "no memory to forward it";
     }
 }
 
@@ -498,7 +522,7 @@ fn admit(r: &mut Router, mut b: Blocked, max: i32) -> Admit {
     };
     let pool = f.pool;
     f.gen = gen;
-    if !f.peer_credit {
+    if f.peer_credit == Credit::None {
         let i = match r.peers.iter().position(|p| p.nid == from) {
             Some(i) => i,
             None => {
@@ -518,8 +542,10 @@ fn admit(r: &mut Router, mut b: Blocked, max: i32) -> Admit {
         let Some(p) = r.peers.get_mut(i) else {
             return Admit::Fail(b);
         };
-        f.peer_credit = true;
-        if !p.credits.take() {
+        if p.credits.take() {
+            f.peer_credit = Credit::Held;
+        } else {
+            f.peer_credit = Credit::Awaited;
             // Room was reserved: this cannot fail.
             let _ = r.peer_blocked.push(b, GFP_ATOMIC);
             return Admit::Waits;
@@ -536,12 +562,15 @@ fn admit_pool(r: &mut Router, mut b: Blocked, pool: usize) -> Admit {
     let Some(f) = b.msg.fwd.as_mut() else {
         return Admit::Fail(b);
     };
-    if !f.pool_credit {
+    if f.pool_credit == Credit::None {
         if p.blocked.reserve(1, GFP_ATOMIC).is_err() {
             return Admit::Fail(b);
         }
-        f.pool_credit = true;
-        if !p.count.take() {
+        if p.count.take() {
+            f.pool_credit = Credit::Held;
+        } else {
+            f.pool_credit = Credit::Awaited;
+            // Room was reserved: this cannot fail.
             let _ = p.blocked.push(b, GFP_ATOMIC);
             return Admit::Waits;
         }
@@ -558,17 +587,23 @@ fn admit_pool(r: &mut Router, mut b: Blocked, pool: usize) -> Admit {
 }
 
 /// Asks the LND to receive a message's payload into its router buffer;
-/// a refusal ends the message.
+/// a refusal ends the message. One without a buffer (the counts were
+/// off) is dropped: the LND would write its payload through nothing.
 fn receive(lnet: &TheLnet, m: KBox<Msg>, private: *mut c_void, delayed: bool) {
     let Some(ni) = m.ni.clone() else {
         finalize(lnet, m, EINVAL.to_errno(), Status::Ok);
         return;
     };
-    let (kiov, niov) = m
+    let Some((kiov, niov)) = m
         .fwd
         .as_ref()
         .and_then(|f| f.buf.as_ref())
-        .map_or((core::ptr::null_mut(), 0), |b| (b.kiov(), b.niov()));
+        .map(|b| (b.kiov(), b.niov()))
+    else {
+        // INVARIANT: `private` came from the LND with `m`, not handed back.
+        drop_blocked(lnet, Blocked { msg: m, private }, "no router buffer for it");
+        return;
+    };
     let len = m.hdr.payload_length;
     crate::parse::recv(lnet, &ni, private, m, delayed, (kiov, niov, 0), len, len);
 }
@@ -593,8 +628,8 @@ pub(crate) fn forward(lnet: &TheLnet, ni: &Arc<Ni>, mut m: KBox<Msg>, private: *
     m.fwd = Some(Fwd {
         pool,
         buf: None,
-        pool_credit: false,
-        peer_credit: false,
+        pool_credit: Credit::None,
+        peer_credit: Credit::None,
         gen: 0,
     });
     // A router does not resend: the sender's LNet does, end to end.
@@ -606,17 +641,21 @@ pub(crate) fn forward(lnet: &TheLnet, ni: &Arc<Ni>, mut m: KBox<Msg>, private: *
         ni.tunables.peer_credits.load(Relaxed),
     );
     let mut r = lnet.rtr.lock();
-    if !r.routing {
+    // Checked under the lock `drop_waiting_on` and `free_pools` take:
+    // nothing waits behind them with the payload of an NI going away (its
+    // LND may be gone when the message is dropped later).
+    let going = ni.state.load(Relaxed) == NiState::Deleting as u32;
+    if !r.routing || going || !lnet.is_running() {
+        let why = if !r.routing {
+            "routing is off"
+        } else if going {
+            "its NI is going away"
+        } else {
+            "LNet is not running"
+        };
         drop(r);
         Msg::free(lnet, m);
-        drop_incoming(
-            lnet,
-            ni,
-            private,
-            hdr.payload_length,
-            "routing is off",
-            &hdr,
-        );
+        drop_incoming(lnet, ni, private, hdr.payload_length, why, &hdr);
         return;
     }
     // INVARIANT: `private` came from the LND with `m`, not handed back.
@@ -652,85 +691,101 @@ pub(crate) fn finished(lnet: &TheLnet, mut m: KBox<Msg>, status: i32) {
         crate::counters::Counters::add(&lnet.counters.route_count);
         crate::counters::Counters::add_len(&lnet.counters.route_length, m.hdr.payload_length);
     }
-    give_back(lnet, &mut m);
+    let failed = give_back(lnet, &mut m);
     Msg::free(lnet, m);
+    if let Some(b) = failed {
+        drop_blocked(lnet, b, "no memory to forward it");
+    }
 }
 
 /// Gives back a message's buffer and router credits; the messages that
 /// were waiting for them are received (`lnet_return_rx_credits_locked`).
-fn give_back(lnet: &TheLnet, m: &mut Msg) {
+/// A credit still awaited only leaves its count. Returns a woken message
+/// to drop: it had no memory to wait for its buffer.
+fn give_back(lnet: &TheLnet, m: &mut Msg) -> Option<Blocked> {
     let from = m.from;
-    let Some(f) = m.fwd.as_mut() else {
-        return;
-    };
+    let f = m.fwd.as_mut()?;
+    let pool = core::mem::replace(&mut f.pool_credit, Credit::None);
+    let peer = core::mem::replace(&mut f.peer_credit, Credit::None);
+    let buf = f.buf.take();
     let mut ready: [Option<Blocked>; 2] = [None, None];
     let mut freed = None;
+    let mut failed = None;
     let mut r = lnet.rtr.lock();
     if f.gen != r.gen {
         // Counted in pools since emptied: the buffer just goes.
-        f.pool_credit = false;
-        f.peer_credit = false;
-        let buf = f.buf.take();
         drop(r);
         drop(buf);
-        return;
+        return None;
     }
     let routing = r.routing;
-    if f.pool_credit {
-        f.pool_credit = false;
-        let buf = f.buf.take();
-        if let Some(p) = r.pools.get_mut(f.pool) {
-            match p.count.give_back(routing) {
-                Returned::Free => freed = buf,
-                Returned::Keep => {
-                    if let Some(buf) = buf {
-                        // Room for every buffer of the pool is kept: no
-                        // allocation, so this cannot fail.
-                        let _ = p.free.push(buf, GFP_ATOMIC);
-                    }
-                }
-                Returned::Wake => {
-                    if let Some(mut b) = vec::remove(&mut p.blocked, 0) {
-                        if let Some(wf) = b.msg.fwd.as_mut() {
-                            wf.buf = buf;
-                        }
-                        ready[0] = Some(b);
-                    } else {
-                        freed = buf;
-                    }
-                }
+    match (r.pools.get_mut(f.pool), pool, buf) {
+        (Some(p), Credit::Held, Some(buf)) => match p.count.give_back(routing) {
+            Returned::Free => freed = Some(buf),
+            Returned::Keep => {
+                // Room for every buffer of the pool is kept: no
+                // allocation, so this cannot fail.
+                let _ = p.free.push(buf, GFP_ATOMIC);
             }
-        } else {
+            Returned::Wake => match vec::remove(&mut p.blocked, 0) {
+                Some(mut b) => {
+                    if let Some(wf) = b.msg.fwd.as_mut() {
+                        wf.pool_credit = Credit::Held;
+                        wf.buf = Some(buf);
+                    }
+                    ready[0] = Some(b);
+                }
+                None => freed = Some(buf),
+            },
+        },
+        // Granted, but no buffer came with it.
+        (Some(p), Credit::Held, None) => p.count.cancel_held(),
+        (Some(p), Credit::Awaited, buf) => {
+            p.count.cancel();
             freed = buf;
         }
+        (_, _, buf) => freed = buf,
     }
-    if f.peer_credit {
-        f.peer_credit = false;
-        let wakes = r
-            .peers
-            .iter_mut()
-            .find(|p| p.nid == from)
-            .is_some_and(|p| p.credits.give());
-        if wakes {
-            if let Some(i) = r.peer_blocked.iter().position(|b| b.msg.from == from) {
-                if let Some(b) = vec::remove(&mut r.peer_blocked, i) {
-                    let pool = b.msg.fwd.as_ref().map_or(0, |f| f.pool);
-                    match admit_pool(&mut r, b, pool) {
-                        Admit::Go(b) => ready[1] = Some(b),
-                        Admit::Waits => {}
-                        Admit::Fail(b) => {
-                            drop(r);
-                            drop_blocked(lnet, b, "no memory to forward it");
-                            r = lnet.rtr.lock();
-                        }
-                    }
-                }
+    match peer {
+        Credit::Held => match peer_credit_back(&mut r, from) {
+            Some(Admit::Go(b)) => ready[1] = Some(b),
+            Some(Admit::Fail(b)) => failed = Some(b),
+            Some(Admit::Waits) | None => {}
+        },
+        Credit::Awaited => {
+            if let Some(p) = r.peers.iter_mut().find(|p| p.nid == from) {
+                p.credits.cancel();
             }
         }
+        Credit::None => {}
     }
     drop(r);
     drop(freed);
     for b in ready.into_iter().flatten() {
         receive(lnet, b.msg, b.private, true);
     }
+    failed
+}
+
+/// A granted router credit of peer NI `from` comes back: the first
+/// message waiting for one takes it and asks for its buffer.
+fn peer_credit_back(r: &mut Router, from: Nid) -> Option<Admit> {
+    let wakes = r
+        .peers
+        .iter_mut()
+        .find(|p| p.nid == from)
+        .is_some_and(|p| p.credits.give());
+    if !wakes {
+        return None;
+    }
+    let i = r.peer_blocked.iter().position(|b| b.msg.from == from)?;
+    let mut b = vec::remove(&mut r.peer_blocked, i)?;
+    let pool = match b.msg.fwd.as_mut() {
+        Some(f) => {
+            f.peer_credit = Credit::Held;
+            f.pool
+        }
+        None => 0,
+    };
+    Some(admit_pool(r, b, pool))
 }

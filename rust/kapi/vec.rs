@@ -3,10 +3,11 @@
 //! What the 6.12 `KVec` lacks: removing elements, and pushing without
 //! losing the element.
 
+use kernel::alloc::Allocator;
 use kernel::prelude::*;
 
 /// Removes and returns the last element.
-pub fn pop<T>(v: &mut KVec<T>) -> Option<T> {
+pub fn pop<T, A: Allocator>(v: &mut Vec<T, A>) -> Option<T> {
     let len = v.len();
     let last = len.checked_sub(1)?;
     // SAFETY: element `last` is initialized; shrinking the length first
@@ -18,7 +19,7 @@ pub fn pop<T>(v: &mut KVec<T>) -> Option<T> {
 }
 
 /// Removes and returns element `i`, keeping the order of the others.
-pub fn remove<T>(v: &mut KVec<T>, i: usize) -> Option<T> {
+pub fn remove<T, A: Allocator>(v: &mut Vec<T, A>, i: usize) -> Option<T> {
     let tail = v.as_mut_slice().get_mut(i..).filter(|t| !t.is_empty())?;
     tail.rotate_left(1);
     pop(v)

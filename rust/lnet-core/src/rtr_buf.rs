@@ -201,6 +201,15 @@ impl PoolCount {
         }
     }
 
+    /// A message granted a credit gives it back with no buffer taken
+    /// (none was free for it: the counts were off). It counts again,
+    /// unless messages wait: there is no buffer to wake one with.
+    pub fn cancel_held(&mut self) {
+        if self.credits >= 0 {
+            self.credits = self.credits.saturating_add(1);
+        }
+    }
+
     /// The number asked for is now `n` (`lnet_rtrpool_adjust_bufs`): how
     /// many buffers to add; with none to add, only the number asked for
     /// changes, and buffers above it are freed as they come back.
@@ -377,5 +386,25 @@ mod tests {
         p.clear();
         assert_eq!(p.give_back(false), Returned::Free);
         assert_eq!(p, PoolCount::default());
+    }
+
+    #[test]
+    fn granted_credit_without_buffer_comes_back() {
+        let mut p = PoolCount::default();
+        p.request(2);
+        p.added(2);
+        assert!(p.take());
+        // A granted credit is not a waiter's place: `cancel` keeps it...
+        p.cancel();
+        assert_eq!(p.credits, 1);
+        // ...`cancel_held` returns it.
+        p.cancel_held();
+        assert_eq!(p.credits, 2);
+        // With messages waiting it stays taken: no buffer to wake one.
+        assert!(p.take());
+        assert!(p.take());
+        assert!(!p.take());
+        p.cancel_held();
+        assert_eq!(p.credits, -1);
     }
 }
