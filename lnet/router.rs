@@ -286,7 +286,8 @@ fn grow(lnet: &TheLnet, i: usize, want: u32) -> Result {
         return Ok(());
     }
     let fail = |lnet: &TheLnet| {
-        if let Some(p) = lnet.rtr.lock().pools.get_mut(i) {
+        let mut r = lnet.rtr.lock();
+        if let Some(p) = r.pools.get_mut(i) {
             p.count.request_failed(old);
         }
     };
