@@ -66,7 +66,10 @@ SPLAT = re.compile(
     r"LND dropped an LNet message)"
 )
 # Userspace markers: a leak report from lib.sh and explicit failures.
-LAB_FAIL = re.compile(r"^(LAB-FAIL|LAB-LEAK)")
+LAB_FAIL = re.compile(r"^(LAB-FAIL|LAB-LEAK(?!-TRANSIENT))")
+# Objects one scan reported and the next found referenced (lib.sh
+# lab_kmemleak_report): noted, no failure, nor their scan's count line.
+LEAK_TRANSIENT = re.compile(r"LAB-LEAK-TRANSIENT after ")
 # How much of a kmemleak report a verdict carries: enough for the first
 # objects' backtraces, which is what a CI log must show.
 LEAK_LINES = 60
@@ -733,7 +736,7 @@ def lustre_known(lines):
     excused, i = {}, 0
     count = None  # the kernel's latest kmemleak count since a LAB- line
     while i < len(lines):
-        if lines[i].startswith("LAB-LEAK"):
+        if lines[i].startswith("LAB-LEAK") and not LEAK_TRANSIENT.match(lines[i]):
             end = i + 1
             while end < len(lines) and not lines[end].startswith("LAB-"):
                 end += 1
@@ -825,11 +828,20 @@ def judge(scenarios, consoles, timed_out, notes=None):
                 continue
             if line.startswith("LAB-DONE"):
                 done = True
-            if KMEMLEAK_COUNT.search(line) and LEAK_AFTER.match(
-                    next((x for x in lines[n + 1:] if x.startswith("LAB-LEAK")), "")):
+            if LEAK_TRANSIENT.match(line):
+                if notes is not None:
+                    first = [x[2:].strip() for x in lines[n + 1:n + 40] if x.startswith("~ ")]
+                    trace = [t for t in first if re.match(r"\w+\+0x", t)][:8]
+                    notes.append(f"vm{vm}: kmemleak's transient, not a leak: {line.strip()} "
+                                 + " < ".join(trace))
+                continue
+            if KMEMLEAK_COUNT.search(line):
+                after = next((x for x in lines[n + 1:] if x.startswith("LAB-LEAK")), "")
                 # The report that follows fails the scenarios it names: a
                 # scan after a scenario prints its count in the next one.
-                continue
+                # A transient one fails nothing.
+                if LEAK_AFTER.match(after) or LEAK_TRANSIENT.match(after):
+                    continue
             bad = SPLAT.search(line) or LAB_FAIL.search(line)
             if bad:
                 # A report outside any scenario (boot, final leak scan)

@@ -167,6 +167,26 @@ class Judge(unittest.TestCase):
         v = run(["a", "b"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", count, "LAB-END b rc=0")
         self.assertTrue(v["b"])
 
+    def test_transient_leak_is_a_note(self):
+        count = "[  211.797117] kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"
+        first = ["~ unreferenced object 0xffff888005faa800 (size 512):", "~   backtrace (crc 6e9ca3b6):",
+                 "~     kmemleak_alloc+0x23/0x30", "~     __ipv6_dev_mc_inc+0x2e4/0x910"]
+        notes = []
+        v = lab.judge(["a", "b"], [console("LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", count,
+                                           "LAB-LEAK-TRANSIENT after scenarios a: 1 object(s) a second scan "
+                                           "found referenced:", *first, "LAB-END b rc=0")], False, notes)
+        self.assertEqual(v, {"a": [], "b": []})
+        self.assertEqual(len(notes), 1)
+        self.assertIn("__ipv6_dev_mc_inc", notes[0])
+        # Confirmed by the second scan, it fails the scenario it names.
+        v = run(["a", "b"], "LAB-BEGIN a", "LAB-END a rc=0", "LAB-BEGIN b", count,
+                "LAB-LEAK after scenarios a:", *[x[2:] for x in first], "LAB-END b rc=0")
+        self.assertTrue(v["a"])
+        # After a foreground scan too.
+        v = run(["a"], "LAB-BEGIN a", count, "LAB-LEAK-TRANSIENT after the last scenario: 1 object(s)",
+                *first, "LAB-END a rc=0")
+        self.assertEqual(v["a"], [])
+
     def test_a_leak_beside_lustre_own_fails(self):
         other = ["unreferenced object 0xffff88807d138b00 (size 128):", "  backtrace (crc 1):",
                  "    __kmalloc_noprof+0x1/0x2", "    lnet_peer_alloc+0x1/0x2 [lnet]"]
