@@ -9,6 +9,7 @@ use crate::api::{errno, lnet, nid_from_c, nid_to_c};
 use crate::kapi::bindings::{lnet_counters, lnet_nid, lnet_processid};
 use crate::kapi::errno::*;
 use crate::lnd::lnet_ni;
+use crate::lnet_core::dist::{self, Distance};
 use crate::lnet_core::nid::Nid;
 use crate::peer::UlpAdd;
 use crate::startup;
@@ -57,8 +58,9 @@ extern "C" fn LNetGetId(index: c_uint, id: Option<&mut lnet_processid>, large_ni
     0
 }
 
-/// How far `dst` is (`LNetDist`): C passes a NID, and null or writable
-/// `src` and `order`.
+/// How far `dst` is (`LNetDist`, lnet-core dist.rs): C passes a NID, and
+/// null or writable `src` and `order`; `src` may be `dst` itself, written
+/// last.
 #[no_mangle]
 extern "C" fn LNetDist(
     dst: Option<&lnet_nid>,
@@ -71,29 +73,31 @@ extern "C" fn LNetDist(
     let Some(Ok(dst)) = dst.map(nid_from_c) else {
         return EINVAL.to_errno();
     };
-    let nis = lnet.nis.lock();
-    let mut found = None;
-    for (i, ni) in nis.nis.iter().enumerate() {
-        if ni.nid == dst {
-            // A local NID: local_nid_dist_zero (1, the default) makes it 0.
-            found = Some((dst, i, 0));
-            break;
-        }
-        if found.is_none() && ni.nid.net() == dst.net() && ni.is_active() {
-            found = Some((ni.nid, i, 1));
-        }
-    }
-    drop(nis);
-    let Some((nid, i, hops)) = found else {
+    let Some(d) = distance(lnet, &dst) else {
         return EHOSTUNREACH().to_errno();
     };
     if let Some(s) = src {
-        *s = nid_to_c(&nid);
+        *s = nid_to_c(&d.src);
     }
     if let Some(o) = order {
-        *o = i as u32;
+        *o = d.order;
     }
-    hops
+    c_int::try_from(d.dist).unwrap_or(c_int::MAX)
+}
+
+/// The distance to `dst` (`LNetDist`), or None when it is unreachable.
+/// The peers lock (routes) and the NI lock are taken one after the other.
+pub(crate) fn distance(lnet: &TheLnet, dst: &Nid) -> Option<Distance> {
+    let route = {
+        let peers = lnet.peers.lock();
+        let table = &peers.routes.table;
+        dist::shortest_route(table.routes_to(dst.net()))
+            .map(|(hops, local)| (hops, local, table.bucket_rank(dst.net())))
+    };
+    let nis = lnet.nis.lock();
+    // A NI being started or deleted is not on Lustre's lists.
+    let nids = nis.nis.iter().filter(|ni| ni.is_active()).map(|ni| ni.nid);
+    dist::distance(nids, dst, true, route)
 }
 
 /// The primary NID of the peer of `nid`, the peer made as traffic makes

@@ -383,7 +383,7 @@ fn check_conns_per_peer(
     Ok(())
 }
 
-/// A dump's start: `net show`, `peer show`, `ping`. Checks the request
+/// A dump's start: `net show`, `peer show`, `ping`, `which_nid`. Checks the request
 /// and sets the dump's first state.
 #[no_mangle]
 extern "C" fn lnet_genl_rs_start(req: Option<&mut Request>, state: Option<&mut u64>) -> c_int {
@@ -394,6 +394,7 @@ extern "C" fn lnet_genl_rs_start(req: Option<&mut Request>, state: Option<&mut u
         cmd::NETS => show_start(req.attrs()),
         cmd::PEERS => crate::genl_peer::peer_show_start(req.attrs()),
         cmd::PING => crate::genl_peer::ping_start(req.attrs()),
+        cmd::PEER_DIST => crate::genl_peer::dist_start(req.attrs()),
         _ => Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno())),
     };
     match r {
@@ -424,6 +425,7 @@ extern "C" fn lnet_genl_rs_dump(dump: Option<&mut Dump>) -> c_int {
         cmd::NETS => show(lnet, dump).map(|()| false),
         cmd::PEERS => crate::genl_peer::peer_show(lnet, dump),
         cmd::PING => crate::genl_peer::ping(lnet, dump).map(|()| false),
+        cmd::PEER_DIST => crate::genl_peer::dist(lnet, dump).map(|()| false),
         _ => Err(NlError::bare(-kerrno::EOPNOTSUPP().to_errno())),
     };
     match r {

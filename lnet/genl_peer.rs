@@ -3,7 +3,8 @@
 //! The peer commands of Lustre's `lnet` generic netlink family, which
 //! Lustre's lnetctl tries before its ioctls: `peer show` (a dump of
 //! `LNET_CMD_PEERS`), `ping` (a dump of `LNET_CMD_PING`) and `discover`
-//! (an `LNET_CMD_PING` request with a multi-part reply). The values are
+//! (an `LNET_CMD_PING` request with a multi-part reply) and `lctl
+//! which_nid` (a dump of `LNET_CMD_PEER_DIST`). The values are
 //! those our own ioctls report (dev.rs `fill_peer`, `fill_peer_ni`;
 //! ping.rs; discovery.rs), so both lnetctls print the same. Requests are
 //! checked by lnet-core's `lnet_nl_peer` before anything is done.
@@ -497,4 +498,48 @@ fn collect(nids: np::PeerNids<'_>) -> Result<KVec<Nid>, NlError> {
         v.push(n, GFP_KERNEL).map_err(|_| NOMEM)?;
     }
     Ok(v)
+}
+
+/// `which_nid`'s start: LNet must be up and every NID readable.
+pub(crate) fn dist_start(attrs: &[u8]) -> Result<u64, NlError> {
+    if !is_up() {
+        return Err(down());
+    }
+    np::dist_check(attrs)?;
+    Ok(0)
+}
+
+/// `which_nid` (`lnet_peer_dist_show_dump`): each NID's distance and order
+/// (api_ni.rs `distance`), in one call; `0@lo` and unreachable NIDs are
+/// left out. As in Lustre, the `nid` of each entry is the local NID the
+/// target is reached from (`LNetDist` writes its source over the target),
+/// so Lustre's `lctl which_nid` prints a NID of this node, and the header
+/// comes with the request's first NID only.
+pub(crate) fn dist(lnet: &TheLnet, dump: &mut Dump) -> Result<(), NlError> {
+    let mut buf = KVVec::from_elem(0u8, MSG_BUF, GFP_KERNEL).map_err(|_| NOMEM)?;
+    let mut w = NlWriter::new(&mut buf);
+    w.put_key_tables(&[Some(np::dist::PEER_DIST)])?;
+    dump.put(nlm::CREATE | nlm::MULTI, cmd::PEER_DIST, w.written())
+        .map_err(|e| with_msg(e, c"failed to send key table"))?;
+    for k in 0..usize::MAX {
+        let Some(nid) = np::dist_nth(dump.attrs(), k) else {
+            break;
+        };
+        if nid == Nid::LO {
+            continue;
+        }
+        let Some(d) = crate::api_ni::distance(lnet, &nid) else {
+            continue;
+        };
+        let mut w = NlWriter::new(&mut buf);
+        if k == 0 {
+            w.put_str(np::dist::ATTR_HDR, b"")?;
+        }
+        w.put_str(np::dist::ATTR_NID, nid_text(&d.src)?.as_bytes())?;
+        w.put_u32(np::dist::ATTR_DIST, d.dist)?;
+        w.put_u32(np::dist::ATTR_ORDER, d.order)?;
+        dump.put(nlm::MULTI, cmd::PEER_DIST, w.written())
+            .map_err(|e| with_msg(e, c"failed to send values"))?;
+    }
+    Ok(())
 }

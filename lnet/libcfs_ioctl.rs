@@ -45,6 +45,8 @@ const _: () = {
     assert!(off::NID == offset_of!(libcfs_ioctl_data, ioc_nid));
     assert!(off::FLAGS == offset_of!(libcfs_ioctl_data, ioc_flags));
     assert!(off::COUNT == offset_of!(libcfs_ioctl_data, ioc_count));
+    assert!(off::U32_0 == offset_of!(libcfs_ioctl_data, ioc_u32));
+    assert!(off::U32_1 == off::U32_0 + 4);
     assert!(off::INLLEN1 == offset_of!(libcfs_ioctl_data, ioc_inllen1));
     assert!(off::INLBUF1 == offset_of!(libcfs_ioctl_data, ioc_inlbuf1));
     assert!(off::INLLEN2 == offset_of!(libcfs_ioctl_data, ioc_inllen2));
@@ -122,6 +124,27 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
             startup::dev_configure(lnet, flags != 0)
         }
         nr::UNCONFIGURE => startup::dev_unconfigure(lnet),
+        nr::LNET_DIST if old => {
+            if !lnet.is_running() {
+                return Err(errno::ENETDOWN());
+            }
+            // An unreachable NID is an answer (-EHOSTUNREACH in ioc_u32[0],
+            // the NID and order as they were), not an error.
+            let nid4 = abi::get_u64(buf, off::NID).ok_or(EINVAL)?;
+            let nid = Nid::from_nid4(nid4);
+            let (dist, nid4, order) = match crate::api_ni::distance(lnet, &nid) {
+                Some(d) => (d.dist, d.src.to_nid4().unwrap_or(nid4), Some(d.order)),
+                None => (errno::EHOSTUNREACH().to_errno() as u32, nid4, None),
+            };
+            let ok = abi::put_u64(buf, off::NID, nid4)
+                && abi::put_u32(buf, off::U32_0, dist)
+                && order.map_or(true, |o| abi::put_u32(buf, off::U32_1, o));
+            if ok {
+                Ok(())
+            } else {
+                Err(EINVAL)
+            }
+        }
         nr::GET_NI if old => {
             if !lnet.is_running() {
                 return Err(errno::ENETDOWN());

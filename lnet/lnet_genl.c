@@ -114,10 +114,10 @@ EXPORT_SYMBOL_GPL(lnet_genl_send_scalar_list);
 /*
  * Lustre's "lnet" generic netlink family, as lnet-rs answers it: the
  * family, its commands and multicast groups are static C data; genl.rs
- * handles LNET_CMD_CONFIGURE, LNET_CMD_NETS, LNET_CMD_PEERS and
- * LNET_CMD_PING (ping, discover). Any other command finds no operation and
- * gets -EOPNOTSUPP from the netlink core, so Lustre's lnetctl falls back to
- * its ioctls.
+ * handles LNET_CMD_CONFIGURE, LNET_CMD_NETS, LNET_CMD_PEERS,
+ * LNET_CMD_PING (ping, discover) and LNET_CMD_PEER_DIST (which_nid). Any
+ * other command finds no operation and gets -EOPNOTSUPP from the netlink
+ * core, so Lustre's lnetctl falls back to its ioctls.
  */
 
 /* A request as genl.rs reads it (kapi/genl.rs `Request`). */
@@ -339,6 +339,11 @@ static const struct genl_ops lnet_genl_ops[] = {
 		.start	= lnet_genl_start,
 		.dumpit	= lnet_genl_dumpit,
 		.doit	= lnet_genl_reply_doit,
+	},
+	{
+		.cmd	= 8,	/* LNET_CMD_PEER_DIST */
+		.start	= lnet_genl_start,
+		.dumpit	= lnet_genl_dumpit,
 	},
 };
 

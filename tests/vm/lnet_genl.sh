@@ -6,8 +6,9 @@
 # global show and stats show, which use Lustre's /dev/lnet ioctls. What it
 # shows must read as what our lnetctl shows (it takes the same values from
 # the kernel), and what it changes must show in ours; bad input must fail.
-# Then stats reset and net set from Lustre's lnetctl, and fault rules and
-# ping from Lustre's lctl (/usr/sbin/lctl here; ours is lnet-rs-lctl).
+# Then stats reset and net set from Lustre's lnetctl, and fault rules,
+# ping and which_nid from Lustre's lctl (/usr/sbin/lctl here; ours is
+# lnet-rs-lctl).
 # Only VM 0 takes part: the Lustre node of the lab has nothing to do.
 [ "${LAB_CLNET_NODE:-0}" = 1 ] && exit 0
 LC=/opt/clnet/lnetctl
@@ -223,6 +224,16 @@ if lctl ping 10.9.9.9@tcp9 >/tmp/e.out 2>&1; then
 fi
 [ -s /tmp/e.out ] || lab_fail "Lustre's lctl ping of a NID on no net of ours refused without a word"
 lab_log "Lustre's lctl ping of a NID on no net of ours: $(tr '\n' ' ' </tmp/e.out)"
+# Lustre's lctl which_nid (LNET_CMD_PEER_DIST): as Lustre's LNetDist
+# writes its source over the target, the reply names the NID of ours a
+# target is reached from; the unreachable and 0@lo are left out.
+lctl which_nid 10.9.9.9@tcp9 0@lo "$(lab_addr 1 0)@tcp" >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl which_nid"; }
+lab_expect_eq "$(cat /tmp/c.out)" "$me0@tcp" "Lustre's lctl which_nid of a peer on tcp"
+if lctl which_nid 10.9.9.9@tcp9 0@lo >/tmp/e.out 2>&1; then
+	cat /tmp/e.out
+	lab_fail "Lustre's lctl which_nid found a NID on no net of ours"
+fi
+grep -q "No reachable NID" /tmp/e.out || { cat /tmp/e.out; lab_fail "Lustre's lctl which_nid of nothing reachable"; }
 
 "$LC" net del --net tcp --if eth0 || lab_fail "Lustre's lnetctl net del --net tcp --if eth0"
 lnetctl net show >/tmp/n3 || lab_fail "net show after net del"

@@ -13,6 +13,7 @@ pub mod credits;
 pub mod crypto_hash;
 pub mod debug;
 pub mod discovery;
+pub mod dist;
 pub mod expr_list;
 pub mod fault;
 pub mod frag;

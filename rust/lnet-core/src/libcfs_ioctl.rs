@@ -30,6 +30,10 @@ pub mod off {
     pub const FLAGS: usize = 24;
     /// `ioc_count`.
     pub const COUNT: usize = 28;
+    /// `ioc_u32[0]`.
+    pub const U32_0: usize = 36;
+    /// `ioc_u32[1]`.
+    pub const U32_1: usize = 40;
     /// `ioc_inllen1`.
     pub const INLLEN1: usize = 64;
     /// `ioc_inlbuf1`.
@@ -62,6 +66,9 @@ pub mod nr {
     /// `IOC_LIBCFS_LNET_FAULT`: lctl's `net_drop_*` and `net_delay_*`
     /// (a [`VERSION`] argument; see [`fault`]).
     pub const LNET_FAULT: u32 = 64;
+    /// `IOC_LIBCFS_LNET_DIST`: `lctl which_nid` where the netlink family
+    /// has no `LNET_CMD_PEER_DIST`.
+    pub const LNET_DIST: u32 = 58;
     /// `IOC_LIBCFS_UNCONFIGURE`: `lctl network down`.
     pub const UNCONFIGURE: u32 = 56;
     /// `IOC_LIBCFS_CONFIGURE`: `lctl network up`.

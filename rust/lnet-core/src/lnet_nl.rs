@@ -22,6 +22,8 @@ pub mod cmd {
     pub const PEERS: u8 = 3;
     /// `lnetctl ping` (a dump) and `lnetctl discover` (a request).
     pub const PING: u8 = 6;
+    /// `lctl which_nid` (a dump).
+    pub const PEER_DIST: u8 = 8;
 }
 
 /// The family's name and version (`LNET_GENL_NAME`, `LNET_GENL_VERSION`).

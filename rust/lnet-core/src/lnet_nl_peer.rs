@@ -425,6 +425,73 @@ pub fn discover_nth(buf: &[u8], k: usize) -> Option<Target<'_>> {
     found
 }
 
+/// `LNET_CMD_PEER_DIST` (`lctl which_nid`): the reply's attributes and
+/// key table (`peer_dist_props_list`).
+pub mod dist {
+    use super::{key, keyf, lnkf, nla, KeyTable};
+
+    /// `LNET_PEER_DIST_ATTR_HDR`: the entry's header.
+    pub const ATTR_HDR: u16 = 1;
+    /// `LNET_PEER_DIST_ATTR_NID`.
+    pub const ATTR_NID: u16 = 2;
+    /// `LNET_PEER_DIST_ATTR_DIST`.
+    pub const ATTR_DIST: u16 = 3;
+    /// `LNET_PEER_DIST_ATTR_ORDER`.
+    pub const ATTR_ORDER: u16 = 4;
+
+    /// `peer_dist_props_list`.
+    pub const PEER_DIST: KeyTable = &[
+        keyf(c"peer", lnkf::SEQUENCE | lnkf::MAPPING, nla::NUL_STRING),
+        key(c"nid", nla::STRING),
+        key(c"distance", nla::U32),
+        key(c"order", nla::U32),
+    ];
+}
+
+/// A process id's NID as `libcfs_strid` reads it: a decimal pid and `-`
+/// before the NID, or the NID alone (a prefix of `LNET_PID_ANY` before the
+/// first `-` makes the whole string the NID, which then does not parse).
+fn strid_nid(s: &str) -> Result<Nid, i32> {
+    match s.split_once('-') {
+        Some((pid, nid)) if !"LNET_PID_ANY-".starts_with(pid) => {
+            pid.parse::<u32>().map_err(|e| match e.kind() {
+                core::num::IntErrorKind::PosOverflow => errno::ERANGE,
+                _ => errno::EINVAL,
+            })?;
+            Nid::parse(nid).map_err(|_| errno::EINVAL)
+        }
+        _ => Nid::parse(s).map_err(|_| errno::EINVAL),
+    }
+}
+
+/// Checks a `PEER_DIST` request (`lnet_peer_dist_show_start`): NIDs or
+/// process ids in the lists at its top level, every one readable.
+pub fn dist_check(buf: &[u8]) -> Result<(), NlError> {
+    if buf.is_empty() {
+        return Err(NlError::new(errno::ENOENT, c"Missing NID argument(s)"));
+    }
+    validate(buf)?;
+    let mut bad = None;
+    targets(buf, |t| {
+        if let Target::Bad(s) = t {
+            bad = strid_nid(s).err();
+        }
+        bad.is_none()
+    })?;
+    match bad {
+        Some(e) => Err(NlError::new(e, c"invalid NID")),
+        None => Ok(()),
+    }
+}
+
+/// The `k`th NID of a checked `PEER_DIST` request (from 0).
+pub fn dist_nth(buf: &[u8], k: usize) -> Option<Nid> {
+    match discover_nth(buf, k)? {
+        Target::Nid(n) => Some(n),
+        Target::Bad(s) => strid_nid(s).ok(),
+    }
+}
+
 /// Lustre's largest health value (`LNET_MAX_HEALTH_VALUE`).
 pub const MAX_HEALTH: i64 = 1000;
 
@@ -1099,5 +1166,36 @@ mod tests {
             Err(stop)
         );
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn peer_dist_requests() {
+        let req = [
+            s("peer"),
+            list(&[s("10.1.0.2@tcp"), s("12345-10.2.0.2@tcp1"), s("0@lo")]),
+        ]
+        .concat();
+        dist_check(&req).unwrap();
+        assert_eq!(dist_nth(&req, 0), Some(Nid::parse("10.1.0.2@tcp").unwrap()));
+        assert_eq!(
+            dist_nth(&req, 1),
+            Some(Nid::parse("10.2.0.2@tcp1").unwrap())
+        );
+        assert_eq!(dist_nth(&req, 2), Some(Nid::LO));
+        assert_eq!(dist_nth(&req, 3), None);
+        assert_eq!(dist_check(&[]).unwrap_err().errno, errno::ENOENT);
+        for bad in [
+            "nonsense",
+            "x-10.1.0.2@tcp",
+            "LNET_PID_ANY-10.1.0.2@tcp",
+            "99999999999-0@lo",
+        ] {
+            let req = [s("peer"), list(&[s("10.1.0.2@tcp"), s(bad)])].concat();
+            let e = dist_check(&req).unwrap_err();
+            assert!(
+                e.errno == errno::EINVAL || e.errno == errno::ERANGE,
+                "{bad}"
+            );
+        }
     }
 }

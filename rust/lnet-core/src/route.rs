@@ -416,6 +416,23 @@ impl<L: List<Route>> RouteTable<L> {
         self.routes.items_mut().get_mut(span).unwrap_or(&mut [])
     }
 
+    /// The place of `net` among the remote nets of its hash bucket, which
+    /// are kept in the order they were added (`LNetDist`'s order).
+    pub fn bucket_rank(&self, net: Net) -> u32 {
+        let bucket = self.bucket(net);
+        let items = self.routes.items();
+        let before = items.iter().take_while(|r| r.net != net);
+        let mut rank = 0u32;
+        let mut last = None;
+        for r in before {
+            if self.bucket(r.net) == bucket && last != Some(r.net) {
+                rank = rank.saturating_add(1);
+                last = Some(r.net);
+            }
+        }
+        rank
+    }
+
     /// Whether `net` has a route.
     pub fn has_net(&self, net: Net) -> bool {
         !self.routes_to(net).is_empty()
@@ -792,6 +809,10 @@ mod tests {
             assert_eq!(t.routes_to(*n).len(), 2);
         }
         assert!(t.routes_to(net("tcp77")).is_empty());
+        // LNetDist's order: a net's place in its bucket.
+        assert_eq!(t.bucket_rank(net("tcp5")), 0);
+        assert_eq!(t.bucket_rank(net("o2ib2")), 1);
+        assert_eq!(t.bucket_rank(net("tcp1")), 0);
     }
 
     #[test]
