@@ -2,7 +2,8 @@
 # Configuring LNet at runtime with lnetctl, as administrators do: nets
 # added and deleted on the interfaces, a refused duplicate, peers, every
 # global set and read back (global show and sysfs), invalid ones refused,
-# then export, unconfigure, configure, import: the export reads the same.
+# then export (with a route), unconfigure, configure, import: the export
+# reads the same.
 # Then thousands of malformed ioctls, as root and as a user.
 me0=$(lab_addr "$LAB_VM" 0)
 me1=$(lab_addr "$LAB_VM" 1)
@@ -69,7 +70,10 @@ if lnetctl net set --nid "$me0@tcp" --health 1001 >/tmp/bad 2>&1; then
 	lab_fail "health 1001 was accepted"
 fi
 grep -q "errno:" /tmp/bad || { cat /tmp/bad; lab_fail "no error block for health 1001"; }
+# A route through the configured peer goes out and back in with the rest.
+lnetctl route add --net tcp9 --gateway 10.1.0.9@tcp --hop 2 --priority 1 || lab_fail "route add"
 lnetctl export >/tmp/a.yaml || lab_fail "export"
+grep -q "^-  *net: tcp9$" /tmp/a.yaml || { cat /tmp/a.yaml; lab_fail "export without the route"; }
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lnetctl lnet configure || lab_fail "configure again"
 # Peers went with LNet, as Lustre's: only the import brings one back.
@@ -79,11 +83,12 @@ lnetctl import /tmp/a.yaml || { cat /tmp/a.yaml; lab_fail "import"; }
 lnetctl export >/tmp/b.yaml || lab_fail "export again"
 # The configured peer has no node behind it: pushes to it (discovery
 # turned off and on above) fail when its connect times out, so its state,
-# counters and health move on their own. Compare what configures it, and
-# of the NIs all but their counters, which those sends move too.
+# counters and health move on their own, and so may the state of the
+# route through it. Compare what configures them, and of the NIs all but
+# their counters, which those sends move too.
 for f in a b; do
 	sed -i '/^peer:/,/^[a-z]/{/^peer:\|primary nid:\|Multi-Rail:\|peer ni:\|- nid:\|^[a-z]/!d}' /tmp/$f.yaml
-	sed -i -E '/^ +(send|recv|drop)_count:|^ +(put_egress|get_rtt|put_ack)_[a-z_]+:|^ +(put|get|reply|ack|hello|interrupts|dropped|aborted|no route|timeouts|error|fatal_error|ping_count|next_ping):/d' /tmp/$f.yaml
+	sed -i -E '/^ +(send|recv|drop)_count:|^ +(put_egress|get_rtt|put_ack)_[a-z_]+:|^ +(put|get|reply|ack|hello|interrupts|dropped|aborted|no route|timeouts|error|fatal_error|ping_count|next_ping):|^ +state: (up|down)$/d' /tmp/$f.yaml
 done
 if ! diff /tmp/a.yaml /tmp/b.yaml >/tmp/d; then
 	cat /tmp/d

@@ -1310,6 +1310,59 @@ fn export_import_round_trip() {
 }
 
 #[test]
+fn routes_and_routing_export_and_import() {
+    let mut a = configured_a();
+    ok(
+        &mut a,
+        "route add --net tcp5 --gateway 192.168.1.99@tcp --hop 2 --priority 3",
+    );
+    ok(&mut a, "set routing 1");
+    ok(&mut a, "set small_buffers 4096");
+    let full = yaml(&ok(&mut a, "export"));
+    assert_eq!(
+        keys(&full),
+        strs(&["net", "route", "routing", "buffers", "peer", "global"])
+    );
+    assert_eq!(
+        keys(&full["route"][0]),
+        strs(&["net", "gateway", "hop", "priority", "state", "type"])
+    );
+    assert_eq!(full["route"][0]["hop"], Value::from(2));
+    assert_eq!(full["buffers"]["small"], Value::from(4096));
+    let backup = ok(&mut a, "export --backup");
+    let b = yaml(&backup);
+    assert_eq!(
+        keys(&b["route"][0]),
+        strs(&["net", "gateway", "hop", "priority"])
+    );
+    assert_eq!(b["routing"]["enable"], Value::from(1));
+    for text in [backup.as_str(), &ok(&mut a, "export")] {
+        let mut c = Fake::up();
+        let o = import(&mut c, Mode::Add, text);
+        assert_eq!((o.rc, o.stderr.as_str()), (0, ""));
+        assert_eq!(ok(&mut c, "route show -v"), ok(&mut a, "route show -v"));
+        assert_eq!(ok(&mut c, "routing show"), ok(&mut a, "routing show"));
+    }
+    // --show prints them, --del takes the routes away and stops routing.
+    let o = import(&mut a, Mode::Show, &backup);
+    let v = yaml(&o.stdout);
+    assert_eq!(v["route"][0]["net"], Value::from("tcp5"));
+    assert_eq!(v["routing"][1]["enable"], Value::from(1));
+    let o = import(&mut a, Mode::Del, &backup);
+    assert_eq!((o.rc, o.stderr.as_str()), (0, ""));
+    assert!(a.routes.routes().is_empty());
+    assert_eq!(a.routing.map(|r| r.0), Some(false));
+    // A bad route is refused as route add refuses it.
+    let o = import(
+        &mut a,
+        Mode::Add,
+        "route:\n    - net: tcp6\n      gateway: 10.9.9.9@tcp9\n",
+    );
+    assert_ne!(o.rc, 0);
+    assert!(o.stderr.contains("route"), "{}", o.stderr);
+}
+
+#[test]
 fn export_to_file_and_import_from_file() {
     let dir = std::env::temp_dir().join(format!("lnetctl-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1434,8 +1487,10 @@ numa:
     );
     assert_eq!(
         o.stderr,
-        "add:\n    - import:\n          errno: -22\n          descr: \"invalid key 'bogus'\"\n    - import:\n          errno: -95\n          descr: \"'route' is not supported by lnet-rs\"\n    - import:\n          errno: -22\n          descr: \"invalid value 'many' for key 'retry_count'\"\n"
+        "add:\n    - import:\n          errno: -22\n          descr: \"invalid key 'bogus'\"\n    - import:\n          errno: -22\n          descr: \"invalid value 'many' for key 'retry_count'\"\n"
     );
+    // The route between them was added.
+    assert_eq!(f.routes.routes().len(), 1);
     let o = import(&mut f, Mode::Add, "net: [unclosed\n");
     assert_eq!(o.rc, -22);
     assert!(o.stderr.starts_with("add:\n    - import:\n"));

@@ -2,10 +2,11 @@
 //!
 //! `export` prints, in Lustre's order, the nets (as `net show -v 2`; with
 //! `--backup` the filtered `-v 1` form: no NIDs, status, statistics, dev cpt
-//! or loopback), the peers (`peer show -v 3`; `--backup`: NIDs only) and the
-//! global values (`global:`, as `global show`). lnet-rs has no routes,
-//! routing buffers or UDSPs, so Lustre's `route:`, `routing:`, `buffers:` and
-//! `udsp:` sections are never written.
+//! or loopback), the routes (hop and priority; state and type unless
+//! `--backup`), the routing state and buffers (as `routing show`; with
+//! `--backup` only `enable` and the buffer counts), the peers (`peer show
+//! -v 3`; `--backup`: NIDs only), the global values (`global:`, as `global
+//! show`) and the UDSPs.
 //!
 //! `import` reads such a document (Lustre's or lnet-rs's) and adds, deletes,
 //! shows or (`--exec`) pings what it describes. Keys that only describe
@@ -76,6 +77,31 @@ pub fn export_yaml(r: &mut Run, backup: bool) -> String {
             None
         }
     };
+    let route = match crate::route::collect(r.be) {
+        // Lustre's netlink dump: hop and priority always, the state and
+        // type only in a full export.
+        Ok(v) => crate::route::doc(&v, true).map(|mut d| {
+            if backup {
+                strip_route_state(&mut d);
+            }
+            d
+        }),
+        Err(e) => {
+            r.fail(YamlError::new(
+                "show",
+                "route",
+                cmd::neg(e),
+                format!("cannot get routes: {}", cmd::strerror(e)),
+            ));
+            None
+        }
+    };
+    // Nothing when the node has no router buffer pools (Lustre's GET_BUF
+    // finds none).
+    let routing = match crate::routing::read(r) {
+        Ok(Some(a)) => Some(routing_doc(&a, backup)),
+        _ => None,
+    };
     let global = match cmd::read_globals(r.be) {
         Ok(g) => Some(g),
         Err(e) => {
@@ -105,10 +131,22 @@ pub fn export_yaml(r: &mut Run, backup: bool) -> String {
     // layout, the others in cYAML's.
     let mut text = yaml::render_netlink(&ExportDoc {
         net,
-        peer,
+        peer: None,
         global: None,
         udsp: None,
     });
+    if let Some(d) = route {
+        text.push_str(&yaml::render_netlink(&d));
+    }
+    if let Some(d) = routing {
+        text.push_str(&yaml::render_value(&Value::Mapping(d)));
+    }
+    text.push_str(&yaml::render_netlink(&ExportDoc {
+        net: None,
+        peer,
+        global: None,
+        udsp: None,
+    }));
     text.push_str(&yaml::render(&ExportDoc {
         net: None,
         peer: None,
@@ -116,6 +154,38 @@ pub fn export_yaml(r: &mut Run, backup: bool) -> String {
         udsp,
     }));
     text
+}
+
+/// A `route:` document without each route's `state` and `type`.
+fn strip_route_state(doc: &mut Value) {
+    if let Some(Value::Sequence(items)) = doc.get_mut("route") {
+        for item in items {
+            if let Value::Mapping(m) = item {
+                m.remove("state");
+                m.remove("type");
+            }
+        }
+    }
+}
+
+/// The `routing:` and `buffers:` sections (`lustre_lnet_show_routing`):
+/// `routing show`'s tree, or with `backup` only `enable` and the counts.
+fn routing_doc(a: &abi::LnetIocRouting, backup: bool) -> Mapping {
+    let full = crate::routing::tree(a);
+    if !backup {
+        return full;
+    }
+    let mut enable = Mapping::new();
+    enable.insert(
+        "enable".into(),
+        Value::Number(i64::from(a.rtr_enable).into()),
+    );
+    let mut root = Mapping::new();
+    root.insert("routing".into(), Value::Mapping(enable));
+    if let Some(b) = full.get("buffers") {
+        root.insert("buffers".into(), b.clone());
+    }
+    root
 }
 
 /// `export [--backup] [FILE]`.
@@ -172,6 +242,8 @@ struct Shown {
     ping: Vec<show::PingEntry>,
     discover: Vec<show::PingEntry>,
     udsp: Vec<Value>,
+    route: Vec<Value>,
+    routing: Option<Mapping>,
 }
 
 impl Shown {
@@ -199,6 +271,12 @@ impl Shown {
         }
         if !self.udsp.is_empty() {
             put("udsp", Ok(Value::Sequence(self.udsp)));
+        }
+        if !self.route.is_empty() {
+            put("route", Ok(Value::Sequence(self.route)));
+        }
+        for (k, v) in self.routing.unwrap_or_default() {
+            put(&text_of(&k), Ok(v));
         }
         if root.is_empty() {
             String::new()
@@ -324,11 +402,11 @@ impl Importer<'_, '_> {
                     self.discover(v);
                 }
             }
-            // Routing off and no buffers is lnet-rs's only state.
-            "routing" if !routing_enabled(v) => {}
-            "buffers" => {}
+            "route" => items(v).into_iter().for_each(|i| self.route(i)),
+            "routing" => self.routing(v),
+            "buffers" => self.buffers(v),
             "udsp" => items(v).into_iter().for_each(|u| self.udsp(u)),
-            "route" | "routing" | "ip2nets" => {
+            "ip2nets" => {
                 if !is_empty(v) && self.mode != Mode::Exec {
                     self.err(
                         cmd::neg(Errno::EOPNOTSUPP),
@@ -338,6 +416,114 @@ impl Importer<'_, '_> {
             }
             k if GlobalParam::from_key(k).is_some() => self.global(k, v),
             k => self.err(cmd::neg(Errno::EINVAL), format!("invalid key '{k}'")),
+        }
+    }
+
+    /// One `route:` item (`handle_yaml_config_route`, `_del_route`,
+    /// `_show_route`): its net, gateway, hop and priority.
+    fn route(&mut self, item: &Value) {
+        let field = |k: &str| get(item, k).and_then(scalar_text);
+        match self.mode {
+            Mode::Add => crate::route::add(
+                self.r,
+                &cli::RouteAddArgs {
+                    net: field("net"),
+                    gateway: field("gateway"),
+                    hop: field("hop"),
+                    priority: field("priority"),
+                    sensitivity: field("health_sensitivity"),
+                },
+            ),
+            Mode::Del => crate::route::del(
+                self.r,
+                &cli::RouteDelArgs {
+                    net: field("net"),
+                    gateway: field("gateway"),
+                },
+            ),
+            Mode::Show => {
+                let detail = field("detail").is_some_and(|d| d != "0");
+                let routes = match crate::route::collect(self.r.be) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return self.err(
+                            cmd::neg(e),
+                            format!("cannot get routes: {}", cmd::strerror(e)),
+                        );
+                    }
+                };
+                let net = field("net").and_then(|n| Net::parse(&n).ok().map(|n| n.as_u32()));
+                let gw = field("gateway").and_then(|g| Nid::parse(&g).ok());
+                let picked: Vec<_> = routes
+                    .into_iter()
+                    .filter(|a| net.is_none_or(|n| a.rt_net == n))
+                    .filter(|a| gw.is_none_or(|g| a.rt_gateway.to_nid() == Ok(g)))
+                    .collect();
+                if let Some(Value::Sequence(v)) = crate::route::doc(&picked, detail)
+                    .as_ref()
+                    .and_then(|d| d.get("route"))
+                {
+                    self.shown.route.extend(v.iter().cloned());
+                }
+            }
+            Mode::Exec => {}
+        }
+    }
+
+    /// The `routing:` section: `enable` (a mapping, or an item of the
+    /// sequence `routing show` prints) turns forwarding on or off;
+    /// `import --del` turns it off (`handle_yaml_del_routing`).
+    fn routing(&mut self, v: &Value) {
+        let enable = items(v)
+            .into_iter()
+            .find_map(|i| get(i, "enable"))
+            .and_then(scalar_text);
+        match self.mode {
+            Mode::Add => {
+                if let Some(e) = enable {
+                    crate::routing::set(
+                        self.r,
+                        &cli::SetCommand::Routing(cli::SetValue { value: e }),
+                    );
+                }
+            }
+            Mode::Del => {
+                crate::routing::set(
+                    self.r,
+                    &cli::SetCommand::Routing(cli::SetValue {
+                        value: String::from("0"),
+                    }),
+                );
+            }
+            Mode::Show => self.show_routing(),
+            Mode::Exec => {}
+        }
+    }
+
+    /// The `buffers:` section: the tiny, small and large counts given
+    /// (`handle_yaml_config_buffers`); nothing to delete.
+    fn buffers(&mut self, v: &Value) {
+        match self.mode {
+            Mode::Add => {
+                let count = |k: &str| -> i64 {
+                    get(v, k)
+                        .and_then(scalar_text)
+                        .and_then(|t| cli::parse_long(&t))
+                        .unwrap_or(-1)
+                };
+                crate::routing::config_buffers(
+                    self.r,
+                    [count("tiny"), count("small"), count("large")],
+                );
+            }
+            Mode::Show => self.show_routing(),
+            Mode::Del | Mode::Exec => {}
+        }
+    }
+
+    fn show_routing(&mut self) {
+        if let Ok(Some(a)) = crate::routing::read(self.r) {
+            self.shown.routing = Some(crate::routing::tree(&a));
         }
     }
 
@@ -640,17 +826,6 @@ fn is_empty(v: &Value) -> bool {
         Value::Null => true,
         Value::Sequence(s) => s.is_empty(),
         Value::Mapping(m) => m.is_empty(),
-        _ => false,
-    }
-}
-
-/// Whether a `routing:` block asks for routing (`enable: 1` anywhere).
-fn routing_enabled(v: &Value) -> bool {
-    match v {
-        Value::Mapping(m) => m.iter().any(|(k, val)| {
-            (text_of(k) == "enable" && long_of(val).unwrap_or(0) != 0) || routing_enabled(val)
-        }),
-        Value::Sequence(s) => s.iter().any(routing_enabled),
         _ => false,
     }
 }
