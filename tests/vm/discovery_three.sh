@@ -1,4 +1,4 @@
-# lab: vms=3 nics=2 timeout=300
+# lab: vms=4 nics=2 timeout=300
 # Three nodes discover each other at once while traffic runs, with no
 # `peer add`: tcp on eth0, tcp1 on eth1 everywhere. Each node serves
 # lnet_ulp's buffers; once all do, each floods the other two at the same
@@ -11,6 +11,8 @@
 # monitor does, the twelve status changes are folded into at most one new
 # ping buffer (and push) a second, and after the last push both peers
 # send over VM 0's tcp1 NI again.
+# The fourth VM of the lab's boot (routing_two's) sits this one out.
+[ "$LAB_VM" -ge 3 ] && exit 0
 dmesg -c >/dev/null
 modprobe lnet networks="tcp(eth0),tcp1(eth1)" || lab_fail "lnet did not load"
 modprobe ksocklnd || lab_fail "ksocklnd did not load"
@@ -21,7 +23,7 @@ modprobe lnet_ulp mode=server repeat=16 flood_bytes=65536 op_timeout=60 ||
 	lab_fail "server did not start"
 others=""
 v=0
-while [ "$v" -lt "$LAB_NVMS" ]; do
+while [ "$v" -lt 3 ]; do
 	[ "$v" = "$LAB_VM" ] || others="$others $v"
 	v=$((v + 1))
 done

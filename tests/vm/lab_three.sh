@@ -1,4 +1,4 @@
-# lab: vms=3 nics=2 timeout=120
+# lab: vms=4 nics=2 timeout=120
 # More than two VMs share a rail through the lab's hub: every VM reaches
 # every other one over both rails.
 lab_wait_peers
