@@ -11,7 +11,12 @@
 # With `lnetctl set routing 0` on vm1, a PUT from vm0 to vm2 leaves vm0
 # for vm1's tcp NI with vm2's NID as the header's destination and vm1
 # drops it, counts it and says whom it was for; the ping buffer says
-# RTE_DISABLED again. With the routes deleted the same PUT finds no path.
+# RTE_DISABLED again. Then every node checks its gateways each second:
+# vm1's far link cut takes vm0's route down (a PUT to tcp1 fails for want
+# of a route) and back up; vm1's LNet down makes its gateway dead, back up
+# alive. With the routes deleted the same PUT finds no path; loaded again
+# with check_routers_before_use, vm0's configure returns with the route
+# checked and up.
 dmesg -c >/dev/null
 gw=$(lab_addr 1 0)@tcp
 far=$(lab_addr 2 1)@tcp1
@@ -311,6 +316,17 @@ if [ "$LAB_VM" = 0 ]; then
 	*) lab_fail "a PUT to $far went with no route: $line" ;;
 	esac
 	dmesg | grep -q "No route to $far" || lab_fail "no 'No route' line"
+	# check_routers_before_use: the route starts down, and configure
+	# returns only once the gateway was checked (its route then up).
+	lnetctl lnet unconfigure || lab_fail "unconfigure before check_routers_before_use"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+	modprobe lnet networks="tcp(eth0)" "routes=\"tcp1 $gw\"" check_routers_before_use=1 \
+		alive_router_check_interval=1 router_ping_timeout=5 || lab_fail "lnet did not load again"
+	modprobe ksocklnd || lab_fail "ksocklnd did not load again"
+	lnetctl lnet configure --all || lab_fail "configure with check_routers_before_use"
+	lab_expect_eq "$(route_state)" up "route state once configure returned (check_routers_before_use)"
+	lab_log "check_routers_before_use: route to tcp1 up when configure returned"
 fi
 lab_sync 15
 lnetctl lnet unconfigure || lab_fail "unconfigure"
