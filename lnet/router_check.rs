@@ -23,7 +23,8 @@
 //!
 //! Differences, deliberate: a check whose round outlives
 //! `router_ping_timeout` counts as failed then (Lustre waits for the
-//! round's own deadline, the transaction timeout); the next check of a
+//! round's own deadline, the transaction timeout); the round goes on, and
+//! the next ping waits for its end; the next check of a
 //! net is due the current interval after the last one, so a shortened
 //! interval applies at once (Lustre keeps the date set at the last check);
 //! the router checker does not push our buffer to the gateway each time
