@@ -766,6 +766,11 @@ pub(crate) fn fill_peer_ni(
     let (credits, qnob) = lnet.tx.lock().peer_ni_credits(&ni.nid, fresh);
     let rtr = crate::router::peer_credits(lnet, &ni.nid);
     put_peer_ni(p, ni, &credits, qnob, rtr, fresh_rtr);
+    // A gateway's NIs show the status its pings report (Lustre's
+    // `lnet_isrouter` case of `lnet_get_peer_ni_info`); other peers' "NA".
+    if crate::router_check::is_gateway(&peers.routes.table, peer) {
+        p.pn_state = if ni.reported_down() { 2 } else { 1 };
+    }
     Ok(())
 }
 

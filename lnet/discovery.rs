@@ -119,6 +119,15 @@ fn queue(p: &mut Peer, q: &mut Queue) -> bool {
     q.request.push(p.primary, GFP_ATOMIC).is_ok()
 }
 
+/// Queues a router check of gateway `p` (`lnet_check_routers`): pinged
+/// even if up to date. False if there was no room.
+pub(crate) fn queue_router_check(lnet: &TheLnet, p: &mut Peer) -> bool {
+    p.disc.state = (p.disc.state & !state::NIDS_UPTODATE) | state::FORCE_PING;
+    p.disc.error = 0;
+    let mut q = lnet.discovery.lock();
+    queue(p, &mut q)
+}
+
 /// Wakes the discovery thread: a peer was queued, or a push used a push
 /// buffer, which the thread posts again at once.
 pub(crate) fn wake(lnet: &TheLnet) {
@@ -453,6 +462,8 @@ fn complete(p: &mut Peer, error: i32) {
 
 /// One step of a queued peer's discovery (`lnet_peer_discovery`'s loop).
 fn step(lnet: &TheLnet, nid: Nid) {
+    // Read before `peers`, which comes after `nis`.
+    let local = crate::router_check::LocalNets::read(lnet);
     let mut peers = lnet.peers.lock();
     let Some(pi) = peers.find(&nid).map(|(pi, _)| pi) else {
         return;
@@ -509,6 +520,7 @@ fn step(lnet: &TheLnet, nid: Nid) {
             };
             if error != 0 {
                 complete(p, error);
+                crate::router_check::discovery_done(&mut peers, pi, error);
             } else {
                 requeue(lnet, p);
             }
@@ -529,6 +541,9 @@ fn step(lnet: &TheLnet, nid: Nid) {
             };
             p.disc.gen = p.disc.gen.wrapping_add(1);
             let gen = p.disc.gen;
+            // A gateway's primary NID may be on a net reached only
+            // through it: it is pinged on a net we share.
+            let target = crate::router_check::ping_target(p, &local);
             let bytes = dc::reply_bytes(p.disc.data_bytes);
             drop(peers);
             let buf = if push {
@@ -545,7 +560,7 @@ fn step(lnet: &TheLnet, nid: Nid) {
                 send_md(
                     lnet,
                     DcMd {
-                        primary,
+                        primary: target,
                         push,
                         gen,
                         seq,
@@ -584,6 +599,7 @@ fn step(lnet: &TheLnet, nid: Nid) {
             p.disc.error = 0;
             crate::cnet!("Peer {} discovered, state {:#x}\n", primary, p.lp_state());
             complete(p, 0);
+            crate::router_check::discovery_done(&mut peers, pi, 0);
         }
     }
 }
@@ -680,6 +696,8 @@ fn merge(lnet: &TheLnet, primary: Nid, data: &[u8]) {
         }
         x.ns_status = status;
     }
+    // A gateway's routes follow what it said (`lnet_peer_data_present`).
+    crate::router_check::ping_reply(&mut peers, pi, info.features, &entries);
 }
 
 /// Queues every Multi-Rail peer that has not seen our newest ping buffer

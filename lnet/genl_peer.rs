@@ -187,7 +187,7 @@ fn put_peer_ni(
     }
     if !backup {
         // What our lnetctl shows of pn_state; "NA" unless the peer is a
-        // router or aliveness is tracked, which lnet-rs does not do.
+        // gateway of ours (dev.rs).
         let state: &[u8] = match n.pn_state {
             1 => b"up",
             2 => b"down",

@@ -55,6 +55,7 @@ mod push;
 mod recovery;
 mod route;
 mod router;
+mod router_check;
 mod selection;
 mod send;
 mod startup;

@@ -120,6 +120,19 @@ LNET_PARAM(small_router_buffers, 0444,
 LNET_PARAM(large_router_buffers, 0444,
 	   "# of large messages to buffer in the router");
 LNET_PARAM(peer_buffer_credits, 0444, "# router buffer credits per peer");
+/* The router checker (lnet/router_check.rs), Lustre's router.c parameters. */
+LNET_PARAM(check_routers_before_use, 0444,
+	   "Assume routers are down and ping them before use");
+LNET_PARAM(avoid_asym_router_failure, 0644,
+	   "Avoid asymmetrical router failures (0 to disable)");
+LNET_PARAM(dead_router_check_interval, 0444,
+	   "(DEPRECATED - Use alive_router_check_interval)");
+LNET_PARAM(live_router_check_interval, 0444,
+	   "(DEPRECATED - Use alive_router_check_interval)");
+LNET_PARAM(alive_router_check_interval, 0644,
+	   "Seconds between live router health checks (<= 0 to disable)");
+LNET_PARAM(router_ping_timeout, 0644,
+	   "Seconds to wait for the reply to a router health query");
 
 /*
  * The debug mask (rust/kapi/debug.rs): which classes of LNet's and the

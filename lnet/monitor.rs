@@ -3,8 +3,9 @@
 //! The monitor thread (`lnet_monitor_thread`): it sends failed messages
 //! again (health.md §4) within a tenth of a second, and once a second looks
 //! for response trackers past their deadline and ends them (§5.3), runs
-//! the recovery queues, releases messages fault rules held, posts a new
-//! ping buffer after a link change and summarises late messages.
+//! the recovery queues, checks gateways (router_check.rs), releases
+//! messages fault rules held, posts a new ping buffer after a link change
+//! and summarises late messages.
 
 use crate::api;
 use crate::kapi::kthread::{self, Thread};
@@ -37,6 +38,7 @@ fn monitor_main(lnet: &'static TheLnet) {
                 expire_responses(lnet, false);
             }
             crate::recovery::run(lnet);
+            crate::router_check::check(lnet);
             crate::fault::release_due(lnet);
             if lnet.ping_update.swap(false, Ordering::Relaxed) {
                 crate::startup::refresh_ping(lnet);

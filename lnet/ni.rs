@@ -125,6 +125,13 @@ pub(crate) struct Ni {
     /// when it reached the maximum again (health.md §1). Kept apart from
     /// the ping buffer so that a rebuilt buffer carries it over.
     pub(crate) status_down: AtomicBool,
+    /// On a router: its net heard no ping for the check interval plus
+    /// `router_ping_timeout`, so its status word says DOWN
+    /// (`lnet_update_ni_status_locked`, router_check.rs).
+    pub(crate) silent: AtomicBool,
+    /// Monotonic ms of the last ping received on it from another node
+    /// (`net_last_alive`, kept per NI and read per net).
+    pub(crate) last_ping_ms: AtomicU64,
     /// Round-robin sequence (`ni_seq`).
     pub(crate) seq: AtomicU64,
     /// NUMA node of its interface's device (`ni_dev_cpt`; negative:
@@ -170,6 +177,8 @@ impl Ni {
             fatal: AtomicBool::new(false),
             health: AtomicU32::new(crate::lnet_core::health::MAX_HEALTH),
             status_down: AtomicBool::new(false),
+            silent: AtomicBool::new(false),
+            last_ping_ms: AtomicU64::new(crate::kapi::kthread::now_ms()),
             seq: AtomicU64::new(0),
             dev_node: AtomicI32::new(-1),
             sel_priority: AtomicU32::new(u32::MAX),
@@ -253,9 +262,10 @@ impl Ni {
     }
 
     /// Up as peers (the ping buffer) and `net show` see it
-    /// (`lnet_ni_get_status_locked`): also not brought to health 0.
+    /// (`lnet_ni_get_status_locked`): also not brought to health 0, nor,
+    /// on a router, silent.
     pub(crate) fn reports_up(&self) -> bool {
-        self.is_up() && !self.status_down.load(Relaxed)
+        self.is_up() && !self.status_down.load(Relaxed) && !self.silent.load(Relaxed)
     }
 
     pub(crate) fn set_state(&self, s: NiState) {

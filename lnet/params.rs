@@ -36,6 +36,12 @@ struct Live {
     small_router_buffers: AtomicI32,
     large_router_buffers: AtomicI32,
     peer_buffer_credits: AtomicI32,
+    check_routers_before_use: AtomicI32,
+    avoid_asym_router_failure: AtomicI32,
+    dead_router_check_interval: AtomicI32,
+    live_router_check_interval: AtomicI32,
+    alive_router_check_interval: AtomicI32,
+    router_ping_timeout: AtomicI32,
     lnd_timeout: AtomicU32,
     max_recovery_ping_count: AtomicU32,
 }
@@ -62,6 +68,12 @@ static LIVE: Live = Live {
     small_router_buffers: AtomicI32::new(D.small_router_buffers),
     large_router_buffers: AtomicI32::new(D.large_router_buffers),
     peer_buffer_credits: AtomicI32::new(D.peer_buffer_credits),
+    check_routers_before_use: AtomicI32::new(D.check_routers_before_use),
+    avoid_asym_router_failure: AtomicI32::new(D.avoid_asym_router_failure),
+    dead_router_check_interval: AtomicI32::new(D.dead_router_check_interval),
+    live_router_check_interval: AtomicI32::new(D.live_router_check_interval),
+    alive_router_check_interval: AtomicI32::new(D.alive_router_check_interval),
+    router_ping_timeout: AtomicI32::new(D.router_ping_timeout),
     lnd_timeout: AtomicU32::new(D.lnd_timeout),
     max_recovery_ping_count: AtomicU32::new(D.max_recovery_ping_count),
 };
@@ -89,6 +101,12 @@ pub(crate) fn snapshot() -> Tunables {
         small_router_buffers: l.small_router_buffers.load(Relaxed),
         large_router_buffers: l.large_router_buffers.load(Relaxed),
         peer_buffer_credits: l.peer_buffer_credits.load(Relaxed),
+        check_routers_before_use: l.check_routers_before_use.load(Relaxed),
+        avoid_asym_router_failure: l.avoid_asym_router_failure.load(Relaxed),
+        dead_router_check_interval: l.dead_router_check_interval.load(Relaxed),
+        live_router_check_interval: l.live_router_check_interval.load(Relaxed),
+        alive_router_check_interval: l.alive_router_check_interval.load(Relaxed),
+        router_ping_timeout: l.router_ping_timeout.load(Relaxed),
         lnd_timeout: l.lnd_timeout.load(Relaxed),
         max_recovery_ping_count: l.max_recovery_ping_count.load(Relaxed),
     }
@@ -120,9 +138,25 @@ fn publish(t: &Tunables) {
     l.large_router_buffers
         .store(t.large_router_buffers, Relaxed);
     l.peer_buffer_credits.store(t.peer_buffer_credits, Relaxed);
+    l.check_routers_before_use
+        .store(t.check_routers_before_use, Relaxed);
+    l.avoid_asym_router_failure
+        .store(t.avoid_asym_router_failure, Relaxed);
+    l.dead_router_check_interval
+        .store(t.dead_router_check_interval, Relaxed);
+    l.live_router_check_interval
+        .store(t.live_router_check_interval, Relaxed);
+    l.alive_router_check_interval
+        .store(t.alive_router_check_interval, Relaxed);
+    l.router_ping_timeout.store(t.router_ping_timeout, Relaxed);
     l.lnd_timeout.store(t.lnd_timeout, Relaxed);
     l.max_recovery_ping_count
         .store(t.max_recovery_ping_count, Relaxed);
+}
+
+/// The router checker's parameters now (lnet-core `router_check`).
+pub(crate) fn router_params() -> crate::lnet_core::router_check::RouterParams {
+    snapshot().router_params()
 }
 
 /// `lnetctl set numa_range` (the parameter is read-only in sysfs, as in

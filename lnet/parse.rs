@@ -55,6 +55,9 @@ fn count_rx(lnet: &TheLnet, ni: &Ni, from: &Nid, src: &Nid, slot: usize, parsed:
                 }
             }
         }
+        if parsed {
+            crate::router_check::received(&mut peers, pi, from, src);
+        }
     }
     let found = peers.locate(src);
     found
@@ -164,6 +167,9 @@ pub(crate) fn parse(
         drop_incoming(lnet, ni, private, rlen, "LNet is shutting down", &hdr);
         return 0;
     }
+    // A ping keeps a router's net alive (`net_last_alive`).
+    let is_ping = matches!(hdr.msg, MsgBody::Get { ptl_index: 0, .. });
+    crate::router_check::heard(lnet, ni, &hdr.src_nid, is_ping);
     // Only for the NI it came in on: nothing reaches our other NIDs over
     // 0@lo. Anything else is another node's, to forward or drop.
     if hdr.dest_nid != ni.nid {

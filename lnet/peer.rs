@@ -137,6 +137,8 @@ pub(crate) struct Peer {
     /// Sequence of each peer net (`lpn_seq`).
     pub(crate) net_seqs: KVec<(Net, u64)>,
     pub(crate) disc: crate::discovery::PeerDisc,
+    /// What the router checker knows of it as a gateway.
+    pub(crate) rtr: crate::router_check::PeerRtr,
 }
 
 impl Peer {
@@ -287,6 +289,7 @@ impl Peers {
                 nis,
                 net_seqs: KVec::new(),
                 disc: Default::default(),
+                rtr: crate::router_check::PeerRtr::new(),
             },
             GFP_ATOMIC,
         )?;

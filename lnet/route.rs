@@ -7,20 +7,21 @@
 //! peers: adding a route makes a peer of its gateway NID, as Lustre's
 //! `lnet_add_route` does.
 //!
-//! Decisions, until a router checker exists (Lustre's `router.c` pings
-//! gateways every `alive_router_check_interval`): a gateway is alive and
-//! a route's state is the one it was given when added (up unless
-//! `check_routers_before_use`, a parameter lnet-rs does not have yet, so
-//! up), as Lustre keeps it for a gateway whose discovery is off. The
-//! health of the gateway's peer NIs still ranks the routes (select.rs).
+//! A route's state is lnet-core `router_check::route_alive` over its
+//! gateway peer as the router checker (router_check.rs) left it: the
+//! gateway's aliveness, its NIs' statuses from its last ping reply, and
+//! whether it routes; where discovery is off for the gateway, the state
+//! its last reply (or its addition) cached in the route. The health of the
+//! gateway's peer NIs still ranks the routes (select.rs).
 
 use crate::kapi::sys::random_u32;
+use crate::lnet_core::discovery::state;
 use crate::lnet_core::nid::{Net, Nid};
 use crate::lnet_core::nidlist::{NoMem, Seq};
 use crate::lnet_core::route::{
     rnet_hash_bits, AddContext, Deleted, List, Route, RouteError, RouteSpec, RouteTable,
 };
-use crate::lnet_core::router_check::{self, Gateway, RouterParams};
+use crate::lnet_core::router_check::{self, Gateway};
 use crate::lnet_core::routes_param;
 use crate::peer::{Peer, Peers};
 use crate::state::TheLnet;
@@ -52,10 +53,6 @@ impl List<Route> for RouteVec {
     }
 }
 
-/// The router parameters in force: Lustre's defaults (lnet-rs has no
-/// parameter for them yet).
-pub(crate) const ROUTER_PARAMS: RouterParams = RouterParams::DEFAULT;
-
 /// The remote nets and their routes.
 pub(crate) struct Routes {
     pub(crate) table: RouteTable<RouteVec>,
@@ -75,18 +72,23 @@ pub(crate) struct GatewayView<'a>(pub(crate) Option<&'a Peer>);
 
 impl Gateway for GatewayView<'_> {
     fn alive(&self) -> bool {
-        // No router checker marks gateways dead (module doc).
-        !ROUTER_PARAMS.check_routers_before_use
+        self.0.map_or_else(
+            || !params::router_params().check_routers_before_use,
+            |p| p.rtr.state.alive,
+        )
     }
 
     fn discovery_disabled(&self) -> bool {
-        // Gateways are not discovered by a checker: the cached state
-        // rules (module doc).
-        true
+        // `lnet_is_discovery_disabled_locked`.
+        self.0.map_or(true, |p| {
+            params::snapshot().peer_discovery_disabled != 0
+                || !p.multi_rail
+                || p.lp_state() & state::NO_DISCOVERY != 0
+        })
     }
 
     fn router_enabled(&self) -> bool {
-        true
+        self.0.map_or(true, |p| p.rtr.state.router_enabled)
     }
 
     fn net_up(&self, net: Net) -> Option<bool> {
@@ -107,7 +109,8 @@ pub(crate) fn route_up(peers: &Peers, r: &Route) -> bool {
     let gw = peers
         .find(&r.gateway_peer)
         .and_then(|(pi, _)| peers.list.get(pi));
-    router_check::route_alive(r, &GatewayView(gw), ROUTER_PARAMS.avoid_asym_router_failure)
+    let avoid_asym = params::router_params().avoid_asym_router_failure;
+    router_check::route_alive(r, &GatewayView(gw), avoid_asym)
 }
 
 /// Whether this node has an NI on `net` (`lnet_islocalnet`).
@@ -124,7 +127,7 @@ pub(crate) fn add(lnet: &TheLnet, spec: &RouteSpec) -> Result<(), RouteError> {
         |net: Net| (net == spec.net && net_local) || (net == spec.gateway.net() && gw_local);
     let cx = AddContext {
         is_local_net: &local,
-        start_down: ROUTER_PARAMS.check_routers_before_use,
+        start_down: params::router_params().check_routers_before_use,
         place: random_u32(),
     };
     let mut peers = lnet.peers.lock();

@@ -25,8 +25,9 @@
 //!   `lnet_return_rx_credits_locked`).
 //!
 //! Unlike Lustre, `lnetctl set routing 1` starts forwarding at once and
-//! `set routing 0` stops it at once: lnet-rs has no router checker, whose
-//! interval Lustre's STARTING and STOPPING states wait for. Pools are one
+//! `set routing 0` stops it at once: Lustre's STARTING and STOPPING
+//! states wait a check interval plus `router_ping_timeout` first, so that
+//! end nodes' router checkers (router_check.rs) see the change. Pools are one
 //! per node, not one per CPU partition (their sizes are still divided by
 //! the partitions, as Lustre sizes each of its own).
 
@@ -376,6 +377,7 @@ pub(crate) fn enable(lnet: &TheLnet) -> Result {
     lnet.rtr.lock().routing = true;
     crate::ping::set_features(lnet, crate::lnet_core::ping::features::RTE_DISABLED, false);
     drop(pings);
+    crate::router_check::routing_changed(lnet);
     // The buffer changed in place, its sequence unchanged: the Multi-Rail
     // peers are pushed it, as Lustre's router checker does once routing
     // is on. At startup the first buffer is new to them anyway.
@@ -399,6 +401,7 @@ pub(crate) fn disable(lnet: &TheLnet) {
         crate::ping::set_features(lnet, crate::lnet_core::ping::features::RTE_DISABLED, true);
         drop(pings);
     }
+    crate::router_check::routing_changed(lnet);
     free_pools(lnet);
     pr_info!("Message forwarding disabled\n");
 }

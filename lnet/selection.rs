@@ -109,9 +109,10 @@ fn best_local_ni(nis: &Nis, net: Net, md_node: i32, numa_range: u32) -> Option<A
 /// then the health, queued bytes and credits of the gateway's best peer
 /// NI on that net); the message leaves from the best NI of that net to
 /// that peer NI, and the route takes its turn in round robin. Routes
-/// beyond `MAX_CANDIDATES` to one net are not considered. Gateways are
-/// not discovered first (route.rs: no router checker yet), and UDSP
-/// router rules prefer no gateway (udsp.rs).
+/// beyond `MAX_CANDIDATES` to one net are not considered; routes down
+/// (router_check.rs) are skipped. Gateways are not discovered here when
+/// the router checker is off (Lustre does), and UDSP router rules prefer
+/// no gateway (udsp.rs).
 fn select_routed(
     lnet: &TheLnet,
     nis: &Nis,

@@ -69,7 +69,13 @@ pub(crate) fn ni_arc(lnet: &TheLnet, ni: &Ni) -> Option<Arc<Ni>> {
 /// Returns how many earlier calls are still counted.
 pub(crate) fn ni_init(lnet: &'static TheLnet, pid: u32) -> Result<u32> {
     let mut api = lnet.api.lock();
-    ni_init_locked(lnet, &mut api, pid, true)
+    let n = ni_init_locked(lnet, &mut api, pid, true)?;
+    drop(api);
+    if n == 0 {
+        // `lnet_wait_router_start`, once LNet is up and unlocked.
+        crate::router_check::wait_known_routerstate(lnet);
+    }
+    Ok(n)
 }
 
 /// `lnetctl lnet configure [--all]`: /dev/lnet's reference; with
@@ -80,8 +86,12 @@ pub(crate) fn dev_configure(lnet: &'static TheLnet, load_networks: bool) -> Resu
     if api.dev_ref {
         return Ok(());
     }
-    ni_init_locked(lnet, &mut api, crate::ping::PID_LUSTRE, load_networks)?;
+    let n = ni_init_locked(lnet, &mut api, crate::ping::PID_LUSTRE, load_networks)?;
     api.dev_ref = true;
+    drop(api);
+    if n == 0 {
+        crate::router_check::wait_known_routerstate(lnet);
+    }
     Ok(())
 }
 

@@ -65,6 +65,12 @@ tiny_router_buffers 0 444
 small_router_buffers 0 444
 large_router_buffers 0 444
 peer_buffer_credits 0 444
+check_routers_before_use 0 444
+avoid_asym_router_failure 1 644
+dead_router_check_interval -2147483648 444
+live_router_check_interval -2147483648 444
+alive_router_check_interval 60 644
+router_ping_timeout 50 644
 cpu_npartitions 0 444
 cpu_pattern N 444
 TABLE
@@ -72,11 +78,12 @@ for name in networks ip2nets routes forwarding; do
 	expect "$name" ""
 	lab_expect_eq "$(stat -c %a "$P/$name")" 444 "mode of $name"
 done
-# Lustre's lnet.ko's 23 (its router's five included), and libcfs.ko's two
+# Lustre's lnet.ko's 29 (its router's 11 included; not auto_down,
+# unused in Lustre), and libcfs.ko's two
 # CPU partition parameters, which lnet-rs's lnet.ko carries itself
 # (lnet/lnet_params.c says why). libcfs.ko's debug mask (lnet_params.c
 # says why it is lnet.ko's).
-lab_expect_eq "$(ls $P | wc -l)" 26 "number of parameters"
+lab_expect_eq "$(ls $P | wc -l)" 32 "number of parameters"
 lab_expect_eq "$(stat -c %a "$P/libcfs_debug")" 644 "mode of libcfs_debug"
 # The lab's modprobe.d adds net to Lustre's default mask.
 expect libcfs_debug 319686528
@@ -137,6 +144,16 @@ dmesg | grep -q "lnet_recovery_interval' has been deprecated" || lab_fail "no de
 set_ok router_sensitivity_percentage 0x32 50
 refused router_sensitivity_percentage 101 "Invalid argument"
 set_ok router_sensitivity_percentage 100 100
+# The router checker's: any int, as Lustre's (0 or less: no checker).
+set_ok alive_router_check_interval 0x5 5
+set_ok alive_router_check_interval -1 -1
+refused alive_router_check_interval soon "Invalid argument"
+refused router_ping_timeout 2147483648 "Numerical result out of range"
+dmesg | grep -q "Invalid module parameter value for 'router_ping_timeout': out of range" ||
+	lab_fail "no clear message for router_ping_timeout out of range"
+set_ok router_ping_timeout 7 7
+set_ok avoid_asym_router_failure 0 0
+set_ok alive_router_check_interval 60 60
 
 # The debug mask: Lustre's class names, relative with + and -, absolute
 # (keeping the classes no mask silences) without; a number as it is.
@@ -151,7 +168,8 @@ dmesg | grep -q "unknown mask 'netz'" || lab_fail "no message for an unknown cla
 
 # Load-time-only parameters cannot be written at runtime, even by root.
 for name in lnet_numa_range lock_prim_nid rnet_htable_size use_tcp_bonding networks \
-	forwarding tiny_router_buffers peer_buffer_credits; do
+	forwarding tiny_router_buffers peer_buffer_credits check_routers_before_use \
+	dead_router_check_interval; do
 	refused "$name" 1 "Permission denied"
 done
 

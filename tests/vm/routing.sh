@@ -11,14 +11,20 @@
 # With `lnetctl set routing 0` on vm1, a PUT from vm0 to vm2 leaves vm0
 # for vm1's tcp NI with vm2's NID as the header's destination and vm1
 # drops it, counts it and says whom it was for; the ping buffer says
-# RTE_DISABLED again. With the routes deleted the same PUT finds no path.
+# RTE_DISABLED again. Then every node checks its gateways each second:
+# vm1's far link cut takes vm0's route down (a PUT to tcp1 fails for want
+# of a route) and back up; vm1's LNet down makes its gateway dead, back up
+# alive. With the routes deleted the same PUT finds no path; loaded again
+# with check_routers_before_use, vm0's configure returns with the route
+# checked and up.
 dmesg -c >/dev/null
 gw=$(lab_addr 1 0)@tcp
 far=$(lab_addr 2 1)@tcp1
 back=$(lab_addr 1 1)@tcp1
 near=$(lab_addr 0 0)@tcp
 case "$LAB_VM" in
-0) modprobe lnet networks="tcp(eth0)" "routes=\"tcp1 $gw\"" || lab_fail "lnet did not load" ;;
+0) modprobe lnet networks="tcp(eth0)" "routes=\"tcp1 $gw\"" alive_router_check_interval=0 ||
+	lab_fail "lnet did not load" ;;
 # Pools far below Lustre's defaults (1 GiB of large buffers): the VM's
 # memory is small. Below Lustre's minimums, so warned about.
 1) modprobe lnet networks="tcp(eth0),tcp1(eth1)" forwarding=enabled \
@@ -204,6 +210,103 @@ if [ "$LAB_VM" = 1 ]; then
 fi
 lab_sync 5
 
+# Route health. Until here no node checks its gateways
+# (alive_router_check_interval=0 on vm0: a check would take vm0's route
+# down while vm1 does not route, above). Now every node checks each
+# second and vm1 reports a net down after 1 + 3 s without a ping on it;
+# checks that take over 5 s fail.
+P=/sys/module/lnet/parameters
+echo 1 >$P/alive_router_check_interval || lab_fail "alive_router_check_interval"
+if [ "$LAB_VM" = 1 ]; then
+	echo 3 >$P/router_ping_timeout || lab_fail "router_ping_timeout"
+else
+	echo 5 >$P/router_ping_timeout || lab_fail "router_ping_timeout"
+fi
+# wait_route STATE BOUND: waits until vm0's route to tcp1 is STATE (route
+# show -v), at most BOUND seconds; prints how long it took.
+route_state() { lnetctl route show -v --net tcp1 | awk '$1 == "state:" { print $2; exit }'; }
+wait_route() {
+	t0=$(date +%s)
+	while [ "$(route_state)" != "$1" ]; do
+		[ $(($(date +%s) - t0)) -lt "$2" ] || { lnetctl route show -v; lab_fail "route to tcp1 not $1 after $2 s"; }
+		sleep 0.5
+	done
+	echo $(($(date +%s) - t0))
+}
+gw_states() { lnetctl peer show --nid "$gw" | awk '$1 == "state:" { printf "%s ", $2 }'; }
+if [ "$LAB_VM" = 0 ]; then
+	t=$(wait_route up 15)
+	lnetctl route show -v --net tcp1 | grep -q "type: single-hop" ||
+		{ lnetctl route show -v; lab_fail "the gateway's reply lists tcp1: single-hop expected"; }
+	lab_log "router checker on: route to tcp1 up, single-hop, in ${t}s; gateway NIs: $(gw_states)"
+fi
+lab_sync 6
+# (a) The router's far link cut: its ping buffer says tcp1 down, vm0's
+# next check takes the route down (bound: 15 s, 1 s interval and a
+# check's round trip; vm1 reports the link at once, or after 4 s of
+# silence at worst), and a PUT to tcp1 fails at once for want of a route.
+if [ "$LAB_VM" = 1 ]; then
+	ip link set eth1 down || lab_fail "eth1 down"
+fi
+lab_sync 7
+if [ "$LAB_VM" = 0 ]; then
+	t=$(wait_route down 15)
+	lab_log "vm1's eth1 down: route to tcp1 down in ${t}s; gateway NIs: $(gw_states)"
+	case "$(gw_states)" in
+	*down*) ;;
+	*) lab_fail "no NI of the gateway shown down: $(gw_states)" ;;
+	esac
+	line=$(flood_line)
+	case "$line" in
+	*": 0 ok, 1 failed,"*) ;;
+	*) lab_fail "a PUT to $far went with its route down: $line" ;;
+	esac
+	dmesg | grep -q "No route to $far" || lab_fail "no 'No route' line with the route down"
+fi
+lab_sync 8
+if [ "$LAB_VM" = 1 ]; then
+	ip link set eth1 up || lab_fail "eth1 up"
+fi
+lab_sync 9
+if [ "$LAB_VM" = 0 ]; then
+	t=$(wait_route up 20)
+	lab_log "vm1's eth1 up: route to tcp1 up in ${t}s"
+	s0=$(lab_peer_ni_sends "$gw")
+	line=$(flood_line)
+	case "$line" in
+	*": 1 ok, 0 failed, 0 without a final event") ;;
+	*) lab_fail "the PUT to $far did not go with the route up: $line" ;;
+	esac
+	s1=$(lab_peer_ni_sends "$gw")
+	[ "${s1:-0}" -gt "${s0:-0}" ] || lab_fail "the PUT to $far did not go to the gateway $gw"
+fi
+lab_sync 10
+# (b) The router's LNet down: vm0's checks fail, the gateway is dead
+# (all its NIs down) and the route down; LNet back: route up.
+if [ "$LAB_VM" = 1 ]; then
+	lnetctl lnet unconfigure || lab_fail "unconfigure vm1"
+fi
+lab_sync 11
+if [ "$LAB_VM" = 0 ]; then
+	t=$(wait_route down 15)
+	states=$(gw_states)
+	lab_log "vm1's LNet down: route to tcp1 down in ${t}s; gateway NIs: $states"
+	case "$states" in
+	*up* | "") lab_fail "the gateway is not dead: $states" ;;
+	esac
+	dmesg | grep -q "Gateway $gw dead" || lab_fail "no 'Gateway $gw dead' line"
+fi
+lab_sync 12
+if [ "$LAB_VM" = 1 ]; then
+	lnetctl lnet configure --all || lab_fail "configure vm1 again"
+fi
+lab_sync 13
+if [ "$LAB_VM" = 0 ]; then
+	t=$(wait_route up 20)
+	lab_log "vm1's LNet up again: route to tcp1 up in ${t}s; gateway NIs: $(gw_states)"
+fi
+lab_sync 14
+
 if [ "$LAB_VM" = 0 ]; then
 	lnetctl route del --net tcp1 --gateway "$gw" || lab_fail "route del tcp1"
 	[ -z "$(lnetctl route show)" ] || lab_fail "routes left"
@@ -213,8 +316,19 @@ if [ "$LAB_VM" = 0 ]; then
 	*) lab_fail "a PUT to $far went with no route: $line" ;;
 	esac
 	dmesg | grep -q "No route to $far" || lab_fail "no 'No route' line"
+	# check_routers_before_use: the route starts down, and configure
+	# returns only once the gateway was checked (its route then up).
+	lnetctl lnet unconfigure || lab_fail "unconfigure before check_routers_before_use"
+	lab_rmmod ksocklnd
+	lab_rmmod lnet
+	modprobe lnet networks="tcp(eth0)" "routes=\"tcp1 $gw\"" check_routers_before_use=1 \
+		alive_router_check_interval=1 router_ping_timeout=5 || lab_fail "lnet did not load again"
+	modprobe ksocklnd || lab_fail "ksocklnd did not load again"
+	lnetctl lnet configure --all || lab_fail "configure with check_routers_before_use"
+	lab_expect_eq "$(route_state)" up "route state once configure returned (check_routers_before_use)"
+	lab_log "check_routers_before_use: route to tcp1 up when configure returned"
 fi
-lab_sync 6
+lab_sync 15
 lnetctl lnet unconfigure || lab_fail "unconfigure"
 lab_rmmod ksocklnd
 lab_rmmod lnet

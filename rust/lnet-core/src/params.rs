@@ -72,6 +72,23 @@ pub struct Tunables {
     /// `peer_buffer_credits`: router buffer credits per peer NI (0: the
     /// net's tunable, else its send credits).
     pub peer_buffer_credits: i32,
+    /// `check_routers_before_use` (router.c): non-zero: gateways start
+    /// dead and startup waits until each was checked once. Load time.
+    pub check_routers_before_use: i32,
+    /// `avoid_asym_router_failure`: non-zero: a single-hop route needs its
+    /// gateway's NI on the remote net up.
+    pub avoid_asym_router_failure: i32,
+    /// `dead_router_check_interval`: deprecated, ignored (`INT_MIN`).
+    pub dead_router_check_interval: i32,
+    /// `live_router_check_interval`: deprecated, ignored (`INT_MIN`).
+    pub live_router_check_interval: i32,
+    /// `alive_router_check_interval`: seconds between gateway checks
+    /// (0 or less: no router checker on end nodes).
+    pub alive_router_check_interval: i32,
+    /// `router_ping_timeout`: seconds, added to the check interval, a
+    /// router's net may be silent before its NIs are reported down, and
+    /// a gateway check may take.
+    pub router_ping_timeout: i32,
     /// Derived: `max((transaction_timeout - 1) / (retry_count + 1), 1)`.
     pub lnd_timeout: u32,
     /// Derived: `floor(log2(max_recovery_ping_interval))`.
@@ -100,9 +117,29 @@ impl Tunables {
         small_router_buffers: 0,
         large_router_buffers: 0,
         peer_buffer_credits: 0,
+        check_routers_before_use: 0,
+        avoid_asym_router_failure: 1,
+        dead_router_check_interval: i32::MIN,
+        live_router_check_interval: i32::MIN,
+        alive_router_check_interval: 60,
+        router_ping_timeout: 50,
         lnd_timeout: lnd_timeout(150, 2),
         max_recovery_ping_count: max_recovery_ping_count(900),
     };
+}
+
+impl Tunables {
+    /// The router checker's parameters (lnet-core `router_check`).
+    pub const fn router_params(&self) -> super::router_check::RouterParams {
+        super::router_check::RouterParams {
+            alive_router_check_interval: self.alive_router_check_interval,
+            router_ping_timeout: self.router_ping_timeout,
+            check_routers_before_use: self.check_routers_before_use != 0,
+            avoid_asym_router_failure: self.avoid_asym_router_failure != 0,
+            router_sensitivity_percentage: self.router_sensitivity_percentage,
+            drop_asym_route: self.drop_asym_route != 0,
+        }
+    }
 }
 
 impl Default for Tunables {
@@ -173,11 +210,23 @@ pub enum Param {
     LargeRouterBuffers,
     /// `peer_buffer_credits` (router.c)
     PeerBufferCredits,
+    /// `check_routers_before_use` (router.c)
+    CheckRoutersBeforeUse,
+    /// `avoid_asym_router_failure` (router.c)
+    AvoidAsymRouterFailure,
+    /// `dead_router_check_interval` (router.c, deprecated)
+    DeadRouterCheckInterval,
+    /// `live_router_check_interval` (router.c, deprecated)
+    LiveRouterCheckInterval,
+    /// `alive_router_check_interval` (router.c)
+    AliveRouterCheckInterval,
+    /// `router_ping_timeout` (router.c)
+    RouterPingTimeout,
 }
 
 impl Param {
     /// Every numeric parameter, in the order Lustre declares them.
-    pub const ALL: [Param; 19] = [
+    pub const ALL: [Param; 25] = [
         Param::RnetHtableSize,
         Param::UseTcpBonding,
         Param::NumaRange,
@@ -197,6 +246,12 @@ impl Param {
         Param::SmallRouterBuffers,
         Param::LargeRouterBuffers,
         Param::PeerBufferCredits,
+        Param::CheckRoutersBeforeUse,
+        Param::AvoidAsymRouterFailure,
+        Param::DeadRouterCheckInterval,
+        Param::LiveRouterCheckInterval,
+        Param::AliveRouterCheckInterval,
+        Param::RouterPingTimeout,
     ];
 
     /// The name under /sys/module/lnet/parameters.
@@ -221,6 +276,12 @@ impl Param {
             Param::SmallRouterBuffers => "small_router_buffers",
             Param::LargeRouterBuffers => "large_router_buffers",
             Param::PeerBufferCredits => "peer_buffer_credits",
+            Param::CheckRoutersBeforeUse => "check_routers_before_use",
+            Param::AvoidAsymRouterFailure => "avoid_asym_router_failure",
+            Param::DeadRouterCheckInterval => "dead_router_check_interval",
+            Param::LiveRouterCheckInterval => "live_router_check_interval",
+            Param::AliveRouterCheckInterval => "alive_router_check_interval",
+            Param::RouterPingTimeout => "router_ping_timeout",
         }
     }
 
@@ -242,6 +303,9 @@ impl Param {
                 | Param::SmallRouterBuffers
                 | Param::LargeRouterBuffers
                 | Param::PeerBufferCredits
+                | Param::CheckRoutersBeforeUse
+                | Param::DeadRouterCheckInterval
+                | Param::LiveRouterCheckInterval
         )
     }
 
@@ -276,6 +340,12 @@ impl Param {
             Param::SmallRouterBuffers => t.small_router_buffers as i64,
             Param::LargeRouterBuffers => t.large_router_buffers as i64,
             Param::PeerBufferCredits => t.peer_buffer_credits as i64,
+            Param::CheckRoutersBeforeUse => t.check_routers_before_use as i64,
+            Param::AvoidAsymRouterFailure => t.avoid_asym_router_failure as i64,
+            Param::DeadRouterCheckInterval => t.dead_router_check_interval as i64,
+            Param::LiveRouterCheckInterval => t.live_router_check_interval as i64,
+            Param::AliveRouterCheckInterval => t.alive_router_check_interval as i64,
+            Param::RouterPingTimeout => t.router_ping_timeout as i64,
         }
     }
 }
@@ -539,6 +609,14 @@ pub fn set(current: &Tunables, param: Param, input: Option<&[u8]>) -> Result<Cha
         Param::SmallRouterBuffers => t.small_router_buffers = int()?,
         Param::LargeRouterBuffers => t.large_router_buffers = int()?,
         Param::PeerBufferCredits => t.peer_buffer_credits = int()?,
+        // Plain ints too (`module_param(..., int, ...)`): any value, its
+        // sign read as router_check.rs says (0 or less: no checker).
+        Param::CheckRoutersBeforeUse => t.check_routers_before_use = int()?,
+        Param::AvoidAsymRouterFailure => t.avoid_asym_router_failure = int()?,
+        Param::DeadRouterCheckInterval => t.dead_router_check_interval = int()?,
+        Param::LiveRouterCheckInterval => t.live_router_check_interval = int()?,
+        Param::AliveRouterCheckInterval => t.alive_router_check_interval = int()?,
+        Param::RouterPingTimeout => t.router_ping_timeout = int()?,
     }
     t.lnd_timeout = lnd_timeout(t.transaction_timeout, t.retry_count);
     t.max_recovery_ping_count = max_recovery_ping_count(t.max_recovery_ping_interval);
@@ -609,6 +687,56 @@ mod tests {
             assert!(write(&t, p, "x").is_err());
             assert!(write(&t, p, "4294967296").is_err());
         }
+    }
+
+    #[test]
+    fn router_check_params() {
+        let t = Tunables::DEFAULT;
+        assert_eq!(
+            t.router_params(),
+            super::super::router_check::RouterParams::DEFAULT
+        );
+        assert_eq!(
+            Param::DeadRouterCheckInterval.value(&t),
+            i64::from(i32::MIN)
+        );
+        assert_eq!(
+            Param::LiveRouterCheckInterval.value(&t),
+            i64::from(i32::MIN)
+        );
+        for (p, mode) in [
+            (Param::CheckRoutersBeforeUse, 0o444),
+            (Param::AvoidAsymRouterFailure, 0o644),
+            (Param::DeadRouterCheckInterval, 0o444),
+            (Param::LiveRouterCheckInterval, 0o444),
+            (Param::AliveRouterCheckInterval, 0o644),
+            (Param::RouterPingTimeout, 0o644),
+        ] {
+            assert_eq!(p.mode(), mode, "{}", p.name());
+            assert_eq!(p.value(&ok(&t, p, "-5")), -5);
+            assert_eq!(p.value(&ok(&t, p, "0x10")), 16);
+            assert!(matches!(
+                write(&t, p, "soon"),
+                Err(ParamError::Number {
+                    error: NumberError::Invalid,
+                    ..
+                })
+            ));
+            assert_eq!(write(&t, p, "2147483648").unwrap_err().errno(), ERANGE);
+        }
+        let r = ok(&t, Param::AliveRouterCheckInterval, "2");
+        let r = ok(&r, Param::RouterPingTimeout, "3");
+        let r = ok(&r, Param::AvoidAsymRouterFailure, "0");
+        let r = ok(&r, Param::CheckRoutersBeforeUse, "7").router_params();
+        assert_eq!(r.interval_ms(), Some(2000));
+        assert_eq!(r.check_span_ms(), 5000);
+        assert!(r.check_routers_before_use && !r.avoid_asym_router_failure);
+        assert_eq!(
+            ok(&t, Param::AliveRouterCheckInterval, "0")
+                .router_params()
+                .interval_ms(),
+            None
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@
 //!
 //! Time is in milliseconds from any fixed origin.
 
-use super::nid::Net;
+use super::nid::{Net, Nid};
 use super::ping::{features, NiStatus};
 use super::route::Route;
 
@@ -332,6 +332,34 @@ pub fn next_check(
     }
 }
 
+/// When a gateway's net last checked at `last_ms` (never: `None`) is due
+/// again: the current interval after that check, so that a shortened
+/// interval applies at once (Lustre keeps the date it set at the check).
+pub fn next_ping_ms(last_ms: Option<u64>, interval_ms: u64) -> u64 {
+    last_ms.map_or(0, |t| t.saturating_add(interval_ms))
+}
+
+/// The NID a discovery round of a gateway pings: its primary NID if that
+/// is on a net of ours; else its NID on the net of its last check, else
+/// its first NID on a net of ours. A gateway's primary NID may be on a
+/// net we reach only through it, where a ping would be routed through the
+/// gateway to itself (Lustre's discovery picks an NI on `lp_disc_net_id`).
+pub fn ping_nid(
+    primary: Nid,
+    nids: impl Iterator<Item = Nid> + Clone,
+    last_net: Option<Net>,
+    is_local: impl Fn(Net) -> bool,
+) -> Nid {
+    if is_local(primary.net()) {
+        return primary;
+    }
+    let on = |net: Net| nids.clone().find(|n| n.net() == net);
+    last_net
+        .and_then(on)
+        .or_else(|| nids.clone().find(|n| is_local(n.net())))
+        .unwrap_or(primary)
+}
+
 /// Whether the router checker runs (`lnet_router_checker_active`): always
 /// on a router (it keeps the node's own NI statuses), else while there are
 /// gateways and a positive interval.
@@ -444,7 +472,6 @@ pub fn ni_status_from_reply(old_up: bool, e: &NiStatus) -> (bool, bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::nid::Nid;
     use super::super::ping::{STATUS_DOWN, STATUS_UP};
     use super::*;
     extern crate std;
@@ -771,6 +798,35 @@ mod tests {
         assert!(!checker_active(false, true, 0));
         assert!(!checker_active(false, false, 60));
         assert!(discover_at_send(0) && !discover_at_send(60));
+    }
+
+    #[test]
+    fn what_a_check_pings_and_when() {
+        let (tcp, tcp1) = (net("tcp"), net("tcp1"));
+        let nids = [
+            nid("10.0.0.1@tcp"),
+            nid("10.1.0.1@tcp1"),
+            nid("10.1.0.2@tcp1"),
+        ];
+        let it = || nids.iter().copied();
+        // The primary on a net of ours.
+        assert_eq!(
+            ping_nid(nids[0], it(), Some(tcp1), |n| n == tcp || n == tcp1),
+            nids[0]
+        );
+        // Primary on tcp, which we reach only through the gateway.
+        assert_eq!(ping_nid(nids[0], it(), None, |n| n == tcp1), nids[1]);
+        assert_eq!(ping_nid(nids[0], it(), Some(tcp1), |n| n == tcp1), nids[1]);
+        // The last net vanished from the gateway: any net of ours.
+        assert_eq!(
+            ping_nid(nids[0], it(), Some(net("o2ib")), |n| n == tcp1),
+            nids[1]
+        );
+        // Nothing shared: the primary, for the send to refuse.
+        assert_eq!(ping_nid(nids[0], it(), None, |_| false), nids[0]);
+        assert_eq!(next_ping_ms(None, 60_000), 0);
+        assert_eq!(next_ping_ms(Some(5_000), 1_000), 6_000);
+        assert_eq!(next_ping_ms(Some(u64::MAX), 1_000), u64::MAX);
     }
 
     #[test]
