@@ -8,7 +8,9 @@
 //! family gives. The argument is copied in whole and checked as Lustre's
 //! `lnet_psdev_ioctl` checks it (lnet-core's libcfs_ioctl), and copied back
 //! whole after the command, as Lustre does even when it fails. A command
-//! lnet-rs does not answer gets Lustre's answer to an unclaimed one, EINVAL.
+//! LNet does not answer goes to the LND of the NI on its `ioc_net`, as in
+//! Lustre (`lctl peer_list`, `conn_list`, `disconnect`); one no LND
+//! answers gets Lustre's answer to an unclaimed one, EINVAL.
 //! Lustre's `lnetctl global show`, `stats show` and `stats reset` read the
 //! NUMA range and read or zero the message counters here (they have no
 //! netlink command); the values are those lnet-rs's own ioctls give its
@@ -29,6 +31,7 @@ use crate::lnet_core::libcfs_ioctl::fault::{attr as fattr, stat as fstat};
 use crate::lnet_core::libcfs_ioctl::{
     self as abi, cfg, lnet_stats, nr, off, pool_cfg, set_value, PoolEntry, RouteArg,
 };
+use crate::lnet_core::lnd_ctl;
 use crate::lnet_core::nid::{Net, Nid};
 use crate::lnet_core::route::{self as core_route, RouteSpec};
 use crate::state::TheLnet;
@@ -47,6 +50,9 @@ const _: () = {
     assert!(off::COUNT == offset_of!(libcfs_ioctl_data, ioc_count));
     assert!(off::U32_0 == offset_of!(libcfs_ioctl_data, ioc_u32));
     assert!(off::U32_1 == off::U32_0 + 4);
+    assert!(lnd_ctl::NET == offset_of!(libcfs_ioctl_data, ioc_net));
+    assert!(lnd_ctl::U32 == offset_of!(libcfs_ioctl_data, ioc_u32));
+    assert!(lnd_ctl::NU32 * 4 == offset_of!(libcfs_ioctl_data, ioc_inllen1) - lnd_ctl::U32);
     assert!(off::INLLEN1 == offset_of!(libcfs_ioctl_data, ioc_inllen1));
     assert!(off::INLBUF1 == offset_of!(libcfs_ioctl_data, ioc_inlbuf1));
     assert!(off::INLLEN2 == offset_of!(libcfs_ioctl_data, ioc_inllen2));
@@ -233,8 +239,39 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
             Ok(())
         }
         nr::LNET_FAULT if old => fault_command(lnet, buf),
+        // The rest is the LNDs' (Lustre's LNetCtl default); theirs take
+        // the old-style argument.
+        _ if old => lnd_command(lnet, nr, buf),
         _ => Err(EINVAL),
     }
+}
+
+/// A command LNet does not answer goes to the LND of the first running
+/// NI on the argument's `ioc_net` (Lustre's `LNetCtl` default:
+/// `lnet_net2ni_addref`, then `lnd_ctl`): EINVAL without such an NI, or
+/// from an LND that does not know the command; ENETDOWN while LNet is
+/// down, as Lustre's `LNetNIInit(LNET_PID_ANY)` refuses then. The NI is
+/// held as a send holds it (its `Arc`, and a pass through its LND gate,
+/// which its shutdown waits for), and no lock of LNet's is held during
+/// the call.
+fn lnd_command(lnet: &TheLnet, nr: u32, buf: &mut [u8]) -> Result {
+    if !lnet.is_running() {
+        return Err(errno::ENETDOWN());
+    }
+    let net = Net::from_u32(lnd_ctl::net_of(buf).ok_or(EINVAL)?);
+    let ni = {
+        let nis = lnet.nis.lock();
+        nis.nis
+            .iter()
+            .find(|ni| ni.nid.net() == net && ni.is_active())
+            .cloned()
+    };
+    let ni = ni.ok_or(EINVAL)?;
+    let Some(_pass) = ni.lnd_gate.enter() else {
+        // Its shutdown has begun: as gone from its net.
+        return Err(EINVAL);
+    };
+    ni.lnd.ctl(&ni, nr, buf)
 }
 
 /// Lustre's `lnet_fault_ctl` over lnet-rs's rules (fault.rs), which lnet-rs's

@@ -111,6 +111,22 @@ impl LndRef {
         kernel::error::to_result(unsafe { f(ni.as_c().cast(), msg.cast(), tx) })
     }
 
+    /// Hands one of Lustre's /dev/lnet commands to the LND of `ni`
+    /// (`lnd_ctl`), with the checked argument `arg`: EINVAL from an LND
+    /// without the operation, as Lustre's `LNetCtl`. The caller keeps the
+    /// NI started for the call and holds no lock of LNet's.
+    pub(crate) fn ctl(&self, ni: &Ni, cmd: u32, arg: &mut [u8]) -> Result {
+        let Some(f) = self.ops().lnd_ctl else {
+            return Err(EINVAL);
+        };
+        let len = c_uint::try_from(arg.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `ni` is started and stays so for the call (the caller's
+        // promise); `arg` is `len` writable bytes, borrowed for the call.
+        let rc = unsafe { f(ni.as_c().cast(), cmd, arg.as_mut_ptr().cast(), len) };
+        // Lustre's LNetCtl: a positive answer is success.
+        kernel::error::to_result(rc.min(0))
+    }
+
     /// Asks the LND to receive (or, with a null `msg`, discard) a payload.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn recv(

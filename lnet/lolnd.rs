@@ -123,4 +123,6 @@ pub(crate) static LOLND: lnet_lnd = lnet_lnd {
     lnd_recv: Some(lolnd_recv),
     // Deadlines from transaction_timeout, as Lustre's lolnd.
     lnd_get_timeout: None,
+    // Nothing to list or close, as Lustre's lolnd.
+    lnd_ctl: None,
 };

@@ -6,6 +6,7 @@
 use crate::conn::RxCtx;
 use crate::kapi::bindings::{lnet_ni_tunables, lnet_tx_desc};
 use crate::kapi::lnd::{Lnd, ModuleRefs, Recv, Refused};
+use crate::lnet_core::lnd_ctl::IocData;
 use crate::lnet_core::nid::lnd;
 use crate::lnet_core::o2iblnd_params::IbParam;
 use crate::ni::IbNi;
@@ -76,5 +77,10 @@ impl Lnd for O2iblnd {
     /// `timeout` as it is now, else LNet's (`kiblnd_timeout`).
     fn timeout() -> u32 {
         params::timeout_secs()
+    }
+
+    /// `lctl peer_list`, `conn_list` and `disconnect` (ctl.rs).
+    fn ctl(n: ArcBorrow<'_, IbNi>, cmd: u32, data: &mut IocData<'_>) -> Result {
+        crate::ctl::ctl(&n, cmd, data)
     }
 }

@@ -168,6 +168,19 @@ impl IbPeer {
         }
     }
 
+    /// Its established connections (`ibp_conns`).
+    pub(crate) fn conns(&self) -> &[Arc<Conn>] {
+        &self.conns
+    }
+
+    /// Its references as Lustre counts them (`ibp_kref`, `lctl
+    /// peer_list`): the table's, and one per connection established or
+    /// being made.
+    pub(crate) fn refcount(&self) -> u32 {
+        let n = self.conns.len().saturating_add(self.connecting.len());
+        u32::try_from(n).unwrap_or(u32::MAX).saturating_add(1)
+    }
+
     /// The next established connection in turn (`kiblnd_get_conn_locked`).
     fn next_conn(&mut self) -> Option<Arc<Conn>> {
         let n = self.conns.len();

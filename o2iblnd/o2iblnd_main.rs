@@ -41,6 +41,7 @@ pub mod kapi;
 
 mod cm;
 mod conn;
+mod ctl;
 mod lnd;
 mod ni;
 mod params;

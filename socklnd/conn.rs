@@ -192,6 +192,11 @@ pub(crate) struct Conn {
     sched: usize,
     sched_link: StackLink<Conn>,
     pub(crate) peer: Nid,
+    /// The peer's pid (from the handshake).
+    pub(crate) pid: u32,
+    /// The far end's IPv4 address and port (host order; 0 if the socket
+    /// could not say), as Lustre keeps `ksnc_peeraddr`.
+    pub(crate) peer_addr: (u32, u16),
     /// This side's view of the type.
     pub(crate) ctype: ConnType,
     sock: Socket,
@@ -271,6 +276,8 @@ impl Conn {
     /// least loaded scheduler; it takes the messages waiting for its peer.
     pub(crate) fn start(sni: &SockNi, sock: Socket, hs: Peer, active: bool) -> Result {
         let sched = rules::least_loaded(sni.scheds.iter().map(|s| s.load())).ok_or(ENODEV)?;
+        // Connected already: only `lctl conn_list` reads it.
+        let peer_addr = sock.peer().unwrap_or((0, 0));
         // INVARIANT: not watched yet, in no table. `sni` is the NI starting
         // it, which stops it before going; `sched` indexes its schedulers.
         let conn = Arc::pin_init(
@@ -279,6 +286,8 @@ impl Conn {
                 sched,
                 sched_link: StackLink::new(),
                 peer: hs.nid,
+                pid: hs.pid,
+                peer_addr,
                 ctype: hs.ctype,
                 sock,
                 dead: AtomicBool::new(false),
@@ -402,6 +411,12 @@ impl Conn {
     pub(crate) fn wake_tx(self: &Arc<Self>) {
         self.tx_ready.store(true, Ordering::Release);
         self.kick();
+    }
+
+    /// Its socket's send and receive buffer sizes and whether Nagle's
+    /// algorithm is on (`lctl conn_list`).
+    pub(crate) fn sock_buffers(&self) -> (i32, i32, bool) {
+        self.sock.buffers()
     }
 
     /// Bytes waiting to be sent.

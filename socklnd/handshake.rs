@@ -70,6 +70,9 @@ pub(crate) struct Peer {
     pub(crate) incarnation: u64,
     /// The connection's type as this side sees it.
     pub(crate) ctype: ConnType,
+    /// Its pid: the hello's on the passive side; on the active side the
+    /// one we connected to, kernel LNet's (Lustre's `ksnp_id`).
+    pub(crate) pid: u32,
 }
 
 /// Reads a hello (and discards its IP entries).
@@ -144,6 +147,7 @@ pub(crate) fn active(
         flip,
         incarnation: reply.src_incarnation,
         ctype,
+        pid: PID,
     })
 }
 
@@ -196,6 +200,7 @@ pub(crate) fn passive(sni: &SockNi, sock: &Socket) -> Result<(Hello, Peer), Setu
         flip,
         incarnation: hello.src_incarnation,
         ctype: hello.ctype.inverse(),
+        pid: hello.src_pid,
     };
     Ok((hello, peer))
 }

@@ -6,6 +6,7 @@
 use crate::conn::Conn;
 use crate::kapi::bindings::lnet_ni_tunables;
 use crate::kapi::lnd::{Lnd, ModuleRefs, Refused, RxMsg, TxMsg};
+use crate::lnet_core::lnd_ctl::IocData;
 use crate::lnet_core::nid::lnd;
 use crate::lnet_core::socklnd_params::SockParam;
 use crate::ni::SockNi;
@@ -70,5 +71,10 @@ impl Lnd for Socklnd {
     /// `sock_timeout` as it is now, else LNet's (`ksocknal_timeout`).
     fn timeout() -> u32 {
         params::timeout_secs()
+    }
+
+    /// `lctl peer_list`, `conn_list` and `disconnect` (ctl.rs).
+    fn ctl(sni: ArcBorrow<'_, SockNi>, cmd: u32, data: &mut IocData<'_>) -> Result {
+        crate::ctl::ctl(&sni, cmd, data)
     }
 }

@@ -62,6 +62,16 @@ pub(crate) struct SockPeer {
 }
 
 impl SockPeer {
+    /// Whether we route to it: we open its connections.
+    pub(crate) fn routed(&self) -> bool {
+        self.route
+    }
+
+    /// Its connections not yet closed.
+    pub(crate) fn live_conns(&self) -> impl Iterator<Item = &Arc<Conn>> + '_ {
+        self.conns.iter().filter(|c| !c.is_dead())
+    }
+
     /// Fails the messages waiting for a connection (the NI stops).
     pub(crate) fn fail_waiting(mut self, err: i32) {
         while let Some((tx, _)) = vec::pop(&mut self.waiting) {
@@ -86,6 +96,11 @@ impl Table {
             connectors: KVec::new(),
             closed: false,
         }
+    }
+
+    /// The peers, in NID order.
+    pub(crate) fn peers(&self) -> impl Iterator<Item = (&Nid, &SockPeer)> + '_ {
+        self.peers.iter()
     }
 
     pub(crate) fn peer_mut(&mut self, nid: &Nid) -> Option<&mut SockPeer> {

@@ -40,6 +40,7 @@ pub mod kapi;
 mod acceptor;
 mod conn;
 mod connector;
+mod ctl;
 mod handshake;
 mod lnd;
 mod ni;

@@ -55,6 +55,17 @@ void kapi_sock_tcp_timing(struct socket *sock, u32 *rto_retransmits,
 	*srtt_us = READ_ONCE(tcp_sk(sock->sk)->srtt_us) >> 3;
 }
 
+/* The socket's send and receive buffer sizes and whether Nagle's algorithm
+ * is on (Lustre's ksocknal_lib_get_conn_tunables); a lock-free snapshot. */
+void kapi_sock_bufs(struct socket *sock, int *txmem, int *rxmem, int *nagle)
+{
+	struct sock *sk = sock->sk;
+
+	*txmem = READ_ONCE(sk->sk_sndbuf);
+	*rxmem = READ_ONCE(sk->sk_rcvbuf);
+	*nagle = !(tcp_sk(sk)->nonagle & TCP_NAGLE_OFF);
+}
+
 /* The route offers scatter-gather and checksum offload (Lustre's test for
  * zero-copy sends). */
 int kapi_sock_zc_capable(struct socket *sock)

@@ -15,6 +15,7 @@ u32 kapi_sock_snd_una(struct socket *sock);
 void kapi_sock_tcp_timing(struct socket *sock, u32 *rto_retransmits,
 			  u32 *srtt_us);
 int kapi_sock_zc_capable(struct socket *sock);
+void kapi_sock_bufs(struct socket *sock, int *txmem, int *rxmem, int *nagle);
 int kapi_sock_create_tcp(struct socket **res);
 void kapi_sock_set_timeouts(struct socket *sock, unsigned int rcv_ms,
 			    unsigned int snd_ms);

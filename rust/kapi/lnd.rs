@@ -11,6 +11,7 @@ use super::bindings::{
 };
 use super::kiov::{Kiov, KiovMut};
 use crate::lnet_core::health::Status;
+use crate::lnet_core::lnd_ctl::IocData;
 use crate::lnet_core::nid::Nid;
 use core::ffi::{c_char, c_int, c_uint, c_void};
 use core::marker::PhantomData;
@@ -133,6 +134,14 @@ pub trait Lnd: Sized + 'static {
     }
     /// The LND's timeout in seconds, 0 for LNet's (`lnd_get_timeout`).
     fn timeout() -> u32;
+    /// One of Lustre's /dev/lnet commands LNet passes on (`lnd_ctl`):
+    /// `cmd` is its number (lnet-core `lnd_ctl::nr`), `data` the caller's
+    /// argument, which the answer is written into. Process context, no
+    /// LNet lock held; the NI stays started for the call. This default
+    /// knows no command: EINVAL, as Lustre's LNet without the op.
+    fn ctl(_ni: ArcBorrow<'_, Self::Ni>, _cmd: u32, _data: &mut IocData<'_>) -> Result {
+        Err(EINVAL)
+    }
 }
 
 /// A message the LND gives back to LNet with the errno it refused it
@@ -264,6 +273,7 @@ impl<T: Lnd> Adapter<T> {
         lnd_send: Some(Self::send),
         lnd_recv: Some(Self::recv),
         lnd_get_timeout: Some(Self::get_timeout),
+        lnd_ctl: Some(Self::ctl),
     };
 
     /// The NI's data: the reference `startup` gave LNet, null before it
@@ -393,6 +403,39 @@ impl<T: Lnd> Adapter<T> {
 
     extern "C" fn get_timeout() -> c_uint {
         T::timeout()
+    }
+
+    /// # Safety
+    ///
+    /// Called by LNet only, for a started NI it keeps started for the
+    /// call, with `len` writable bytes at `arg` that nothing else uses
+    /// meanwhile.
+    unsafe extern "C" fn ctl(
+        ni: *mut lnet_ni,
+        cmd: c_uint,
+        arg: *mut c_void,
+        len: c_uint,
+    ) -> c_int {
+        let p = Self::data(ni);
+        if p.is_null() {
+            return super::errno::ENETDOWN().to_errno();
+        }
+        if arg.is_null() {
+            return EINVAL.to_errno();
+        }
+        // SAFETY: `p` is the reference `startup` gave LNet, which keeps it
+        // until `shutdown`, and LNet keeps the NI started for the call.
+        let n = unsafe { ArcBorrow::from_raw(p) };
+        // SAFETY: non-null (checked above), and by # Safety `len` writable
+        // bytes, ours alone for the call.
+        let buf = unsafe { core::slice::from_raw_parts_mut(arg.cast::<u8>(), len as usize) };
+        let Some(mut data) = IocData::new(buf) else {
+            return EINVAL.to_errno();
+        };
+        match T::ctl(n, cmd, &mut data) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
     }
 }
 

@@ -28,6 +28,7 @@ extern "C" {
     fn kapi_sock_snd_una(sock: RawSock) -> u32;
     fn kapi_sock_tcp_timing(sock: RawSock, rto_retransmits: *mut u32, srtt_us: *mut u32);
     fn kapi_sock_zc_capable(sock: RawSock) -> i32;
+    fn kapi_sock_bufs(sock: RawSock, txmem: *mut i32, rxmem: *mut i32, nagle: *mut i32);
     fn kapi_sock_peer4(sock: RawSock, addr: *mut u32, port: *mut u16) -> i32;
     fn kapi_sock_watch(sock: RawSock, w: *mut Watch) -> i32;
     fn kapi_sock_unwatch(sock: RawSock, w: *mut Watch);
@@ -260,6 +261,16 @@ impl Socket {
     pub fn zc_capable(&self) -> bool {
         // SAFETY: a live socket; the helper only reads one field.
         unsafe { kapi_sock_zc_capable(self.sock.cast()) != 0 }
+    }
+
+    /// The send and receive buffer sizes in bytes, and whether Nagle's
+    /// algorithm is on. A lock-free snapshot.
+    pub fn buffers(&self) -> (i32, i32, bool) {
+        let (mut tx, mut rx, mut nagle) = (0, 0, 0);
+        // SAFETY: a live socket; the helper reads three fields and writes
+        // the three integers it is given.
+        unsafe { kapi_sock_bufs(self.sock.cast(), &mut tx, &mut rx, &mut nagle) };
+        (tx, rx, nagle != 0)
     }
 
     /// Ends both directions: blocked senders and receivers return.

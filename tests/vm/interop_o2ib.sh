@@ -2,7 +2,8 @@
 # lnet-rs and Lustre's own LNet over o2ib: both nodes run their ko2iblnd on
 # Soft-RoCE (rxe0 on eth0 for o2ib, rxe1 on eth1 for o2ib1), set up as an
 # administrator would, and ping every NID of the other (RDMA CM connects
-# with Lustre's CONNREQ/CONNACK both ways). Then bulk data both ways with
+# with Lustre's CONNREQ/CONNACK both ways), which Lustre's lctl then lists
+# on our side (peer_list, conn_list). Then bulk data both ways with
 # lnet_ulp built unchanged on each side: first the Lustre node serves and
 # lnet-rs is the client, then the reverse. Each client PUTs and GETs 4 KiB
 # and 1 MiB and makes PUT-then-GET round trips of 0 B to 1 MiB at offsets
@@ -29,6 +30,14 @@ if [ "$LAB_LUSTRE" = 1 ]; then
 	lab_interop_serve 7030 7031
 	lab_interop_client 7040 7041 sweep=1
 else
+	# Lustre's lctl peer_list and conn_list (IOC_LIBCFS_GET_PEER and
+	# GET_CONN, which LNet hands to ko2iblnd): the peer NI with its
+	# reference count, and its connection with the path MTU.
+	lctl --net o2ib peer_list >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl peer_list"; }
+	grep -q "^$p0 *\[[1-9][0-9]*\]$" /tmp/c.out || { cat /tmp/c.out; lab_fail "peer_list: no $p0"; }
+	lctl --net o2ib conn_list >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl conn_list"; }
+	lab_log "Lustre's lctl --net o2ib conn_list: $(tr '\n' ' ' </tmp/c.out)"
+	grep -q "^$p0 mtu [1-9][0-9]*$" /tmp/c.out || { cat /tmp/c.out; lab_fail "conn_list: no connection to $p0"; }
 	d=/sys/kernel/debug/ko2iblnd
 	reqs=$(cat $d/get_reqs)
 	# sweep=2: not the 100 bytes across a page of Lustre's MD, whose

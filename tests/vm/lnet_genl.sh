@@ -7,8 +7,8 @@
 # shows must read as what our lnetctl shows (it takes the same values from
 # the kernel), and what it changes must show in ours; bad input must fail.
 # Then stats reset and net set from Lustre's lnetctl, and fault rules,
-# ping and which_nid from Lustre's lctl (/usr/sbin/lctl here; ours is
-# lnet-rs-lctl).
+# ping, which_nid, peer_list, conn_list and disconnect from Lustre's lctl
+# (/usr/sbin/lctl here; ours is lnet-rs-lctl).
 # Only VM 0 takes part: the Lustre node of the lab has nothing to do.
 [ "${LAB_CLNET_NODE:-0}" = 1 ] && exit 0
 LC=/opt/clnet/lnetctl
@@ -93,6 +93,62 @@ lab_log "Lustre's lnetctl peer show of a missing peer: refused, $(wc -c </tmp/e.
 # Ping (LNET_CMD_PING, a dump): our own NID answers through ksocklnd.
 same "a ping of our own NID" ping "$me0@tcp"
 grep -q "nid: $me0@tcp" /tmp/c.out || { cat /tmp/c.out; lab_fail "Lustre's ping lists no $me0@tcp"; }
+# Lustre's lctl peer_list, conn_list and disconnect (IOC_LIBCFS_GET_PEER,
+# GET_CONN and CLOSE_CONNECTION, which LNet hands to the LND of the NI on
+# the argument's net): the ping went through ksocklnd, so we are our own
+# peer, routed (we connected to its acceptor port, 988) and connected both
+# ways: connections we made to port 988, and those we accepted, from a
+# privileged port; between them every type (control, bulk in and out:
+# ksocklnd counts the accepted ones by their mirrored type, so it makes
+# only the control and bulk-in connections to itself). Lustre's lctl looks
+# each address up (numeric here). conns_up waits (5 s at most) for the
+# connector, which may still be at work when the ping returns.
+conn="^12345-$me0@tcp *[CIO]\[0\]$me0->$me0"
+conns_up() {
+	i=0
+	while :; do
+		lctl --net tcp conn_list >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl conn_list"; }
+		n=0
+		for t in C I O; do
+			grep -q "^12345-$me0@tcp *$t\[0\]$me0->$me0:[0-9]* [1-9][0-9]*/[1-9][0-9]* nonagle$" /tmp/c.out && n=$((n + 1))
+		done
+		[ $n = 3 ] && grep -q "$conn:988 " /tmp/c.out &&
+			sed -n "s/$conn:\([0-9]*\) .*/\1/p" /tmp/c.out |
+			awk '$1 < 1024 && $1 != 988 { f = 1 } END { exit !f }' && return 0
+		i=$((i + 1))
+		[ $i -lt 50 ] || { cat /tmp/c.out; lab_fail "conn_list $1: not every type, made to $me0:988 and accepted from a privileged port"; }
+		sleep 0.1
+	done
+}
+lctl --net tcp peer_list >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl peer_list"; }
+lab_log "Lustre's lctl peer_list: $(tr '\n' ' ' </tmp/c.out)"
+grep -q "^12345-$me0@tcp *\[1\]$me0->$me0:988 #[1-9][0-9]*$" /tmp/c.out ||
+	{ cat /tmp/c.out; lab_fail "peer_list: no routed peer $me0@tcp with connections"; }
+conns_up "after a ping"
+lab_log "Lustre's lctl conn_list: $(tr '\n' ' ' </tmp/c.out)"
+[ "$(grep -c "$conn:" /tmp/c.out)" = "$(wc -l </tmp/c.out)" ] || { cat /tmp/c.out; lab_fail "conn_list: a line of another form"; }
+# disconnect by NID and address closes them all: conn_list is then empty
+# (a closed connection leaves the list at once, as in Lustre's LNDs) until
+# the next message connects again.
+lctl --net tcp disconnect "$me0@tcp" "$me0" >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl disconnect"; }
+lctl --net tcp conn_list >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl conn_list after disconnect"; }
+lab_expect_eq "$(cat /tmp/c.out)" "<no connections>" "conn_list after disconnect"
+"$LC" ping "$me0@tcp" >/dev/null 2>&1 || lab_fail "a ping after disconnect"
+conns_up "after a ping that followed disconnect"
+# disconnect of every peer; a net with no NI is refused (EINVAL, Lustre's
+# LNet's answer without one): lctl says so, and its disconnect fails.
+lctl --net tcp disconnect >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl disconnect of every peer"; }
+lctl --net tcp conn_list >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lctl conn_list after disconnect"; }
+lab_expect_eq "$(cat /tmp/c.out)" "<no connections>" "conn_list after disconnecting every peer"
+lctl --net tcp9 peer_list >/tmp/e.out 2>&1
+grep -q "^Error getting peer list: Invalid argument" /tmp/e.out || { cat /tmp/e.out; lab_fail "peer_list of a net with no NI"; }
+lctl --net tcp9 conn_list >/tmp/e.out 2>&1
+grep -q "^Error getting connection list: Invalid argument" /tmp/e.out || { cat /tmp/e.out; lab_fail "conn_list of a net with no NI"; }
+if lctl --net tcp9 disconnect >/tmp/e.out 2>&1; then
+	cat /tmp/e.out
+	lab_fail "disconnect on a net with no NI accepted"
+fi
+grep -q "failed to remove connection: Invalid argument" /tmp/e.out || { cat /tmp/e.out; lab_fail "disconnect on a net with no NI"; }
 # A target on no net of ours fails at once; the failure is an entry of the
 # reply (errno, descr) and Lustre's lnetctl exits non-zero.
 refused "a ping of a NID on no net of ours" ping 10.9.9.9@tcp9

@@ -81,6 +81,19 @@ struct lnet_lnd {
 	 * deadline is lnet_transaction_timeout.
 	 */
 	unsigned int (*lnd_get_timeout)(void);
+	/*
+	 * Optional: one of Lustre's /dev/lnet commands LNet does not answer
+	 * itself (IOC_LIBCFS_GET_PEER, GET_CONN, CLOSE_CONNECTION of lctl's
+	 * peer_list, conn_list and disconnect), for ni, the first NI on the
+	 * argument's ioc_net: Lustre's lnd_ctl. cmd is the command's number
+	 * (_IOC_NR); arg is the caller's checked struct libcfs_ioctl_data,
+	 * len bytes (at least the structure), copied back to the caller
+	 * whatever the result. Process context, no LNet lock held; ni stays
+	 * started until it returns. 0 or a negative errno: -EINVAL for a
+	 * command the LND does not know.
+	 */
+	int (*lnd_ctl)(struct lnet_ni *ni, unsigned int cmd, void *arg,
+		       unsigned int len);
 };
 
 int lnet_register_lnd(const struct lnet_lnd *lnd);

@@ -22,6 +22,7 @@ pub mod health;
 pub mod ip2nets;
 pub mod kstrto;
 pub mod libcfs_ioctl;
+pub mod lnd_ctl;
 pub mod lnd_params;
 pub mod lnd_tunables;
 pub mod lnet_nl;
