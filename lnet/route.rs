@@ -142,6 +142,12 @@ pub(crate) fn add(lnet: &TheLnet, spec: &RouteSpec) -> Result<(), RouteError> {
         let _ = peers.routes.table.del(Some(spec.net), Some(gateway_peer));
         return Err(RouteError::NoMem);
     }
+    if let Some(p) = peers
+        .find(&spec.gateway)
+        .and_then(|(pi, _)| peers.list.get_mut(pi))
+    {
+        p.rtr.route_added(added.new_gateway);
+    }
     drop(peers);
     crate::cnet!(
         "Added route to {} via {} (hops {}, priority {}){}\n",
@@ -173,6 +179,16 @@ pub(crate) fn del(
             .map_or(g, |p| p.primary)
     });
     let d = peers.routes.table.del(net, gateway_peer)?;
+    if d.routes > 0 {
+        // Peers that are gateways no more keep nothing of their checks.
+        let Peers { list, routes, .. } = &mut *peers;
+        for p in list.iter_mut() {
+            if p.rtr.state.last_net.is_some() && !crate::router_check::is_gateway(&routes.table, p)
+            {
+                p.rtr.routes_gone();
+            }
+        }
+    }
     drop(peers);
     if d.routes > 0 {
         crate::cnet!("Deleted {} route(s)\n", d.routes);

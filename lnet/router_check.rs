@@ -76,6 +76,23 @@ impl PeerRtr {
             .map(|(_, t)| *t)
     }
 
+    /// A route through this peer was added (`lnet_add_route`): every net
+    /// due at once; a new gateway keeps no check of an earlier spell as
+    /// one.
+    pub(crate) fn route_added(&mut self, new_gateway: bool) {
+        if new_gateway {
+            self.state.checking_since_ms = None;
+        }
+        self.pinged = [None; MAX_NETS];
+    }
+
+    /// The last route through this peer went: nothing of its checks kept
+    /// (`lnet_del_route` resets `lp_disc_net_id`).
+    pub(crate) fn routes_gone(&mut self) {
+        self.state.checking_since_ms = None;
+        self.state.routes_gone();
+    }
+
     fn set_pinged(&mut self, net: Net, now: u64) {
         let slot = self
             .pinged
@@ -165,6 +182,9 @@ pub(crate) fn discovery_done(peers: &mut Peers, pi: usize, error: i32) {
         return;
     };
     if !is_gateway(&routes.table, p) {
+        // Its last route went while the check ran: nothing to decide, but
+        // the check is over.
+        p.rtr.state.checking_since_ms = None;
         return;
     }
     let was = p.rtr.state.alive;
@@ -303,7 +323,9 @@ pub(crate) fn check(lnet: &TheLnet) {
     let Some(interval) = p.interval_ms() else {
         return;
     };
-    if !lnet.dc_running.load(Relaxed) {
+    // Nothing is queued while LNet shuts down (discovery's flag clears
+    // only once its threads are gone).
+    if !lnet.is_running() || !lnet.dc_running.load(Relaxed) {
         return;
     }
     let now = kthread::now_ms();
@@ -357,13 +379,17 @@ pub(crate) fn check(lnet: &TheLnet) {
                     let Some(net) = nets.get(index).map(|c| c.net) else {
                         continue;
                     };
+                    // The check and its net are recorded only once it is
+                    // queued (Lustre sets lpn_next_ping on success): one
+                    // that could not be is tried again next second.
+                    let last_net = pe.rtr.state.last_net;
                     pe.rtr.state.start_check(net, now);
-                    pe.rtr.set_pinged(net, now);
                     if crate::discovery::queue_router_check(lnet, pe) {
+                        pe.rtr.set_pinged(net, now);
                         queued = true;
                     } else {
-                        // No room to queue it: tried again when due.
                         pe.rtr.state.checking_since_ms = None;
+                        pe.rtr.state.last_net = last_net;
                     }
                 }
                 CheckStep::NoLocalNet => {
@@ -397,6 +423,9 @@ fn update_ni_status(lnet: &TheLnet, p: &RouterParams) {
                 .max()
                 .unwrap_or(0);
             if rc::net_silent(p, last, now) && !ni.silent.swap(true, Relaxed) {
+                // Written under `nis` (ping_words is a leaf lock), so that
+                // a ping heard meanwhile cannot be overwritten.
+                crate::ping::set_ni_status(lnet, ni.nid, false);
                 if let Some(slot) = changed.get_mut(n) {
                     *slot = Some(ni.nid);
                     n += 1;
@@ -410,7 +439,6 @@ fn update_ni_status(lnet: &TheLnet, p: &RouterParams) {
             nid,
             p.check_span_ms()
         );
-        crate::ping::set_ni_status(lnet, *nid, false);
     }
     if n > 0 {
         // A new buffer, pushed to Multi-Rail peers, as Lustre's checker
@@ -437,6 +465,8 @@ pub(crate) fn heard(lnet: &TheLnet, ni: &crate::ni::Ni, src: &Nid, is_ping: bool
         let mut n = 0;
         for x in nis.nis.iter().filter(|x| x.nid.net() == net) {
             if x.silent.swap(false, Relaxed) {
+                // Under `nis`, as update_ni_status writes it.
+                crate::ping::set_ni_status(lnet, x.nid, x.reports_up());
                 if let Some(slot) = back.get_mut(n) {
                     *slot = Some((x.nid, x.reports_up()));
                     n += 1;
@@ -445,9 +475,8 @@ pub(crate) fn heard(lnet: &TheLnet, ni: &crate::ni::Ni, src: &Nid, is_ping: bool
         }
     }
     let mut any = false;
-    for (nid, up) in back.iter().flatten() {
+    for (nid, _) in back.iter().flatten() {
         crate::cnet!("{}: pinged by {}: reported up\n", nid, src);
-        crate::ping::set_ni_status(lnet, *nid, *up);
         any = true;
     }
     if any {
