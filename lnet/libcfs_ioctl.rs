@@ -14,8 +14,11 @@
 //! netlink command); the values are those lnet-rs's own ioctls give its
 //! `lnetctl`. Lustre's `lctl net_drop_*` and `net_delay_*` come here when
 //! the family refuses their `LNET_CMD_FAULT`, onto the rules lnet-rs's own
-//! fault ioctl keeps (fault.rs). lnet-rs's `lctl` keeps its own ioctl: its
-//! NIDs may be large, Lustre's `struct lnet_fault_attr` has 64-bit ones.
+//! fault ioctl keeps (fault.rs). Lustre's UDSP walk (`lnetctl export`,
+//! `udsp show`) ends at once where there is no rule; a rule there is not
+//! given in Lustre's form (EOPNOTSUPP). lnet-rs's `lctl` keeps its own
+//! ioctl: its NIDs may be large, Lustre's `struct lnet_fault_attr` has
+//! 64-bit ones.
 
 use crate::kapi::bindings::LNET_IOCTL_VERSION2;
 use crate::kapi::bindings::{
@@ -210,6 +213,18 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
             Ok(())
         }
         nr::LNET_FAULT if old => fault_command(lnet, buf),
+        nr::GET_UDSP_SIZE | nr::GET_UDSP => {
+            let idx = abi::udsp_idx(buf).map_err(errno_of)?;
+            // ENOENT past the last rule ends lnetctl's walk (its `export`
+            // and `udsp show`), as Lustre's. A rule in Lustre's
+            // marshalled form (lnet_udsp_marshal) is not made: our
+            // lnetctl reads rules with lnet-rs's own ioctl (udsp.rs).
+            if crate::udsp::has_rule(lnet, idx) {
+                Err(errno::EOPNOTSUPP())
+            } else {
+                Err(ENOENT)
+            }
+        }
         _ => Err(EINVAL),
     }
 }
