@@ -9,12 +9,13 @@
 //! `lnet_psdev_ioctl` checks it (lnet-core's libcfs_ioctl), and copied back
 //! whole after the command, as Lustre does even when it fails. A command
 //! lnet-rs does not answer gets Lustre's answer to an unclaimed one, EINVAL.
-//! Lustre's `lnetctl global show`, `stats show` and `stats reset` read the
-//! NUMA range and read or zero the message counters here (they have no
-//! netlink command); the values are those lnet-rs's own ioctls give its
-//! `lnetctl`. Lustre's `lctl net_drop_*` and `net_delay_*` come here when
-//! the family refuses their `LNET_CMD_FAULT`, onto the rules lnet-rs's own
-//! fault ioctl keeps (fault.rs). Lustre's UDSP walk (`lnetctl export`,
+//! Lustre's `lnetctl global show`, `set numa_range`, `import`, `stats show`
+//! and `stats reset` read or set the NUMA range and read or zero the
+//! message counters here (they have no netlink command); the values are
+//! those lnet-rs's own ioctls give its `lnetctl`. Lustre's `lctl
+//! net_drop_*` and `net_delay_*` come here when the family refuses their
+//! `LNET_CMD_FAULT`, onto the rules lnet-rs's own fault ioctl keeps
+//! (fault.rs). Lustre's UDSP walk (`lnetctl export`,
 //! `udsp show`) ends at once where there is no rule; a rule there is not
 //! given in Lustre's form (EOPNOTSUPP). lnet-rs's `lctl` keeps its own
 //! ioctl: its NIDs may be large, Lustre's `struct lnet_fault_attr` has
@@ -186,6 +187,14 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
                     }
                 }
             }
+        }
+        nr::SET_NUMA_RANGE => {
+            // The same argument as GET's, checked alike (Lustre: exactly
+            // a `struct lnet_ioctl_set_value`).
+            abi::check_get_numa_range(buf).map_err(errno_of)?;
+            let range = abi::get_u32(buf, set_value::VALUE).ok_or(EINVAL)?;
+            params::set_numa_range(range);
+            Ok(())
         }
         nr::GET_NUMA_RANGE => {
             abi::check_get_numa_range(buf).map_err(errno_of)?;

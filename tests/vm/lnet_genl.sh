@@ -135,6 +135,12 @@ same "global show" global show
 # ("show:", an errno) lands in the YAML.
 "$LC" export --backup >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lnetctl export --backup"; }
 grep -Eq "^show:|errno" /tmp/c.out && { cat /tmp/c.out; lab_fail "Lustre's lnetctl export --backup reports an error"; }
+# set numa_range (IOC_LIBCFS_SET_NUMA_RANGE), as import sets it from
+# export's global section.
+range=$(lnetctl global show | sed -n 's/^ *numa_range: //p')
+"$LC" set numa_range 7 || lab_fail "Lustre's lnetctl set numa_range"
+lnetctl global show | grep -q "numa_range: 7" || lab_fail "Lustre's set numa_range 7 not shown"
+"$LC" set numa_range "$range" || lab_fail "Lustre's lnetctl set numa_range back"
 "$LC" stats show >/tmp/c.out 2>&1 || { cat /tmp/c.out; lab_fail "Lustre's lnetctl stats show"; }
 lnetctl stats show >/tmp/r.out 2>&1 || { cat /tmp/r.out; lab_fail "our lnetctl stats show"; }
 sed 's/:.*//' /tmp/r.out >/tmp/r.keys

@@ -81,6 +81,9 @@ pub mod nr {
     pub const GET_BUF: u32 = 89;
     /// `IOC_LIBCFS_GET_LNET_STATS`: `lnetctl stats show`.
     pub const GET_LNET_STATS: u32 = 91;
+    /// `IOC_LIBCFS_SET_NUMA_RANGE`: `lnetctl set numa_range`, and
+    /// `numa_range` in what `lnetctl import` reads.
+    pub const SET_NUMA_RANGE: u32 = 98;
     /// `IOC_LIBCFS_GET_NUMA_RANGE`: `lnetctl global show`'s `numa_range`.
     pub const GET_NUMA_RANGE: u32 = 99;
     /// `IOC_LIBCFS_GET_UDSP_SIZE`: the size of the UDSP rule at an index
@@ -869,6 +872,7 @@ mod tests {
         assert!(is_libcfs(0xc0a8_655b));
         assert_eq!(cmd_nr(0xc0a8_655b), nr::GET_LNET_STATS);
         assert_eq!(cmd_nr(0xc0a8_6563), nr::GET_NUMA_RANGE);
+        assert_eq!(cmd_nr(0xc0a8_6562), nr::SET_NUMA_RANGE);
         // lnetctl's LIBCFS_IOC_INIT_V2 sizes: exactly 12 for the value.
         assert_eq!(check_get_numa_range(&v2(12)), Ok(()));
         assert_eq!(check_get_numa_range(&v2(16)), Err(EINVAL));
