@@ -21,7 +21,7 @@
 [ "${LAB_CLNET_NODE:-0}" = 1 ] && exit 0
 
 # The tests that pass against lnet-rs (doc/sanity-lnet.md).
-SANITY_LNET_PASS="0 1 7 14 18b 21 27 28 99a 104 150 199"
+SANITY_LNET_PASS="0 1 7 14 18b 21 27 28 99a 104 150 199 245"
 # Not run: they need routers or a second node (the framework's remote
 # nodes, reached by pdsh), Lustre's file system modules (40 loads
 # ptlrpc, which then holds LNet for every later test), another LND (o2ib,
