@@ -11,13 +11,17 @@
 //! LNet does not answer goes to the LND of the NI on its `ioc_net`, as in
 //! Lustre (`lctl peer_list`, `conn_list`, `disconnect`); one no LND
 //! answers gets Lustre's answer to an unclaimed one, EINVAL.
-//! Lustre's `lnetctl global show`, `stats show` and `stats reset` read the
-//! NUMA range and read or zero the message counters here (they have no
-//! netlink command); the values are those lnet-rs's own ioctls give its
-//! `lnetctl`. Lustre's `lctl net_drop_*` and `net_delay_*` come here when
-//! the family refuses their `LNET_CMD_FAULT`, onto the rules lnet-rs's own
-//! fault ioctl keeps (fault.rs). lnet-rs's `lctl` keeps its own ioctl: its
-//! NIDs may be large, Lustre's `struct lnet_fault_attr` has 64-bit ones.
+//! Lustre's `lnetctl global show`, `set numa_range`, `import`, `stats show`
+//! and `stats reset` read or set the NUMA range and read or zero the
+//! message counters here (they have no netlink command); the values are
+//! those lnet-rs's own ioctls give its `lnetctl`. Lustre's `lctl
+//! net_drop_*` and `net_delay_*` come here when the family refuses their
+//! `LNET_CMD_FAULT`, onto the rules lnet-rs's own fault ioctl keeps
+//! (fault.rs). Lustre's UDSP walk (`lnetctl export`,
+//! `udsp show`) ends at once where there is no rule; a rule there is not
+//! given in Lustre's form (EOPNOTSUPP). lnet-rs's `lctl` keeps its own
+//! ioctl: its NIDs may be large, Lustre's `struct lnet_fault_attr` has
+//! 64-bit ones.
 
 use crate::kapi::bindings::LNET_IOCTL_VERSION2;
 use crate::kapi::bindings::{
@@ -213,6 +217,14 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
                 }
             }
         }
+        nr::SET_NUMA_RANGE => {
+            // The same argument as GET's, checked alike (Lustre: exactly
+            // a `struct lnet_ioctl_set_value`).
+            abi::check_get_numa_range(buf).map_err(errno_of)?;
+            let range = abi::get_u32(buf, set_value::VALUE).ok_or(EINVAL)?;
+            params::set_numa_range(range);
+            Ok(())
+        }
         nr::GET_NUMA_RANGE => {
             abi::check_get_numa_range(buf).map_err(errno_of)?;
             let range = params::snapshot().numa_range;
@@ -239,6 +251,18 @@ fn command(lnet: &'static TheLnet, nr: u32, version: u32, buf: &mut [u8]) -> Res
             Ok(())
         }
         nr::LNET_FAULT if old => fault_command(lnet, buf),
+        nr::GET_UDSP_SIZE | nr::GET_UDSP => {
+            let idx = abi::udsp_idx(buf).map_err(errno_of)?;
+            // ENOENT past the last rule ends lnetctl's walk (its `export`
+            // and `udsp show`), as Lustre's. A rule in Lustre's
+            // marshalled form (lnet_udsp_marshal) is not made: our
+            // lnetctl reads rules with lnet-rs's own ioctl (udsp.rs).
+            if crate::udsp::has_rule(lnet, idx) {
+                Err(errno::EOPNOTSUPP())
+            } else {
+                Err(ENOENT)
+            }
+        }
         // The rest is the LNDs' (Lustre's LNetCtl default); theirs take
         // the old-style argument.
         _ if old => lnd_command(lnet, nr, buf),

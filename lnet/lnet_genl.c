@@ -334,6 +334,12 @@ static const struct genl_ops lnet_genl_ops[] = {
 		.doit	= lnet_genl_doit,
 	},
 	{
+		.cmd	= 4,	/* LNET_CMD_ROUTES: show while there is no route */
+		.flags	= GENL_ADMIN_PERM,
+		.start	= lnet_genl_start,
+		.dumpit	= lnet_genl_dumpit,
+	},
+	{
 		.cmd	= 6,	/* LNET_CMD_PING */
 		.flags	= GENL_ADMIN_PERM,
 		.start	= lnet_genl_start,

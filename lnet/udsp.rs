@@ -230,6 +230,11 @@ pub(crate) fn clear(lnet: &TheLnet) {
     drop(old);
 }
 
+/// Whether there is a rule at `idx` (Lustre's UDSP ioctls, libcfs_ioctl.rs).
+pub(crate) fn has_rule(lnet: &TheLnet, idx: i32) -> bool {
+    usize::try_from(idx).is_ok_and(|i| i < lnet.udsp.lock().list.len())
+}
+
 /// What a UDSP ioctl asks.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Op {

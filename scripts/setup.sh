@@ -10,6 +10,8 @@ APT_PKGS=(
 	# libc.a: the lab tools are linked static (lnet_build_tools).
 	libc6-dev
 	qemu-system-x86 busybox-static iproute2 util-linux python3 tshark
+	# yaml for Lustre's test framework in the lab (sanity_lnet.sh).
+	python3-yaml
 )
 # `setup.sh bench` (scripts/bench.sh): the benchmarks' plots, and
 # perftest's ib_write_bw with the rxe verbs provider for the o2ib baseline.

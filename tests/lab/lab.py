@@ -30,6 +30,10 @@ scenario with LAB_LUSTRE=1. `named=1` keeps a scenario out of the default
 run (all of them): it runs only when named, as benchmarks (bench_*) do.
 `debs=1` adds dpkg and the packages of scripts/build-deb.sh to the
 initramfs (add_debs), when such a scenario is among those run.
+`lustretests=1` (with lustrefs=1) adds what Lustre's own test scripts
+need to the Lustre initramfs (add_lustre_tests): bash, python3 with its
+yaml module, and Lustre's test framework and sanity-lnet.sh under
+/opt/lustre.
 """
 
 import argparse
@@ -395,7 +399,69 @@ def lustre_fs():
     return Path(out.stdout.strip().splitlines()[-1])
 
 
-def build_lustre_fs_initramfs(kd, work, bundle, src=TOP):
+# Lustre's scripts a sanity-lnet.sh run reads or calls (its
+# test-framework.sh finds them under $LUSTRE, /opt/lustre in the VM).
+LUSTRE_TEST_FILES = ("tests/sanity-lnet.sh", "tests/test-framework.sh", "tests/functions.sh", "tests/yaml.sh",
+                     "tests/rpc.sh", "tests/cfg/local.sh", "tests/cfg/ncli.sh", "scripts/lustre_rmmod",
+                     "scripts/ksocklnd-config", "scripts/lnet-sysctl-config")
+# The python3 that carries the yaml module test-framework.sh compares
+# YAML with (Debian's python3-yaml).
+LAB_PYTHON = "/usr/bin/python3"
+
+
+def add_lustre_tests(root, tree):
+    """What Lustre's own test scripts need beside busybox, for scenarios
+    whose header says `lustretests=1`: bash (their interpreter), python3
+    with only the modules `import yaml` and its use load (file by file:
+    the whole library would be tens of MB of RAM), and Lustre's test
+    framework, sanity-lnet.sh and the scripts they call, unchanged, under
+    /opt/lustre."""
+    bash = shutil.which("bash", path="/usr/bin:/bin")
+    if not bash:
+        sys.exit("lab: bash not found")
+    for dst in ("/usr/bin/bash", "/bin/bash"):
+        copy_in(root, bash, dst)
+    for lib in shared_libs(bash):
+        copy_in(root, lib)
+    # What lnetctl's export looks like: mappings, sequences, numbers, bools.
+    probe = ("import sys, yaml, importlib.util\n"
+             "yaml.safe_load('net:\\n  - net type: lo\\n    local NI(s):\\n      - nid: 0@lo\\n'\n"
+             "               '        tunables:\\n          peer_timeout: 0\\n'\n"
+             "               'peer:\\n  - primary nid: 1.1.1.1@tcp\\n    Multi-Rail: True\\n')\n"
+             "for m in list(sys.modules.values()):\n"
+             "    f = getattr(m, '__file__', None)\n"
+             "    if f:\n"
+             "        print(f)\n"
+             "        if f.endswith('.py'):\n"
+             "            print(importlib.util.cache_from_source(f))\n")
+    out = subprocess.run([LAB_PYTHON, "-c", probe], capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"lab: {LAB_PYTHON} cannot load yaml (python3-yaml, scripts/setup.sh):\n{out.stderr}")
+    real = os.path.realpath(LAB_PYTHON)
+    copy_in(root, real)
+    (root / LAB_PYTHON.lstrip("/")).unlink(missing_ok=True)
+    (root / LAB_PYTHON.lstrip("/")).symlink_to(os.path.basename(real))
+    for lib in shared_libs(real):
+        copy_in(root, lib)
+    for f in sorted(set(out.stdout.split())):
+        if os.path.isfile(f):
+            copy_in(root, f)
+            if f.endswith(".so"):
+                for lib in shared_libs(f):
+                    copy_in(root, lib)
+    # Where python3 looks for its extension modules: without it, it warns
+    # on every start.
+    (root / "usr/lib" / os.path.basename(real) / "lib-dynload").mkdir(parents=True, exist_ok=True)
+    for rel in LUSTRE_TEST_FILES:
+        path = tree / "lustre" / rel
+        if not path.exists():
+            sys.exit(f"lab: {path} missing from the Lustre build")
+        os.chmod(copy_in(root, str(path), f"/opt/lustre/{rel}"), 0o755)
+    # The framework reads each node's distribution, and stops without one.
+    (root / "etc/os-release").write_text("ID=lnet-rs-lab\nVERSION_ID=1\n")
+
+
+def build_lustre_fs_initramfs(kd, work, bundle, src=TOP, tests=False):
     """The initramfs of lnet-rs VMs that run Lustre itself: ours, plus
     Lustre's own modules but its LNet (libcfs.ko stays Lustre's), its
     tools with their libraries. Lustre's lctl takes the place of ours,
@@ -434,6 +500,8 @@ def build_lustre_fs_initramfs(kd, work, bundle, src=TOP):
     # umount never updates: the kernel's own list, so that a target can be
     # mounted again in the same boot.
     (root / "etc/mtab").symlink_to("/proc/mounts")
+    if tests:
+        add_lustre_tests(root, tree)
     lnet = set((bundle / "lnet-modules.txt").read_text().split())
     kos = sorted(p for p in src.glob("*/*.ko")) + [src / "tests/kmod/lnet_ulp.ko"]
     kos += sorted(p for p in (bundle / "modules").glob("*.ko") if p.name not in lnet)
@@ -462,7 +530,7 @@ def free_udp_ports(n):
 
 def parse_header(path):
     lab = {"vms": 1, "nics": 2, "timeout": 240, "lustre": 0, "lustrefs": 0, "clnet": 0, "named": 0,
-           "debs": 0}
+           "debs": 0, "lustretests": 0}
     for line in path.read_text().splitlines()[:10]:
         m = re.match(r"#\s*lab:\s*(.*)", line)
         if m:
@@ -974,7 +1042,7 @@ def main():
         p.stem for p in TESTS.glob("*.sh")
         if not p.name.startswith(("lib", "bench_")) and not parse_header(p)["named"])
     groups = {}
-    debs = False
+    debs = lustretests = False
     for n in names:
         path = TESTS / f"{n}.sh"
         if not path.exists():
@@ -985,6 +1053,7 @@ def main():
         g["names"].append(n)
         g["timeout"] += lab["timeout"]
         debs = debs or bool(lab["debs"])
+        lustretests = lustretests or bool(lab["lustretests"])
 
     kd = kdir()
     src = TOP
@@ -1001,7 +1070,7 @@ def main():
         lustre_initrd = (bundle, build_lustre_initramfs(bundle, out))
     lfs_initrd = None
     if any(k[3] or k[4] for k in groups):
-        lfs_initrd = build_lustre_fs_initramfs(kd, out, lustre_fs(), src)
+        lfs_initrd = build_lustre_fs_initramfs(kd, out, lustre_fs(), src, tests=lustretests)
 
     passed = failed = 0
     for (nvms, nics, nlustre, lfs, clnet), g in sorted(groups.items()):

@@ -88,11 +88,30 @@ pub mod nr {
     pub const GET_BUF: u32 = 89;
     /// `IOC_LIBCFS_GET_LNET_STATS`: `lnetctl stats show`.
     pub const GET_LNET_STATS: u32 = 91;
+    /// `IOC_LIBCFS_SET_NUMA_RANGE`: `lnetctl set numa_range`, and
+    /// `numa_range` in what `lnetctl import` reads.
+    pub const SET_NUMA_RANGE: u32 = 98;
     /// `IOC_LIBCFS_GET_NUMA_RANGE`: `lnetctl global show`'s `numa_range`.
     pub const GET_NUMA_RANGE: u32 = 99;
+    /// `IOC_LIBCFS_GET_UDSP_SIZE`: the size of the UDSP rule at an index
+    /// (a [`udsp`] argument); `lnetctl udsp show` and `export` walk the
+    /// rules with it until ENOENT.
+    pub const GET_UDSP_SIZE: u32 = 107;
+    /// `IOC_LIBCFS_GET_UDSP`: the UDSP rule at an index (a [`udsp`]
+    /// argument).
+    pub const GET_UDSP: u32 = 108;
     /// `IOC_LIBCFS_RESET_LNET_STATS`: `lnetctl stats reset` (a
     /// [`VERSION`] argument with nothing in it).
     pub const RESET_LNET_STATS: u32 = 110;
+}
+
+/// `struct lnet_ioctl_udsp` (lnet-dlc.h), the argument of the UDSP
+/// commands.
+pub mod udsp {
+    /// `iou_idx`: the rule's index.
+    pub const IDX: usize = 8;
+    /// `sizeof(struct lnet_ioctl_udsp)`: the shortest argument accepted.
+    pub const LEN: usize = 32;
 }
 
 /// Field offsets in `struct lnet_ioctl_config_data` (lnet-dlc.h), the
@@ -586,6 +605,16 @@ pub fn check_get_numa_range(buf: &[u8]) -> Result<(), i32> {
     }
 }
 
+/// The index `IOC_LIBCFS_GET_UDSP_SIZE` and `IOC_LIBCFS_GET_UDSP` ask
+/// for, their argument checked as Lustre's `LNetCtl` does: at least a
+/// `struct lnet_ioctl_udsp` (EINVAL).
+pub fn udsp_idx(buf: &[u8]) -> Result<i32, i32> {
+    if buf.len() < udsp::LEN {
+        return Err(EINVAL);
+    }
+    get_u32(buf, udsp::IDX).map(|v| v as i32).ok_or(EINVAL)
+}
+
 /// Checks `IOC_LIBCFS_GET_LNET_STATS`'s argument as Lustre's `lnet_ioctl`
 /// and `lnet_counters_get` do: at least a `struct lnet_ioctl_lnet_stats`
 /// (its length first, EINVAL), then LNet up (ENODEV).
@@ -830,11 +859,27 @@ mod tests {
     }
 
     #[test]
+    fn udsp_index() {
+        // _IOWR('e', 107, ...) and _IOWR('e', 108, ...), as lnetctl's
+        // IOCTL_CONFIG_SIZE gives them.
+        assert_eq!(cmd_nr(0xc0a8_656b), nr::GET_UDSP_SIZE);
+        assert_eq!(cmd_nr(0xc0a8_656c), nr::GET_UDSP);
+        let mut b = v2(udsp::LEN);
+        assert_eq!(udsp_idx(&b), Ok(0));
+        assert!(put_u32(&mut b, udsp::IDX, (-1i32) as u32));
+        assert_eq!(udsp_idx(&b), Ok(-1));
+        assert!(put_u32(&mut b, udsp::IDX, 3));
+        assert_eq!(udsp_idx(&b), Ok(3));
+        assert_eq!(udsp_idx(&v2(udsp::LEN - 1)), Err(EINVAL));
+    }
+
+    #[test]
     fn numa_range_and_stats() {
         // _IOWR('e', 91, ...) and _IOWR('e', 99, ...): any size field.
         assert!(is_libcfs(0xc0a8_655b));
         assert_eq!(cmd_nr(0xc0a8_655b), nr::GET_LNET_STATS);
         assert_eq!(cmd_nr(0xc0a8_6563), nr::GET_NUMA_RANGE);
+        assert_eq!(cmd_nr(0xc0a8_6562), nr::SET_NUMA_RANGE);
         // lnetctl's LIBCFS_IOC_INIT_V2 sizes: exactly 12 for the value.
         assert_eq!(check_get_numa_range(&v2(12)), Ok(()));
         assert_eq!(check_get_numa_range(&v2(16)), Err(EINVAL));

@@ -20,6 +20,9 @@ pub mod cmd {
     pub const NETS: u8 = 2;
     /// `lnetctl peer show` (a dump; add, del and set are not answered).
     pub const PEERS: u8 = 3;
+    /// `lnetctl route show` (a dump, answered only while there is no
+    /// route: see lnet/genl.rs).
+    pub const ROUTES: u8 = 4;
     /// `lnetctl ping` (a dump) and `lnetctl discover` (a request).
     pub const PING: u8 = 6;
     /// `lctl which_nid` (a dump).
