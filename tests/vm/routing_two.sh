@@ -1,7 +1,8 @@
 # lab: vms=4 nics=2 timeout=300
 # Two routers between ksocklnd and ko2iblnd: vm0 is on tcp (eth0) only,
 # vm3 on o2ib1 (Soft-RoCE on eth1) only, vm1 and vm2 on both, forwarding.
-# Each end node routes the other's net through both routers (routes=).
+# Each end node routes the other's net through both routers (routes=),
+# and waits until the router checker has both routes up.
 # vm0's lnet_ulp client PUTs and GETs 4 KiB and 1 MiB to vm3, then floods
 # it with PUTs and with GETs: messages cross from TCP to RDMA and back,
 # and both routers carry them (each counts what it routed and gets every
@@ -13,8 +14,10 @@ r2=$(lab_addr 2 0)@tcp
 b1=$(lab_addr 1 1)@o2ib1
 b2=$(lab_addr 2 1)@o2ib1
 server=$(lab_addr 3 1)@o2ib1
-# Lost responses time out in 10 s, not Lustre's 50, to keep the cut short.
-common="lnet_transaction_timeout=10"
+# Lost responses time out in 10 s, not Lustre's 50, to keep the cut short;
+# gateways are checked every second, not every 60 (an end node up before
+# its routers finds them dead at first, and waits a check to use them).
+common="lnet_transaction_timeout=10 alive_router_check_interval=1"
 case "$LAB_VM" in
 0)
 	# shellcheck disable=SC2086 # a list of parameters
@@ -75,6 +78,18 @@ flood() {
 }
 lab_sync 1
 
+# Both routes up, once the checker has seen both routers.
+if [ "$LAB_VM" = 0 ] || [ "$LAB_VM" = 3 ]; then
+	tries=0
+	until [ "$(lnetctl route show -v | grep -c 'state: up')" = 2 ]; do
+		tries=$((tries + 1))
+		[ "$tries" -lt 100 ] || { lnetctl route show -v; lab_fail "the routes through both routers are not up"; }
+		sleep 0.2
+	done
+	lab_log "both routes up after $((tries / 5)) s"
+fi
+lab_sync 2
+
 if [ "$LAB_VM" = 0 ]; then
 	modprobe lnet_ulp mode=client peer="$server" op_timeout=30 ||
 		{ dmesg | grep lnet_ulp; lab_fail "the client's checks through the routers failed"; }
@@ -87,7 +102,7 @@ if [ "$LAB_VM" = 0 ]; then
 	lab_expect_eq "$ok/$failed" "16/0" "GETs through the routers"
 	lnetctl route show -v | sed 's/^/  /'
 fi
-lab_sync 2
+lab_sync 3
 
 if [ "$LAB_VM" = 1 ] || [ "$LAB_VM" = 2 ]; then
 	pools_back
@@ -97,7 +112,7 @@ if [ "$LAB_VM" = 1 ] || [ "$LAB_VM" = 2 ]; then
 	[ "${routed:-0}" -ge 8 ] || lab_fail "vm$LAB_VM routed only ${routed:-0} messages"
 	echo "${routed:-0}" >/tmp/routed0
 fi
-lab_sync 3
+lab_sync 4
 
 # vm1 goes down while vm0 floods, once it has routed some of the flood.
 case "$LAB_VM" in
@@ -119,13 +134,13 @@ case "$LAB_VM" in
 	lab_log "vm1's LNet went down after routing $n messages of the flood"
 	;;
 esac
-lab_sync 4
+lab_sync 5
 
 if [ "$LAB_VM" = 0 ]; then
 	flood "16 PUTs after the cut" repeat=16 op_timeout=60
 	lab_expect_eq "$ok/$failed" "16/0" "PUTs through the router left"
 fi
-lab_sync 5
+lab_sync 6
 
 if [ "$LAB_VM" = 2 ]; then
 	pools_back
@@ -135,7 +150,7 @@ if [ "$LAB_VM" = 2 ]; then
 	# The 16 PUTs after the cut and their ACKs at least.
 	[ $((routed - r0)) -ge 32 ] || lab_fail "vm2 did not take vm1's share ($r0 -> $routed)"
 fi
-lab_sync 6
+lab_sync 7
 
 [ "$LAB_VM" = 3 ] && lab_rmmod lnet_ulp
 [ "$LAB_VM" = 1 ] || lnetctl lnet unconfigure || lab_fail "unconfigure"
