@@ -137,12 +137,15 @@ pub(crate) fn add(lnet: &TheLnet, spec: &RouteSpec) -> Result<(), RouteError> {
         .map(|p| p.primary);
     let gateway_peer = existing.unwrap_or(spec.gateway);
     let added = peers.routes.table.add(spec, gateway_peer, &cx)?;
-    let Ok((pi, _)) = peers.find_or_create(&spec.gateway) else {
+    if existing.is_none() && peers.find_or_create(&spec.gateway).is_err() {
         // No memory for the gateway's peer: the route goes again.
         let _ = peers.routes.table.del(Some(spec.net), Some(gateway_peer));
         return Err(RouteError::NoMem);
-    };
-    if let Some(p) = peers.list.get_mut(pi) {
+    }
+    if let Some(p) = peers
+        .find(&spec.gateway)
+        .and_then(|(pi, _)| peers.list.get_mut(pi))
+    {
         p.rtr.route_added(added.new_gateway);
     }
     drop(peers);

@@ -455,7 +455,7 @@ pub(crate) fn heard(lnet: &TheLnet, ni: &crate::ni::Ni, src: &Nid, is_ping: bool
     }
     let now = kthread::now_ms();
     let net = ni.nid.net();
-    let mut back = [None::<Nid>; MAX_NETS];
+    let mut back = [None::<(Nid, bool)>; MAX_NETS];
     {
         let nis = lnet.nis.lock();
         if nis.nis.iter().any(|n| n.nid == *src) {
@@ -468,14 +468,14 @@ pub(crate) fn heard(lnet: &TheLnet, ni: &crate::ni::Ni, src: &Nid, is_ping: bool
                 // Under `nis`, as update_ni_status writes it.
                 crate::ping::set_ni_status(lnet, x.nid, x.reports_up());
                 if let Some(slot) = back.get_mut(n) {
-                    *slot = Some(x.nid);
+                    *slot = Some((x.nid, x.reports_up()));
                     n += 1;
                 }
             }
         }
     }
     let mut any = false;
-    for nid in back.iter().flatten() {
+    for (nid, _) in back.iter().flatten() {
         crate::cnet!("{}: pinged by {}: reported up\n", nid, src);
         any = true;
     }

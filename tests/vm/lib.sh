@@ -468,12 +468,6 @@ lab_flood() {
 # for its job), logs its outcome and sets ok, failed and unended.
 lab_flood_end() {
 	wait $flooding || lab_fail "flood did not run"
-	lab_flood_result "$1"
-}
-
-# lab_flood_result WHAT: the outcome of the flood that just ended, logged;
-# unloads lnet_ulp and sets ok, failed and unended.
-lab_flood_result() {
 	line=$(dmesg | grep 'lnet_ulp: flood of' | tail -n 1)
 	lab_log "$1: $line"
 	lab_rmmod lnet_ulp
